@@ -1,0 +1,123 @@
+// Package vcs holds the version-control-neutral description of one change:
+// its metadata, its files and, for every file, which new-file lines the
+// change touched. Adapters (vcs/svn, vcs/p4) produce it; review validates
+// agent findings against it; im renders it.
+package vcs
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Kind names a version-control system as it appears in config and events.
+type Kind string
+
+const (
+	KindSVN Kind = "svn"
+	KindP4  Kind = "p4"
+)
+
+// Action is what a change did to one path, normalised across systems.
+type Action string
+
+const (
+	ActionAdd     Action = "add"
+	ActionModify  Action = "modify"
+	ActionDelete  Action = "delete"
+	ActionReplace Action = "replace"
+)
+
+// NodeKind distinguishes files from directories; SVN versions both.
+type NodeKind string
+
+const (
+	NodeFile NodeKind = "file"
+	NodeDir  NodeKind = "dir"
+)
+
+// LineRange is an inclusive range of 1-based new-file line numbers.
+type LineRange struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// Contains reports whether line lies inside r.
+func (r LineRange) Contains(line int) bool { return line >= r.Start && line <= r.End }
+
+// FileChange is one path touched by a change.
+type FileChange struct {
+	// Path is relative to the repository root configured for the repo,
+	// slash-separated, never starting with "/".
+	Path     string   `json:"path"`
+	Action   Action   `json:"action"`
+	NodeKind NodeKind `json:"node_kind"`
+	// CopyFromPath/CopyFromRev are set for copies, moves and branches.
+	CopyFromPath string `json:"copy_from_path,omitempty"`
+	CopyFromRev  string `json:"copy_from_rev,omitempty"`
+	Binary       bool   `json:"binary,omitempty"`
+	// Skipped explains why the file's content is not in the run directory
+	// (deleted, binary, directory, excluded, too large...). Empty when the
+	// content was fetched to src/<Path>.
+	Skipped string `json:"skipped,omitempty"`
+	// Added are the new-file lines the change added or rewrote: the anchors
+	// problems should point at. Hunks are the new-file spans of the diff
+	// hunks (added plus context lines): lines a reviewer may comment on.
+	Added []LineRange `json:"added,omitempty"`
+	Hunks []LineRange `json:"hunks,omitempty"`
+}
+
+// IsAdded reports whether line is an added line of the file.
+func (f FileChange) IsAdded(line int) bool { return inRanges(f.Added, line) }
+
+// IsCommentable reports whether line lies inside a diff hunk of the file.
+func (f FileChange) IsCommentable(line int) bool { return inRanges(f.Hunks, line) }
+
+func inRanges(rs []LineRange, line int) bool {
+	for _, r := range rs {
+		if r.Contains(line) {
+			return true
+		}
+	}
+	return false
+}
+
+// Change is one committed revision (SVN) or submitted changelist (P4).
+type Change struct {
+	VCS         Kind         `json:"vcs"`
+	Repo        string       `json:"repo"`
+	Revision    string       `json:"revision"`
+	Author      string       `json:"author"`
+	Date        time.Time    `json:"date"`
+	Description string       `json:"description"`
+	Files       []FileChange `json:"files"`
+}
+
+// File returns the change's entry for path.
+func (c *Change) File(path string) (FileChange, bool) {
+	for _, f := range c.Files {
+		if f.Path == path {
+			return f, true
+		}
+	}
+	return FileChange{}, false
+}
+
+// Adapter fetches changes from one configured repository.
+type Adapter interface {
+	// Fetch reads revision rev into dir: the changed files' new content
+	// under dir/src/<path>, the unified diff at dir/diff.patch. It returns
+	// the Change with its changed-line map filled in. The caller writes
+	// change.json.
+	Fetch(ctx context.Context, rev string, dir string) (*Change, error)
+}
+
+// Sentinel errors adapters wrap so callers can tell bad input from outages.
+var (
+	// ErrNoSuchRevision: the revision does not exist (yet) in the repository.
+	ErrNoSuchRevision = errors.New("no such revision")
+	// ErrBadRevision: the revision string is not valid for this VCS.
+	ErrBadRevision = errors.New("invalid revision")
+	// ErrToolMissing: the VCS command-line client is not installed.
+	ErrToolMissing = errors.New("vcs client not installed")
+)
