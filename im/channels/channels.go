@@ -1,0 +1,24 @@
+// Package channels lists the channel kinds this binary supports. It is the
+// one place a new kind is added; package im cannot hold the list because
+// the kinds import im.
+package channels
+
+import (
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/console"
+	"github.com/aicr-dev/aicr/im/file"
+)
+
+// Kinds returns the supported kinds keyed by their `kind` value. The map
+// is new on every call, so callers may modify it (tests add fakes).
+func Kinds() map[string]im.Kind {
+	list := []im.Kind{
+		{Name: console.KindName, NewConfig: func() im.KindConfig { return &console.Config{} }},
+		{Name: file.KindName, NewConfig: func() im.KindConfig { return &file.Config{} }},
+	}
+	kinds := make(map[string]im.Kind, len(list))
+	for _, k := range list {
+		kinds[k.Name] = k
+	}
+	return kinds
+}

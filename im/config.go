@@ -1,0 +1,102 @@
+package im
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/aicr-dev/aicr/review"
+)
+
+// Sentinel errors wrapped by ConfigError, for errors.Is.
+var (
+	ErrRequired     = errors.New("required")
+	ErrInvalidValue = errors.New("invalid value")
+)
+
+// ConfigError names the TOML key that is wrong, so an operator can find it.
+type ConfigError struct {
+	Key   string
+	Value string
+	Err   error // ErrRequired or ErrInvalidValue
+	Hint  string
+}
+
+func (e *ConfigError) Error() string {
+	msg := e.Key + ": " + e.Err.Error()
+	if e.Value != "" {
+		msg += fmt.Sprintf(" %q", e.Value)
+	}
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Defaults for keys left out of a [[channel]] table.
+const (
+	DefaultNoProblems  = NoProblemsPublish
+	DefaultMinSeverity = review.SeverityInfo
+)
+
+// ChannelConfig holds the keys every [[channel]] table has, whatever its
+// kind. Empty NoProblems and MinSeverity mean the defaults above.
+type ChannelConfig struct {
+	Name        string           `toml:"name"`
+	Kind        string           `toml:"kind"`
+	NoProblems  NoProblemsPolicy `toml:"no_problems"`
+	MinSeverity review.Severity  `toml:"min_severity"`
+}
+
+// Names end up in routes, audit rows and log lines, so keep them to
+// characters that need no quoting anywhere.
+var channelNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// Validate checks the common keys and returns every problem at once
+// (joined). Whether Kind names a known kind is the loader's job, since
+// only it holds the list of kinds.
+func (c ChannelConfig) Validate() error {
+	var errs []error
+	switch {
+	case c.Name == "":
+		errs = append(errs, &ConfigError{Key: "name", Err: ErrRequired})
+	case !channelNameRE.MatchString(c.Name):
+		errs = append(errs, &ConfigError{Key: "name", Value: c.Name, Err: ErrInvalidValue,
+			Hint: "letters, digits, '_', '.', '-'; starting with a letter or digit"})
+	}
+	if c.Kind == "" {
+		errs = append(errs, &ConfigError{Key: "kind", Err: ErrRequired})
+	}
+	if c.NoProblems != "" && !c.NoProblems.Valid() {
+		errs = append(errs, &ConfigError{Key: "no_problems", Value: string(c.NoProblems), Err: ErrInvalidValue,
+			Hint: "want publish, suppress or publish_if_summary"})
+	}
+	if c.MinSeverity != "" && !c.MinSeverity.Valid() {
+		errs = append(errs, &ConfigError{Key: "min_severity", Value: string(c.MinSeverity), Err: ErrInvalidValue,
+			Hint: "want " + severityList()})
+	}
+	return errors.Join(errs...)
+}
+
+// Policy returns the channel's publishing policy with defaults filled in.
+func (c ChannelConfig) Policy() Policy {
+	p := Policy{MinSeverity: c.MinSeverity, NoProblems: c.NoProblems}
+	if p.MinSeverity == "" {
+		p.MinSeverity = DefaultMinSeverity
+	}
+	if p.NoProblems == "" {
+		p.NoProblems = DefaultNoProblems
+	}
+	return p
+}
+
+func severityList() string {
+	names := make([]string, len(review.Severities))
+	for i, s := range review.Severities {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}

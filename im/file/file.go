@@ -1,0 +1,149 @@
+// Package file is the channel that appends each report as one JSON line to
+// a file, for archiving, for feeding other tools and for tests.
+package file
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/review"
+)
+
+// KindName is the value of `kind` that selects this channel.
+const KindName = "file"
+
+// Config is the file-specific part of a [[channel]] table.
+type Config struct {
+	// Path is the file to append to; relative paths are resolved against
+	// the directory of the config file.
+	Path string `toml:"path"`
+}
+
+// Validate checks the file-specific keys.
+func (c *Config) Validate() error {
+	if strings.TrimSpace(c.Path) == "" {
+		return &im.ConfigError{Key: "path", Err: im.ErrRequired}
+	}
+	return nil
+}
+
+// Build returns the file channel, resolving a relative path against
+// deps.BaseDir.
+func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	path := c.Path
+	if !filepath.IsAbs(path) && deps.BaseDir != "" {
+		path = filepath.Join(deps.BaseDir, path)
+	}
+	return New(common.Name, path, deps.Clock()), nil
+}
+
+// Record is one line of the file.
+type Record struct {
+	Channel   string           `json:"channel"`
+	Kind      string           `json:"kind"`
+	RunID     int64            `json:"run_id"`
+	Repo      string           `json:"repo"`
+	VCS       string           `json:"vcs"`
+	Revision  string           `json:"revision"`
+	Author    string           `json:"author"`
+	ChangeURL string           `json:"change_url,omitempty"`
+	Text      string           `json:"text"`
+	Problems  []review.Problem `json:"problems"`
+	Summaries []review.Summary `json:"summaries"`
+	Skip      *review.Skip     `json:"skip"`
+	SentAt    time.Time        `json:"sent_at"`
+}
+
+// Channel appends Records to a file.
+type Channel struct {
+	name string
+	path string
+	now  func() time.Time
+}
+
+var _ im.Channel = (*Channel)(nil)
+
+// New returns a file channel named name appending to path. A nil now means
+// time.Now.
+func New(name, path string, now func() time.Time) *Channel {
+	if now == nil {
+		now = time.Now
+	}
+	return &Channel{name: name, path: path, now: now}
+}
+
+func (c *Channel) Name() string { return c.name }
+func (c *Channel) Kind() string { return KindName }
+
+// Path is the resolved file path.
+func (c *Channel) Path() string { return c.path }
+
+// Send appends one line. The file is opened per message with O_APPEND and
+// the line goes out in a single write, so several workers (or several
+// channels sharing a path, or logrotate moving the file away) never produce
+// interleaved or lost lines; fsync makes a returned nil mean "on disk".
+func (c *Channel) Send(ctx context.Context, msg im.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	line, err := c.encode(msg)
+	if err != nil {
+		return err
+	}
+	// os errors name the path, so the step name is all that is added here.
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o750); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (c *Channel) encode(msg im.Message) ([]byte, error) {
+	res := im.SanitizeResult(msg.Result)
+	rec := Record{
+		Channel:   c.name,
+		Kind:      KindName,
+		RunID:     msg.RunID,
+		ChangeURL: msg.ChangeURL,
+		Text:      im.RenderText(msg),
+		Problems:  res.Problems,
+		Summaries: res.Summaries,
+		Skip:      res.Skip,
+		SentAt:    c.now().UTC(),
+	}
+	if ch := msg.Change; ch != nil {
+		rec.Repo = im.Sanitize(ch.Repo)
+		rec.VCS = string(ch.VCS)
+		rec.Revision = im.Sanitize(ch.Revision)
+		rec.Author = im.Sanitize(ch.Author)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Readers grep these files; "<" escaped as \u003c helps nobody.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rec); err != nil { // Encode appends the newline
+		return nil, fmt.Errorf("encode record: %w", err)
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,78 @@
+// Package im publishes review results to instant-messaging channels and
+// other sinks. It owns the Channel interface, the per-channel publishing
+// policy, the common channel configuration and the wording every channel
+// shares; each kind of channel lives in its own sub-package and supplies
+// only markup, limits and transport.
+package im
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// Message is what the dispatcher hands a channel: one reviewed change and
+// the part of its result this channel is meant to publish.
+type Message struct {
+	RunID int64
+	// Change carries the metadata (repo, revision, author, description,
+	// files). It may be nil when a result is replayed without it.
+	Change *vcs.Change
+	// Result has already been filtered by the channel's Policy.
+	Result review.Result
+	// ChangeURL links to the change in a browser; optional.
+	ChangeURL string
+}
+
+// Channel delivers messages to one configured destination. Implementations
+// make a single attempt per Send; retrying and rate limiting belong to the
+// caller so every attempt can be recorded in one place.
+type Channel interface {
+	// Name is the operator-chosen name from the [[channel]] table.
+	Name() string
+	// Kind is the channel kind ("console", "file", ...).
+	Kind() string
+	Send(ctx context.Context, msg Message) error
+}
+
+// Deps are the process-level things a channel may need when it is built.
+// They come from the daemon, never from globals, so tests can swap them.
+type Deps struct {
+	Stdout io.Writer
+	Logger *slog.Logger
+	// BaseDir is the directory of the config file; kinds resolve relative
+	// paths against it so a config means the same thing from any cwd.
+	BaseDir string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Clock returns d.Now, or time.Now when unset.
+func (d Deps) Clock() func() time.Time {
+	if d.Now == nil {
+		return time.Now
+	}
+	return d.Now
+}
+
+// KindConfig is the kind-specific part of a [[channel]] table. The config
+// loader decodes the same table twice: once into ChannelConfig for the
+// common keys and once into the value returned by Kind.NewConfig, so a
+// KindConfig carries toml tags for its own keys only.
+type KindConfig interface {
+	Validate() error
+	Build(common ChannelConfig, deps Deps) (Channel, error)
+}
+
+// Kind describes one kind of channel for the config loader. The set of
+// kinds is listed explicitly in package im/channels rather than registered
+// from init functions, so what a binary supports is visible in one place.
+type Kind struct {
+	Name string
+	// NewConfig returns a pointer to a fresh zero config to decode into.
+	NewConfig func() KindConfig
+}

@@ -1,0 +1,270 @@
+package im
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// SortProblems orders problems the way every channel shows them: most
+// severe first, then by file, line, end line, and finally by the remaining
+// fields so that equal-looking problems still come out in a fixed order.
+func SortProblems(ps []review.Problem) {
+	slices.SortStableFunc(ps, func(a, b review.Problem) int {
+		return cmp.Or(
+			cmp.Compare(b.Severity.Rank(), a.Severity.Rank()),
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.EndLine, b.EndLine),
+			cmp.Compare(a.Category, b.Category),
+			cmp.Compare(a.Message, b.Message),
+			cmp.Compare(a.Suggestion, b.Suggestion),
+			cmp.Compare(a.Fingerprint, b.Fingerprint),
+		)
+	})
+}
+
+// CountBySeverity counts problems per severity. Severities with no
+// problems are absent from the map.
+func CountBySeverity(ps []review.Problem) map[review.Severity]int {
+	counts := make(map[review.Severity]int)
+	for _, p := range ps {
+		counts[p.Severity]++
+	}
+	return counts
+}
+
+// CountsText renders the counts most severe first, e.g. "2 critical, 1 high",
+// or "no problems". Unknown severities, which validation should have
+// rejected, are still counted so nothing disappears from the total.
+func CountsText(ps []review.Problem) string {
+	if len(ps) == 0 {
+		return "no problems"
+	}
+	counts := CountBySeverity(ps)
+	var parts []string
+	for i := len(review.Severities) - 1; i >= 0; i-- {
+		s := review.Severities[i]
+		if n := counts[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+		delete(counts, s)
+	}
+	if other := sumCounts(counts); other > 0 {
+		parts = append(parts, fmt.Sprintf("%d unknown", other))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sumCounts(m map[review.Severity]int) int {
+	n := 0
+	for _, c := range m {
+		n += c
+	}
+	return n
+}
+
+// Sanitize makes untrusted text (from the agent or from commit metadata)
+// safe to show: invalid UTF-8 becomes U+FFFD, and control characters other
+// than newline and tab are dropped, as are the bidirectional overrides that
+// can make displayed text differ from what it says.
+func Sanitize(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if unicode.IsControl(r) || isBidiControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isBidiControl(r rune) bool {
+	return (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069') ||
+		r == '\u200E' || r == '\u200F' || r == '\u061C'
+}
+
+// SanitizeResult returns a copy of res with every text field sanitized and
+// problems sorted, ready for a channel that sends structured data.
+func SanitizeResult(res review.Result) review.Result {
+	out := review.Result{
+		Problems:  make([]review.Problem, len(res.Problems)),
+		Summaries: make([]review.Summary, len(res.Summaries)),
+	}
+	for i, p := range res.Problems {
+		p.File = Sanitize(p.File)
+		p.Severity = review.Severity(Sanitize(string(p.Severity)))
+		p.Category = Sanitize(p.Category)
+		p.Message = Sanitize(p.Message)
+		p.Suggestion = Sanitize(p.Suggestion)
+		p.Fingerprint = Sanitize(p.Fingerprint)
+		out.Problems[i] = p
+	}
+	SortProblems(out.Problems)
+	for i, s := range res.Summaries {
+		out.Summaries[i] = review.Summary{Title: Sanitize(s.Title), Markdown: Sanitize(s.Markdown)}
+	}
+	if res.Skip != nil {
+		out.Skip = &review.Skip{Reason: Sanitize(res.Skip.Reason)}
+	}
+	return out
+}
+
+// Title is the one-line headline of a report, e.g.
+// "aicr review: main r42 by alice (run 7)".
+func Title(msg Message) string {
+	var b strings.Builder
+	b.WriteString("aicr review: ")
+	c := msg.Change
+	if c == nil {
+		b.WriteString("unknown change")
+	} else {
+		b.WriteString(oneLine(c.Repo))
+		b.WriteString(" ")
+		b.WriteString(revisionText(c.VCS, oneLine(c.Revision)))
+		if c.Author != "" {
+			b.WriteString(" by ")
+			b.WriteString(oneLine(c.Author))
+		}
+	}
+	if msg.RunID > 0 {
+		b.WriteString(" (run " + strconv.FormatInt(msg.RunID, 10) + ")")
+	}
+	return b.String()
+}
+
+// Subversion users say "r42", Perforce users say "change 12345".
+func revisionText(kind vcs.Kind, rev string) string {
+	switch kind {
+	case vcs.KindSVN:
+		return "r" + rev
+	case vcs.KindP4:
+		return "change " + rev
+	default:
+		return "revision " + rev
+	}
+}
+
+// oneLine keeps header fields on one line whatever a commit author typed.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(Sanitize(s)), " ")
+}
+
+// FirstLine returns the first non-blank line of a change description.
+func FirstLine(description string) string {
+	for line := range strings.SplitSeq(description, "\n") {
+		if l := oneLine(line); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// ProblemLocation renders "file:line" or "file:line-end".
+func ProblemLocation(p review.Problem) string {
+	loc := Sanitize(p.File)
+	if p.Line > 0 {
+		loc += ":" + strconv.Itoa(p.Line)
+		if p.EndLine > p.Line {
+			loc += "-" + strconv.Itoa(p.EndLine)
+		}
+	}
+	return loc
+}
+
+// RenderText is the plain-text report every channel's wording derives
+// from. Layout:
+//
+//	aicr review: <repo> <revision> by <author> (run <id>)
+//	<first line of the description>
+//	Problems: 2 critical, 1 high
+//	<change URL>
+//
+//	<file>:<line>[-<end>] [<severity>] <category>: <message>
+//	    Suggestion: <suggestion>
+//
+//	## <summary title>
+//	<summary markdown>
+//
+//	Review skipped: <reason>
+//
+// Lines that do not apply are left out. Problems are sorted with
+// SortProblems; all untrusted text goes through Sanitize. The output ends
+// with exactly one newline.
+func RenderText(msg Message) string {
+	var b strings.Builder
+	b.WriteString(Title(msg) + "\n")
+	if msg.Change != nil {
+		if first := FirstLine(msg.Change.Description); first != "" {
+			b.WriteString(first + "\n")
+		}
+	}
+	problems := slices.Clone(msg.Result.Problems)
+	SortProblems(problems)
+	if len(problems) == 0 {
+		b.WriteString("No problems found.\n")
+	} else {
+		b.WriteString("Problems: " + CountsText(problems) + "\n")
+	}
+	if msg.ChangeURL != "" {
+		b.WriteString(oneLine(msg.ChangeURL) + "\n")
+	}
+
+	if len(problems) > 0 {
+		b.WriteString("\n")
+		for _, p := range problems {
+			fmt.Fprintf(&b, "%s [%s] ", ProblemLocation(p), oneLine(string(p.Severity)))
+			if c := oneLine(p.Category); c != "" {
+				b.WriteString(c + ": ")
+			}
+			b.WriteString(indentRest(Sanitize(strings.TrimSpace(p.Message)), "    ") + "\n")
+			if s := Sanitize(strings.TrimSpace(p.Suggestion)); s != "" {
+				b.WriteString("    Suggestion: " + indentRest(s, "    ") + "\n")
+			}
+		}
+	}
+
+	for _, s := range msg.Result.Summaries {
+		title := oneLine(s.Title)
+		body := strings.TrimSpace(Sanitize(s.Markdown))
+		if title == "" && body == "" {
+			continue
+		}
+		b.WriteString("\n")
+		if title != "" {
+			b.WriteString("## " + title + "\n")
+		}
+		if body != "" {
+			b.WriteString(body + "\n")
+		}
+	}
+
+	if msg.Result.Skip != nil {
+		reason := oneLine(msg.Result.Skip.Reason)
+		if reason == "" {
+			reason = "no reason given"
+		}
+		b.WriteString("\nReview skipped: " + reason + "\n")
+	}
+	return b.String()
+}
+
+// indentRest indents every line after the first, so a multi-line message
+// stays visually attached to its problem.
+func indentRest(s, indent string) string {
+	lines := strings.Split(s, "\n")
+	for i := 1; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) != "" {
+			lines[i] = indent + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
