@@ -1,0 +1,106 @@
+package audit
+
+// migrations are applied in order; migration i+1 is migrations[i]. Never
+// edit or reorder an applied migration: append a new one. Each migration is
+// a list of single statements run in one transaction.
+//
+// Conventions: times are TEXT in timeFormat (UTC), NULL meaning "not yet";
+// free text is NOT NULL DEFAULT ” so Go scans plain strings; enumerations
+// carry CHECK constraints so a typo cannot reach the audit trail.
+var migrations = [][]string{
+	// 1: events, runs, problems, dispatches, rejected events.
+	{
+		// Every receipt of an event, duplicates included: the audit shows
+		// how often a hook, the spool and the reconciler reported the same
+		// revision. duplicate_of points at the primary receipt.
+		`CREATE TABLE events (
+			id           INTEGER PRIMARY KEY,
+			vcs          TEXT    NOT NULL,
+			repo         TEXT    NOT NULL,
+			revision     TEXT    NOT NULL,
+			user         TEXT    NOT NULL DEFAULT '',
+			client       TEXT    NOT NULL DEFAULT '',
+			source       TEXT    NOT NULL CHECK (source IN ('trigger', 'spool', 'manual', 'reconcile')),
+			received_at  TEXT    NOT NULL,
+			payload      TEXT    NOT NULL,
+			duplicate_of INTEGER REFERENCES events(id),
+			CHECK (duplicate_of IS NULL OR source <> 'manual')
+		)`,
+		// Idempotency on (repo, revision): at most one primary automatic
+		// receipt per revision, whatever the interleaving of writers.
+		// Manual requests are outside it so an operator can always re-review.
+		`CREATE UNIQUE INDEX events_primary ON events (repo, revision)
+			WHERE duplicate_of IS NULL AND source <> 'manual'`,
+		`CREATE INDEX events_duplicate_of ON events (duplicate_of)
+			WHERE duplicate_of IS NOT NULL`,
+		`CREATE INDEX events_repo_revision ON events (repo, revision)`,
+
+		// One run per primary event. The run is the queue entry and, once
+		// finished, its record; a run re-done after a crash keeps its id
+		// and counts attempts.
+		`CREATE TABLE runs (
+			id            INTEGER PRIMARY KEY,
+			event_id      INTEGER NOT NULL UNIQUE REFERENCES events(id),
+			vcs           TEXT    NOT NULL,
+			repo          TEXT    NOT NULL,
+			revision      TEXT    NOT NULL,
+			status        TEXT    NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'skipped')),
+			skip_reason   TEXT    NOT NULL DEFAULT '',
+			error         TEXT    NOT NULL DEFAULT '',
+			problem_count INTEGER NOT NULL DEFAULT 0,
+			attempts      INTEGER NOT NULL DEFAULT 0,
+			queued_at     TEXT    NOT NULL,
+			started_at    TEXT,
+			finished_at   TEXT,
+			run_dir       TEXT    NOT NULL DEFAULT '',
+			summaries     TEXT    NOT NULL DEFAULT '[]'
+		)`,
+		`CREATE INDEX runs_status ON runs (status, id)`,
+		`CREATE INDEX runs_repo_revision ON runs (repo, revision)`,
+
+		// The validated problems of a run's last attempt. seq keeps the
+		// agent's reporting order as the final tie-break.
+		`CREATE TABLE problems (
+			id          INTEGER PRIMARY KEY,
+			run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			seq         INTEGER NOT NULL,
+			file        TEXT    NOT NULL,
+			line        INTEGER NOT NULL,
+			end_line    INTEGER NOT NULL DEFAULT 0,
+			severity    TEXT    NOT NULL CHECK (severity IN ('info', 'low', 'medium', 'high', 'critical')),
+			category    TEXT    NOT NULL DEFAULT '',
+			message     TEXT    NOT NULL,
+			suggestion  TEXT    NOT NULL DEFAULT '',
+			fingerprint TEXT    NOT NULL DEFAULT '',
+			UNIQUE (run_id, seq)
+		)`,
+		`CREATE INDEX problems_fingerprint ON problems (fingerprint)`,
+
+		// One row per (run, channel): a resumed or replayed run finds the
+		// row and its status instead of sending twice.
+		`CREATE TABLE dispatches (
+			id         INTEGER PRIMARY KEY,
+			run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			channel    TEXT    NOT NULL,
+			status     TEXT    NOT NULL CHECK (status IN ('pending', 'sent', 'failed', 'suppressed')),
+			attempts   INTEGER NOT NULL DEFAULT 0,
+			last_error TEXT    NOT NULL DEFAULT '',
+			created_at TEXT    NOT NULL,
+			updated_at TEXT    NOT NULL,
+			sent_at    TEXT,
+			UNIQUE (run_id, channel)
+		)`,
+		`CREATE INDEX dispatches_status ON dispatches (status)`,
+
+		// Requests the daemon refused (bad JSON, unknown repo, bad
+		// signature, replay...), kept raw because they may not parse.
+		`CREATE TABLE rejected_events (
+			id          INTEGER PRIMARY KEY,
+			received_at TEXT    NOT NULL,
+			reason      TEXT    NOT NULL,
+			remote      TEXT    NOT NULL DEFAULT '',
+			payload     BLOB    NOT NULL,
+			truncated   INTEGER NOT NULL DEFAULT 0
+		)`,
+	},
+}

@@ -1,0 +1,199 @@
+// Package audit is aicr's one SQLite database: the durable work queue the
+// daemon's workers take runs from, and the audit trail of every event
+// received (or rejected), every run, every problem and every dispatch to an
+// IM channel. The daemon writes it; the CLI reads it, possibly while the
+// daemon runs, through a second Store on the same file.
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Sentinel errors; callers test them with errors.Is.
+var (
+	// ErrNotFound: no run, dispatch or event with that id.
+	ErrNotFound = errors.New("not found")
+	// ErrNoWork: ClaimNext found no queued run.
+	ErrNoWork = errors.New("no queued run")
+	// ErrNotRunning: the run exists but is not in status running, so it
+	// cannot be finished (already finished, or re-queued after a crash).
+	ErrNotRunning = errors.New("run is not running")
+	// ErrInvalid: an argument the schema would reject (unknown status,
+	// source or severity, empty repo...).
+	ErrInvalid = errors.New("invalid argument")
+)
+
+// busyTimeout is how long a connection waits for another connection's
+// write lock before SQLITE_BUSY. It covers the CLI (a second process) and
+// the daemon's own connections contending for the single writer slot.
+const busyTimeout = 5 * time.Second
+
+// maxOpenConns bounds the pool. WAL lets readers run beside the one
+// writer, so more than one connection is useful; a small bound makes
+// goroutines queue fairly inside database/sql instead of all sleeping in
+// SQLite's busy handler.
+const maxOpenConns = 4
+
+// timeFormat is RFC 3339 in UTC with a fixed nine-digit fraction, so stored
+// times stay readable in the sqlite3 shell and sort correctly as text
+// (time.RFC3339Nano trims trailing zeros and would not).
+const timeFormat = "2006-01-02T15:04:05.000000000Z"
+
+// Store is the audit database. It is safe for concurrent use by many
+// goroutines, and other processes may open the same file at the same time.
+type Store struct {
+	db   *sql.DB
+	path string
+	now  func() time.Time // replaced by tests that need fixed times
+}
+
+// Open opens (creating if needed) the database at path and applies any
+// pending migrations.
+//
+// Concurrency: every read-write transaction starts with BEGIN IMMEDIATE
+// (the driver's _txlock=immediate). A deferred transaction that reads first
+// and writes later cannot be rescued by the busy timeout when another
+// connection committed in between (SQLITE_BUSY_SNAPSHOT); taking the write
+// lock up front turns every conflict, in this process or another, into a
+// plain wait under busy_timeout. Read-only transactions use a plain BEGIN
+// and, thanks to WAL, never wait for the writer.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	q.Set("_journal_mode", "WAL")
+	// NORMAL is durable against application crashes in WAL mode; only a
+	// power loss may drop the last commits, which the spool and the
+	// reconciler recover.
+	q.Set("_synchronous", "NORMAL")
+	q.Set("_foreign_keys", "1")
+	q.Set("_txlock", "immediate")
+	// A plain path (no "file:" URI) so '%' in directory names is taken
+	// literally; the driver splits the DSN at the first '?'.
+	if strings.Contains(path, "?") {
+		return nil, fmt.Errorf("open database %q: %w: path contains '?'", path, ErrInvalid)
+	}
+	dsn := path + "?" + q.Encode()
+
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.SetMaxOpenConns(maxOpenConns)
+	s := &Store{db: db, path: path, now: time.Now}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database. Runs still in status running stay so; the
+// next daemon start hands them back with RequeueInterrupted.
+func (s *Store) Close() error {
+	return s.db.Close()
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// migrate applies, in order, every migration not yet recorded in
+// schema_migrations, each in its own transaction together with its record,
+// so a crash or a concurrent Open never leaves one half applied.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		applied_at TEXT NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for i, m := range migrations {
+		version := i + 1
+		if err := s.applyMigration(ctx, version, m); err != nil {
+			return fmt.Errorf("migration %d: %w", version, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) applyMigration(ctx context.Context, version int, stmts []string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+
+	// Checked inside the (immediate) transaction: another process opening
+	// the same file may have applied it since we looked.
+	var n int
+	if err := tx.QueryRowContext(ctx,
+		`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+		return fmt.Errorf("check applied: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	for _, stmt := range stmts {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
+		version, formatTime(s.now())); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	return tx.Commit()
+}
+
+// SchemaVersion returns the highest applied migration.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+// nullTime stores the zero time as NULL ("not yet").
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return formatTime(t)
+}
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(timeFormat, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("parse time %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// parseNullTime maps NULL to the zero time.
+func parseNullTime(s sql.NullString) (time.Time, error) {
+	if !s.Valid {
+		return time.Time{}, nil
+	}
+	return parseTime(s.String)
+}

@@ -1,0 +1,180 @@
+package audit
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/triggers"
+)
+
+// RunStatus is a run's place in its lifecycle:
+// queued -> running -> succeeded | failed | skipped, and running -> queued
+// again when a crashed daemon restarts.
+type RunStatus string
+
+const (
+	RunQueued    RunStatus = "queued"
+	RunRunning   RunStatus = "running"
+	RunSucceeded RunStatus = "succeeded"
+	RunFailed    RunStatus = "failed"
+	RunSkipped   RunStatus = "skipped"
+)
+
+// Valid reports whether s is a known run status.
+func (s RunStatus) Valid() bool {
+	switch s {
+	case RunQueued, RunRunning, RunSucceeded, RunFailed, RunSkipped:
+		return true
+	}
+	return false
+}
+
+// Final reports whether s ends a run (a status FinishRun accepts).
+func (s RunStatus) Final() bool {
+	return s == RunSucceeded || s == RunFailed || s == RunSkipped
+}
+
+// DispatchStatus is the state of one run's delivery to one channel.
+type DispatchStatus string
+
+const (
+	DispatchPending    DispatchStatus = "pending"
+	DispatchSent       DispatchStatus = "sent"
+	DispatchFailed     DispatchStatus = "failed"
+	DispatchSuppressed DispatchStatus = "suppressed" // the channel's policy chose not to publish
+)
+
+// Valid reports whether s is a known dispatch status.
+func (s DispatchStatus) Valid() bool {
+	switch s {
+	case DispatchPending, DispatchSent, DispatchFailed, DispatchSuppressed:
+		return true
+	}
+	return false
+}
+
+// Enqueued is the result of Enqueue. For a duplicate, EventID and RunID
+// are the primary receipt's and its run's.
+type Enqueued struct {
+	EventID   int64 `json:"event_id"`
+	RunID     int64 `json:"run_id"`
+	Duplicate bool  `json:"duplicate,omitempty"`
+}
+
+// RunSummary is one run as listed by the CLI: the runs row plus the source
+// and user of the event that created it.
+type RunSummary struct {
+	ID           int64           `json:"id"`
+	EventID      int64           `json:"event_id"`
+	VCS          string          `json:"vcs"`
+	Repo         string          `json:"repo"`
+	Revision     string          `json:"revision"`
+	Status       RunStatus       `json:"status"`
+	SkipReason   string          `json:"skip_reason,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	ProblemCount int             `json:"problem_count"`
+	Attempts     int             `json:"attempts"`
+	QueuedAt     time.Time       `json:"queued_at"`
+	StartedAt    time.Time       `json:"started_at,omitzero"`
+	FinishedAt   time.Time       `json:"finished_at,omitzero"`
+	RunDir       string          `json:"run_dir,omitempty"`
+	Source       triggers.Source `json:"source"`
+	User         string          `json:"user,omitempty"`
+}
+
+// Run is a run with the event that created it, as a worker needs it.
+type Run struct {
+	RunSummary
+	// Event is the primary event as it was enqueued (its Source field is
+	// whatever the sender put there; RunSummary.Source is authoritative).
+	Event triggers.Event `json:"event"`
+}
+
+// Outcome is how a run ended, given to FinishRun.
+type Outcome struct {
+	Status     RunStatus // succeeded, failed or skipped
+	SkipReason string    // for skipped (lgtm, no_problems_suppressed, ...)
+	Error      string    // for failed
+	Problems   []review.Problem
+	Summaries  []review.Summary
+}
+
+// EventRecord is one stored receipt of an event.
+type EventRecord struct {
+	ID          int64           `json:"id"`
+	VCS         string          `json:"vcs"`
+	Repo        string          `json:"repo"`
+	Revision    string          `json:"revision"`
+	User        string          `json:"user,omitempty"`
+	Client      string          `json:"client,omitempty"`
+	Source      triggers.Source `json:"source"`
+	ReceivedAt  time.Time       `json:"received_at"`
+	DuplicateOf int64           `json:"duplicate_of,omitempty"` // 0 for the primary receipt
+	Payload     json.RawMessage `json:"payload"`
+}
+
+// Dispatch is one run's delivery to one channel.
+type Dispatch struct {
+	ID        int64          `json:"id"`
+	RunID     int64          `json:"run_id"`
+	Channel   string         `json:"channel"`
+	Status    DispatchStatus `json:"status"`
+	Attempts  int            `json:"attempts"`
+	LastError string         `json:"last_error,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	SentAt    time.Time      `json:"sent_at,omitzero"`
+}
+
+// RunDetail is everything recorded about one run.
+type RunDetail struct {
+	Run
+	Summaries []review.Summary `json:"summaries"`
+	// Events are the primary receipt first, then its duplicates in
+	// arrival order.
+	Events []EventRecord `json:"events"`
+	// Problems are sorted by severity (most severe first), file, line.
+	Problems   []review.Problem `json:"problems"`
+	Dispatches []Dispatch       `json:"dispatches"`
+}
+
+// Result rebuilds the publishable result of a finished run, so a dispatch
+// can be replayed from the database alone.
+func (d *RunDetail) Result() review.Result {
+	r := review.Result{Problems: d.Problems, Summaries: d.Summaries}
+	if r.Problems == nil {
+		r.Problems = []review.Problem{}
+	}
+	if r.Summaries == nil {
+		r.Summaries = []review.Summary{}
+	}
+	if d.Status == RunSkipped && d.SkipReason != "" {
+		r.Skip = &review.Skip{Reason: d.SkipReason}
+	}
+	return r
+}
+
+// ListOptions filters ListRuns. Empty strings match everything.
+type ListOptions struct {
+	Limit  int // <= 0 means DefaultListLimit
+	Repo   string
+	Status RunStatus
+}
+
+// DefaultListLimit is ListRuns' limit when none is given.
+const DefaultListLimit = 50
+
+// RejectedEvent is a request the daemon refused, for RecordRejectedEvent.
+type RejectedEvent struct {
+	ID         int64     `json:"id"`
+	ReceivedAt time.Time `json:"received_at"`
+	Reason     string    `json:"reason"`
+	Remote     string    `json:"remote,omitempty"` // client address, if known
+	Payload    []byte    `json:"payload"`          // raw body, at most MaxRejectedPayload bytes
+	Truncated  bool      `json:"truncated,omitempty"`
+}
+
+// MaxRejectedPayload caps the stored body of a rejected request so a
+// flood of junk cannot grow the database without bound.
+const MaxRejectedPayload = 64 << 10
