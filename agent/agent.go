@@ -1,0 +1,75 @@
+// Package agent runs a review agent over a run directory. Every agent
+// reports through the aicr MCP tools into the run's state file; the
+// orchestrator reads the results from there, never from the agent.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/rundir"
+)
+
+// Run holds the paths of one run directory; see rundir.New.
+type Run = rundir.Run
+
+// NewRun returns the standard layout of the run directory dir.
+func NewRun(dir string) Run { return rundir.New(dir) }
+
+// Agent reviews the change of one run. It returns an error only when the
+// review could not take place; what it found is in run.StatePath.
+type Agent interface {
+	Review(ctx context.Context, run Run) error
+}
+
+var _ Agent = (*builtin.Agent)(nil)
+
+// Agent kinds accepted in config.
+const (
+	KindBuiltin = builtin.Kind
+)
+
+// ErrUnknownKind: the configured agent kind is not implemented.
+var ErrUnknownKind = errors.New("unknown agent kind")
+
+// Config selects and configures the agent.
+type Config struct {
+	// Kind is the agent adapter; only "builtin" exists so far.
+	Kind string `toml:"kind"`
+}
+
+// Validate reports config errors, naming the TOML key.
+func (c Config) Validate() error {
+	switch c.Kind {
+	case KindBuiltin:
+		return nil
+	case "":
+		return fmt.Errorf("agent.kind: is required (one of: %s)", KindBuiltin)
+	}
+	return fmt.Errorf("agent.kind: %w %q (one of: %s)", ErrUnknownKind, c.Kind, KindBuiltin)
+}
+
+// Deps are what agents need from the process that runs them.
+type Deps struct {
+	// MCPCommand starts the aicr MCP tool server, e.g.
+	// {"/usr/local/bin/aicr", "mcp", "serve"}; the agent appends
+	// --state and --change.
+	MCPCommand []string
+	// Logger receives progress and rejected tool calls; nil discards.
+	Logger *slog.Logger
+}
+
+// New returns the agent cfg selects.
+func New(cfg Config, deps Deps) (Agent, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	switch cfg.Kind {
+	case KindBuiltin:
+		return builtin.New(builtin.Options{MCPCommand: deps.MCPCommand, Logger: deps.Logger})
+	}
+	return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
+}

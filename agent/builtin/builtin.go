@@ -1,0 +1,320 @@
+// Package builtin is the review agent that needs no LLM: it scans the
+// added lines of a change for hard-coded credentials and merge-conflict
+// markers and reports them through the aicr MCP tools, exactly as an LLM
+// agent would, so the whole pipeline can run offline.
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/aicr-dev/aicr/agent/rundir"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// Kind is the config name of this agent.
+const Kind = "builtin"
+
+// Skip reasons the builtin agent reports.
+const (
+	SkipLGTM             = "lgtm"
+	SkipNoReviewableCode = "no_reviewable_code"
+)
+
+var (
+	// ErrNoMCPCommand: the agent was not told how to start `aicr mcp serve`.
+	ErrNoMCPCommand = errors.New("no mcp command configured")
+	// ErrMissingTools: the MCP server does not offer the aicr tools.
+	ErrMissingTools = errors.New("mcp server lacks aicr tools")
+)
+
+// Options configure the builtin agent.
+type Options struct {
+	// MCPCommand starts the aicr MCP tool server, e.g.
+	// {"/usr/local/bin/aicr", "mcp", "serve"}; Review appends
+	// --state <run.StatePath> --change <run.ChangePath>.
+	MCPCommand []string
+	// Logger receives progress and rejected tool calls; nil discards.
+	Logger *slog.Logger
+}
+
+// Agent is the builtin reviewer.
+type Agent struct {
+	cmd []string
+	log *slog.Logger
+}
+
+// New returns a builtin agent.
+func New(opts Options) (*Agent, error) {
+	if len(opts.MCPCommand) == 0 || opts.MCPCommand[0] == "" {
+		return nil, fmt.Errorf("builtin agent: %w", ErrNoMCPCommand)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Agent{cmd: append([]string(nil), opts.MCPCommand...), log: log}, nil
+}
+
+// Review scans the added lines of the run's change and reports what it
+// finds through the MCP server into run.StatePath. A tool call the server
+// rejects is logged and the review goes on; an error means the review as a
+// whole could not be done.
+func (a *Agent) Review(ctx context.Context, run rundir.Run) error {
+	change, err := loadChange(run.ChangePath)
+	if err != nil {
+		return err
+	}
+	res := scanChange(change, run.SrcDir, a.log)
+
+	sess, err := a.connect(ctx, run)
+	if err != nil {
+		return err
+	}
+	defer sess.close()
+
+	rejected := 0
+	for _, f := range res.findings {
+		ok, err := sess.call(ctx, review.ToolReportProblem, map[string]any{
+			"file":       f.File,
+			"line":       f.Line,
+			"severity":   string(f.Severity),
+			"category":   f.Category,
+			"message":    f.Message,
+			"suggestion": f.Suggestion,
+		})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			rejected++
+		}
+	}
+
+	switch {
+	case res.files == 0:
+		_, err = sess.call(ctx, review.ToolSkip, map[string]any{"reason": SkipNoReviewableCode})
+	case len(res.findings) == 0:
+		_, err = sess.call(ctx, review.ToolSkip, map[string]any{"reason": SkipLGTM})
+	default:
+		_, err = sess.call(ctx, review.ToolPublishSummary, map[string]any{
+			"title":    "Builtin checks",
+			"markdown": summaryMarkdown(res, rejected),
+		})
+	}
+	return err
+}
+
+func loadChange(path string) (*vcs.Change, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read change: %w", err)
+	}
+	var c vcs.Change
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("decode change %s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// scanResult is what the rules found and how much they looked at.
+type scanResult struct {
+	findings []finding
+	files    int // text files with added lines
+	lines    int // added lines scanned
+}
+
+// scanChange runs the rules over the added lines only: context lines and
+// the rest of the file are not what the change introduced.
+func scanChange(change *vcs.Change, srcDir string, log *slog.Logger) scanResult {
+	var res scanResult
+	for _, fc := range change.Files {
+		if fc.NodeKind == vcs.NodeDir || fc.Binary || fc.Skipped != "" || len(fc.Added) == 0 {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(srcDir, filepath.FromSlash(fc.Path)))
+		if err != nil {
+			log.Warn("builtin agent: file content unavailable", "file", fc.Path, "err", err)
+			continue
+		}
+		if bytes.IndexByte(data, 0) >= 0 {
+			continue // binary content the adapter did not flag
+		}
+		lines := strings.Split(string(data), "\n")
+		res.files++
+		for _, r := range fc.Added {
+			for n := max(r.Start, 1); n <= r.End && n <= len(lines); n++ {
+				res.lines++
+				res.findings = append(res.findings, scanLine(fc.Path, n, strings.TrimSuffix(lines[n-1], "\r"))...)
+			}
+		}
+	}
+	return res
+}
+
+func summaryMarkdown(res scanResult, rejected int) string {
+	counts := map[string]int{}
+	for _, f := range res.findings {
+		counts[f.Kind]++
+	}
+	kinds := make([]string, 0, len(counts))
+	for k := range counts {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Scanned %d added %s in %d %s for hard-coded credentials and merge-conflict markers.\n\n",
+		res.lines, plural(res.lines, "line", "lines"), res.files, plural(res.files, "file", "files"))
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "- %s: %d\n", k, counts[k])
+	}
+	if rejected > 0 {
+		fmt.Fprintf(&b, "\n%d %s could not be recorded.\n", rejected, plural(rejected, "finding", "findings"))
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// session is a connection to a spawned `aicr mcp serve`.
+type session struct {
+	c      *client.Client
+	stderr *tailBuffer
+	log    *slog.Logger
+}
+
+func (a *Agent) connect(ctx context.Context, run rundir.Run) (*session, error) {
+	args := append(append([]string(nil), a.cmd[1:]...), "--state", run.StatePath, "--change", run.ChangePath)
+	stderr := &tailBuffer{max: 4 << 10}
+	// The command is built here so the child dies with ctx and runs in
+	// the agent directory, like an agent CLI would start it. Its stderr
+	// goes straight to the buffer: exec's own copy completes before Wait
+	// returns, so after close the buffer holds everything the server said.
+	cmdFunc := func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
+		cmd := exec.CommandContext(ctx, command, args...)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stderr = stderr
+		if run.AgentDir != "" {
+			cmd.Dir = run.AgentDir
+		}
+		return cmd, nil
+	}
+	c, err := client.NewStdioMCPClientWithOptions(a.cmd[0], nil, args,
+		transport.WithCommandFunc(cmdFunc),
+		transport.WithCommandLogger(a.log),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("start mcp server: %w", err)
+	}
+	s := &session{c: c, stderr: stderr, log: a.log}
+
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "aicr-builtin", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		s.close() // first, so stderr is complete
+		return nil, fmt.Errorf("initialize mcp server: %w%s", err, stderr.suffix())
+	}
+	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("list mcp tools: %w%s", err, stderr.suffix())
+	}
+	have := map[string]bool{}
+	for _, t := range list.Tools {
+		have[t.Name] = true
+	}
+	var missing []string
+	for _, name := range review.ToolNames {
+		if !have[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		s.close()
+		return nil, fmt.Errorf("list mcp tools: %w: missing %s", ErrMissingTools, strings.Join(missing, ", "))
+	}
+	return s, nil
+}
+
+// call invokes a tool. ok is false when the server refused the call; err
+// is set only when the server could not be asked at all.
+func (s *session) call(ctx context.Context, tool string, args map[string]any) (ok bool, err error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := s.c.CallTool(ctx, req)
+	if err != nil {
+		return false, fmt.Errorf("call %s: %w%s", tool, err, s.stderr.suffix())
+	}
+	if res.IsError {
+		s.log.Warn("builtin agent: tool call rejected", "tool", tool, "error", resultText(res))
+		return false, nil
+	}
+	s.log.Debug("builtin agent: tool call", "tool", tool, "result", resultText(res))
+	return true, nil
+}
+
+func (s *session) close() {
+	if err := s.c.Close(); err != nil {
+		s.log.Debug("builtin agent: close mcp server", "err", err)
+	}
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := mcp.AsTextContent(c); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// tailBuffer keeps the last max bytes of the server's stderr for error
+// messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) suffix() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.buf))
+	if s == "" {
+		return ""
+	}
+	return " (server stderr: " + s + ")"
+}

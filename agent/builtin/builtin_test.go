@@ -1,0 +1,324 @@
+package builtin_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/rundir"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// serveEnv turns the test binary into the MCP server the agent spawns:
+// "1" serves the real aicr tools, "partial" a server lacking most of them.
+const serveEnv = "AICR_TEST_MCP_SERVE"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(serveEnv) {
+	case "1":
+		os.Exit(serveLikeAicr(os.Args[1:]))
+	case "partial":
+		s := server.NewMCPServer("partial", "0")
+		s.AddTool(mcp.NewTool(review.ToolSkip), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
+		if err := server.NewStdioServer(s).Listen(context.Background(), os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// serveLikeAicr parses what `aicr mcp serve --state S --change C` gets, so
+// the test also checks the flags the agent passes.
+func serveLikeAicr(args []string) int {
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		args = args[1:] // the "mcp serve" words of the command
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	state := fs.String("state", review.StateFileName, "")
+	change := fs.String("change", "", "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := review.Serve(context.Background(), review.ServerOptions{StatePath: *state, ChangePath: *change}, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+const (
+	plantedKey = "AKIAQWERTYUIOPASDFGH"
+	outsideKey = "AKIAZZZZOUTSIDE12345"
+	plantedPwd = "hunter2-production"
+)
+
+// buildRun lays out a run directory with one Go file whose added lines are
+// 5-8 and 12; line 7 holds an AWS key, line 12 a conflict marker, and
+// line 3 (inside the hunk but not added) another key that predates the
+// change and must not be reported.
+func buildRun(t *testing.T, files map[string]string, change vcs.Change) rundir.Run {
+	t.Helper()
+	run := rundir.New(t.TempDir())
+	for p, content := range files {
+		name := filepath.Join(run.SrcDir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := json.Marshal(change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(run.ChangePath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(run.DiffPath, []byte("(diff not used by the builtin agent)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(run.AgentDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func plantedSource() string {
+	lines := []string{
+		"package config",                         // 1
+		"",                                       // 2
+		`var legacyKey = "` + outsideKey + `"`,   // 3  context, not added
+		"",                                       // 4
+		"func Load() Config {",                   // 5  added
+		`	password := os.Getenv("DB_PASSWORD")`,  // 6  added, not a literal
+		`	keyID := "` + plantedKey + `"`,         // 7  added: AWS key
+		"	return Config{ID: keyID}",              // 8  added
+		"}",                                      // 9
+		`var oldPassword = "` + plantedPwd + `"`, // 10 not added
+		"",                                       // 11
+		"<<<<<<< .mine",                          // 12 added: conflict marker
+		"=======",                                // 13 not added
+		">>>>>>> .r42",                           // 14 not added
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func newAgent(t *testing.T, logs *bytes.Buffer) *builtin.Agent {
+	t.Helper()
+	t.Setenv(serveEnv, "1")
+	a, err := builtin.New(builtin.Options{
+		MCPCommand: []string{os.Args[0], "mcp", "serve"},
+		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// testContext only guards against a hung child; nothing asserts on time.
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestReviewReportsPlantedProblems(t *testing.T) {
+	run := buildRun(t, map[string]string{
+		"app/config.go": plantedSource(),
+		"img/logo.png":  "\x89PNG\x00\x00" + plantedKey,
+	}, vcs.Change{
+		VCS: vcs.KindSVN, Repo: "main", Revision: "42",
+		Files: []vcs.FileChange{
+			{Path: "app/config.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile,
+				Added: []vcs.LineRange{{Start: 5, End: 8}, {Start: 12, End: 12}},
+				Hunks: []vcs.LineRange{{Start: 2, End: 14}}},
+			{Path: "img/logo.png", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, Binary: true, Skipped: "binary",
+				Added: []vcs.LineRange{{Start: 1, End: 1}}},
+			{Path: "old/secret.txt", Action: vcs.ActionDelete, NodeKind: vcs.NodeFile, Skipped: "deleted"},
+		},
+	})
+	var logs bytes.Buffer
+	if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
+	}
+
+	st, err := review.LoadState(run.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Rejected) != 0 {
+		t.Errorf("rejected calls: %+v", st.Rejected)
+	}
+	var got []string
+	for _, p := range st.Problems {
+		got = append(got, fmt.Sprintf("%s:%d %s %s", p.File, p.Line, p.Severity, p.Category))
+	}
+	want := []string{
+		"app/config.go:7 critical hard-coded-credential",
+		"app/config.go:12 high merge-conflict-marker",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(st.Problems[0].Message, "AWS access key") {
+		t.Errorf("message does not name the kind: %q", st.Problems[0].Message)
+	}
+	if len(st.Summaries) != 1 || st.Skip != nil {
+		t.Fatalf("want one summary and no skip: %+v / %+v", st.Summaries, st.Skip)
+	}
+	md := st.Summaries[0].Markdown
+	for _, s := range []string{"5 added lines in 1 file", "AWS access key ID: 1", "merge-conflict marker: 1"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("summary lacks %q:\n%s", s, md)
+		}
+	}
+
+	raw, err := os.ReadFile(run.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{plantedKey, outsideKey, plantedPwd, "AKIA"} {
+		if bytes.Contains(raw, []byte(secret)) {
+			t.Errorf("state file contains secret %q", secret)
+		}
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("logs contain secret %q", secret)
+		}
+	}
+}
+
+func TestReviewSkips(t *testing.T) {
+	clean := "package x\n\nfunc F() int { return 1 }\n"
+	tests := []struct {
+		name   string
+		files  map[string]string
+		change []vcs.FileChange
+		reason string
+	}{
+		{
+			name:  "clean code is lgtm",
+			files: map[string]string{"x.go": clean},
+			change: []vcs.FileChange{{Path: "x.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile,
+				Added: []vcs.LineRange{{Start: 1, End: 3}}, Hunks: []vcs.LineRange{{Start: 1, End: 3}}}},
+			reason: builtin.SkipLGTM,
+		},
+		{
+			name:  "only deletions and binaries",
+			files: map[string]string{"b.bin": "\x00\x01" + plantedKey},
+			change: []vcs.FileChange{
+				{Path: "gone.go", Action: vcs.ActionDelete, NodeKind: vcs.NodeFile, Skipped: "deleted"},
+				{Path: "b.bin", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, Added: []vcs.LineRange{{Start: 1, End: 1}}},
+				{Path: "dir", Action: vcs.ActionAdd, NodeKind: vcs.NodeDir},
+			},
+			reason: builtin.SkipNoReviewableCode,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := buildRun(t, tt.files, vcs.Change{VCS: vcs.KindP4, Repo: "depot", Revision: "7", Files: tt.change})
+			var logs bytes.Buffer
+			if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+				t.Fatalf("review: %v\n%s", err, logs.String())
+			}
+			st, err := review.LoadState(run.StatePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Skip == nil || st.Skip.Reason != tt.reason || len(st.Problems) != 0 || len(st.Summaries) != 0 {
+				t.Fatalf("state %+v, want skip %q only", st, tt.reason)
+			}
+		})
+	}
+}
+
+func TestReviewMissingTools(t *testing.T) {
+	run := buildRun(t, map[string]string{"x.go": "x\n"}, vcs.Change{Files: []vcs.FileChange{
+		{Path: "x.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, Added: []vcs.LineRange{{Start: 1, End: 1}}},
+	}})
+	var logs bytes.Buffer
+	a := newAgent(t, &logs)
+	t.Setenv(serveEnv, "partial")
+	err := a.Review(testContext(t), run)
+	if !errors.Is(err, builtin.ErrMissingTools) || !strings.Contains(err.Error(), review.ToolReportProblem) {
+		t.Fatalf("want ErrMissingTools naming the missing tools, got %v", err)
+	}
+}
+
+func TestReviewServerFailsToStart(t *testing.T) {
+	run := buildRun(t, map[string]string{"x.go": "x\n"}, vcs.Change{Files: []vcs.FileChange{
+		{Path: "x.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, Added: []vcs.LineRange{{Start: 1, End: 1}}},
+	}})
+	var logs bytes.Buffer
+	a := newAgent(t, &logs)
+	// A corrupt state file makes the server refuse to start; the error
+	// must carry its stderr so an operator sees why.
+	if err := os.WriteFile(run.StatePath, []byte("{torn"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := a.Review(testContext(t), run)
+	if err == nil || !strings.Contains(err.Error(), "corrupt state file") {
+		t.Fatalf("want error mentioning the corrupt state, got %v", err)
+	}
+}
+
+func TestNewRequiresCommand(t *testing.T) {
+	if _, err := builtin.New(builtin.Options{}); !errors.Is(err, builtin.ErrNoMCPCommand) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestReviewContinuesAfterRejection(t *testing.T) {
+	// More findings than the server's default limit of 50 problems: the
+	// surplus is rejected, and the agent still reports the rest and the
+	// summary.
+	const n = 53
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "<<<<<<< branch-%d\n", i)
+	}
+	run := buildRun(t, map[string]string{"m.go": b.String()}, vcs.Change{Files: []vcs.FileChange{
+		{Path: "m.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile,
+			Added: []vcs.LineRange{{Start: 1, End: n}}, Hunks: []vcs.LineRange{{Start: 1, End: n}}},
+	}})
+	var logs bytes.Buffer
+	if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+		t.Fatalf("review: %v", err)
+	}
+	st, err := review.LoadState(run.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Problems) != review.DefaultLimits().MaxProblems || len(st.Rejected) != n-review.DefaultLimits().MaxProblems {
+		t.Fatalf("%d problems, %d rejected", len(st.Problems), len(st.Rejected))
+	}
+	for _, r := range st.Rejected {
+		if r.Code != review.CodeLimitExceeded {
+			t.Errorf("rejection %+v", r)
+		}
+	}
+	if len(st.Summaries) != 1 || !strings.Contains(st.Summaries[0].Markdown, "3 findings could not be recorded") {
+		t.Errorf("summary %+v", st.Summaries)
+	}
+	if got := strings.Count(logs.String(), "tool call rejected"); got != 3 {
+		t.Errorf("logged %d rejections, want 3:\n%s", got, logs.String())
+	}
+}

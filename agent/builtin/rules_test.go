@@ -1,0 +1,90 @@
+package builtin
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aicr-dev/aicr/review"
+)
+
+func TestScanLine(t *testing.T) {
+	tests := []struct {
+		name, file, line string
+		kinds            []string // Kind of each finding, in order
+	}{
+		{"aws key", "a.go", `	id := "AKIAQWERTYUIOPASDFGH"`, []string{"AWS access key ID"}},
+		{"aws session key", "a.py", `KEY = 'ASIAQWERTYUIOPASDFGH'`, []string{"AWS access key ID"}},
+		{"aws key too short", "a.go", `x := "AKIAQWERTY"`, nil},
+		{"aws key lower case", "a.go", `x := "AKIAqwertyuiopasdfgh"`, nil},
+		{"rsa private key", "k.pem", `-----BEGIN RSA PRIVATE KEY-----`, []string{"private key"}},
+		{"openssh private key", "k", `-----BEGIN OPENSSH PRIVATE KEY-----`, []string{"private key"}},
+		{"pkcs8 private key", "k", `-----BEGIN PRIVATE KEY-----`, []string{"private key"}},
+		{"public key is fine", "k", `-----BEGIN PUBLIC KEY-----`, nil},
+		{"password assignment", "a.py", `db_password = "hunter2-prod"`, []string{"password"}},
+		{"json password", "a.json", `  "password": "s3cr3t-value",`, []string{"password"}},
+		{"env password upper", "a.env", `PASSWORD='s3cr3t-value'`, []string{"password"}},
+		{"go short assign", "a.go", `	authToken := "tok-123456"`, []string{"token"}},
+		{"yaml api key", "a.yaml", `api_key: "0123456789abcdef"`, []string{"API key"}},
+		{"camel api key", "a.js", `const apiKey = 'k-0123456789';`, []string{"API key"}},
+		{"client secret field", "a.go", `cfg.ClientSecret = "abcdef123456"`, []string{"secret"}},
+		{"cli flag", "a.sh", `mysql --password="hunter2-prod" db`, []string{"password"}},
+		{"comparison is not assignment", "a.go", `if password == "hunter2-prod" {`, nil},
+		{"empty value", "a.py", `password = ""`, nil},
+		{"short value", "a.py", `password = "abc"`, nil},
+		{"changeme placeholder", "a.py", `password = "changeme"`, nil},
+		{"env reference", "a.yaml", `password: "${DB_PASSWORD}"`, nil},
+		{"template", "a.yaml", `token: "{{ .Token }}"`, nil},
+		{"angle placeholder", "a.yaml", `secret: "<your secret>"`, nil},
+		{"stars", "a.yaml", `password: "********"`, nil},
+		{"unquoted value", "a.yaml", `password: hunter2-prod`, nil},
+		{"getenv", "a.go", `password := os.Getenv("DB_PASSWORD")`, nil},
+		{"token type is not a token", "a.py", `token_type = "bearer"`, nil},
+		{"tokenizer is not a token", "a.py", `tokenizer = "bert-base"`, nil},
+		{"password hint is not a password", "a.py", `password_hint = "your pet"`, nil},
+		{"conflict ours", "a.go", `<<<<<<< .mine`, []string{"merge-conflict marker"}},
+		{"conflict bare", "a.go", `<<<<<<<`, []string{"merge-conflict marker"}},
+		{"conflict separator", "a.go", "=======  \r", []string{"merge-conflict marker"}},
+		{"conflict base", "a.go", `||||||| .r41`, []string{"merge-conflict marker"}},
+		{"conflict theirs", "a.go", `>>>>>>> .r42`, []string{"merge-conflict marker"}},
+		{"indented marker is not a marker", "a.go", `  <<<<<<< x`, nil},
+		{"eight chevrons", "a.go", `<<<<<<<< x`, nil},
+		{"markdown underline", "README.md", `=======`, nil},
+		{"shift operator", "a.go", `x = y <<<<<<< 2`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := scanLine(tt.file, 3, tt.line)
+			var kinds []string
+			for _, f := range got {
+				kinds = append(kinds, f.Kind)
+				if f.File != tt.file || f.Line != 3 || f.Message == "" || f.Suggestion == "" || !f.Severity.Valid() {
+					t.Errorf("incomplete finding %+v", f)
+				}
+				if f.Category != CategoryCredential && f.Category != CategoryMergeConflict {
+					t.Errorf("category %q", f.Category)
+				}
+				if review.NormalizeCategory(f.Category) != f.Category {
+					t.Errorf("category %q not normalised", f.Category)
+				}
+			}
+			if strings.Join(kinds, ",") != strings.Join(tt.kinds, ",") {
+				t.Fatalf("kinds = %v, want %v", kinds, tt.kinds)
+			}
+		})
+	}
+}
+
+func TestScanLineNeverQuotesSecret(t *testing.T) {
+	secret := "hunter2-prod"
+	for _, line := range []string{
+		`db_password = "` + secret + `"`,
+		`-----BEGIN RSA PRIVATE KEY-----` + secret,
+		`id := "AKIAQWERTYUIOPASDFGH" // ` + secret,
+	} {
+		for _, f := range scanLine("a.go", 1, line) {
+			if strings.Contains(f.Message+f.Suggestion+f.Kind, secret) || strings.Contains(f.Message, "AKIA") {
+				t.Errorf("finding quotes the secret: %+v", f)
+			}
+		}
+	}
+}
