@@ -1,0 +1,33 @@
+# The two commands a new user needs: `make demo` and `make test`. Both
+# install what they need first (as root on Debian/Ubuntu).
+export PATH := /usr/local/go/bin:$(PATH)
+export GOTOOLCHAIN ?= auto
+
+GO      ?= go
+BIN     := bin/aicr
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+.PHONY: all build demo test lint deps clean
+
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/aicr
+
+demo: deps build
+	./$(BIN) demo
+
+test: deps lint
+	$(GO) test -count=1 -timeout 20m ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/triggers"
+)
+
+func newDemoCmd(ios *IOStreams) *cobra.Command {
+	var keep bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Show aicr end to end on a throw-away SVN repository",
+		Long: `Create a temporary SVN repository with svnadmin, install the post-commit hook
+with the same code as 'aicr install svn-hook', start a daemon, commit a change
+with a planted credential and a merge-conflict marker, print the report and the
+audit row, then stop and clean up. Needs svn and svnadmin (apt-get install
+subversion).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDemo(cmd.Context(), ios, keep)
+		},
+	}
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary directory for inspection")
+	return cmd
+}
+
+func runDemo(ctx context.Context, ios *IOStreams, keep bool) error {
+	for _, tool := range []string{"svn", "svnadmin"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return &exitError{code: 3, err: fmt.Errorf("the demo needs %s: install Subversion with `sudo apt-get install -y subversion` (or run `make demo`, which does)", tool)}
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "aicr-demo-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintf(ios.ErrOut, "demo directory: %s (kept)\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(ios.ErrOut, "==> "+format+"\n", args...) }
+
+	reposPath := filepath.Join(dir, "repos", "demo")
+	say("creating SVN repository %s", reposPath)
+	if err := os.MkdirAll(filepath.Dir(reposPath), 0o755); err != nil {
+		return err
+	}
+	if err := runTool(ctx, dir, "svnadmin", "create", reposPath); err != nil {
+		return err
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return err
+	}
+	secretPath := filepath.Join(dir, "trigger-secret")
+	if err := writeRandomSecret(secretPath); err != nil {
+		return err
+	}
+	configPath := filepath.Join(dir, "aicr.toml")
+	if err := os.WriteFile(configPath, []byte(demoConfig(addr, reposPath)), 0o600); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(configPath)
+	if err != nil {
+		return err
+	}
+
+	hook, err := triggers.InstallSVNHook(triggers.SVNHookOptions{ReposPath: reposPath, AicrPath: exe, ConfigPath: configPath, RepoName: "demo", SpoolDir: cfg.Notify.SpoolDir})
+	if err != nil {
+		return err
+	}
+	say("installed %s", hook)
+
+	daemonCtx, stopDaemon := context.WithCancel(ctx)
+	defer stopDaemon()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(daemonCtx, daemon.Options{
+			Config: cfg, Logger: newLogger(ios, parseLevel("warn")), Stdout: ios.Out,
+			Ready: func(a string) { ready <- a }, IdlePoll: 200 * time.Millisecond,
+		})
+	}()
+	select {
+	case a := <-ready:
+		say("daemon listening on %s", a)
+	case err := <-done:
+		return fmt.Errorf("start daemon: %w", err)
+	}
+
+	wc := filepath.Join(dir, "wc")
+	url := "file://" + reposPath
+	if err := runTool(ctx, dir, "svn", "checkout", "-q", url, wc); err != nil {
+		return err
+	}
+	if err := writeFiles(wc, demoBaseFiles); err != nil {
+		return err
+	}
+	if err := runTool(ctx, wc, "svn", "add", "-q", "--parents", "app"); err != nil {
+		return err
+	}
+	if err := runTool(ctx, wc, "svn", "commit", "-q", "-m", "Add the payment service skeleton", "--username", "alice"); err != nil {
+		return err
+	}
+	say("committed r1 (clean code)")
+	if err := writeFiles(wc, demoChangedFiles); err != nil {
+		return err
+	}
+	if err := runTool(ctx, wc, "svn", "commit", "-q", "-m", "Connect payments to the production gateway\n\nAlso resolves the merge of the retry branch.", "--username", "bob"); err != nil {
+		return err
+	}
+	say("committed r2 (planted: a password literal, an AWS key id, a merge-conflict marker); waiting for the review")
+
+	store, err := audit.Open(ctx, daemon.DBPath(cfg))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	runs, err := waitForRuns(ctx, store, 2, 90*time.Second)
+	if err != nil {
+		return err
+	}
+	stopDaemon()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+
+	fmt.Fprintln(ios.Out, "\n--- audit trail (aicr audit list) ---")
+	for _, r := range runs {
+		fmt.Fprintf(ios.Out, "run %d  %s r%s  %s%s  problems=%d  source=%s\n", r.ID, r.Repo, r.Revision, r.Status, prefixed(" ", r.SkipReason), r.ProblemCount, r.Source)
+	}
+	if len(runs) > 0 {
+		d, err := store.GetRun(ctx, runs[0].ID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(ios.Out, "\n--- aicr audit show %d ---\n", d.ID)
+		printRunDetail(ios.Out, d)
+	}
+	return nil
+}
+
+// waitForRuns polls the audit store until n runs have finished.
+func waitForRuns(ctx context.Context, store *audit.Store, n int, limit time.Duration) ([]audit.RunSummary, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		runs, err := store.ListRuns(ctx, audit.ListOptions{Limit: n})
+		if err != nil {
+			return nil, err
+		}
+		finished := 0
+		for _, r := range runs {
+			if r.Status.Final() {
+				finished++
+			}
+		}
+		if finished >= n {
+			return runs, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the review did not finish within %s (runs so far: %d finished of %d)", limit, finished, len(runs))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func runTool(ctx context.Context, dir, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func writeRandomSecret(path string) error {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(hex.EncodeToString(b)+"\n"), 0o600)
+}
+
+func writeFiles(root string, files map[string]string) error {
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func demoConfig(addr, reposPath string) string {
+	return fmt.Sprintf(`# written by aicr demo
+[daemon]
+listen = %q
+data_dir = "data"
+workers = 2
+secret_file = "trigger-secret"
+
+[notify]
+spool_dir = "spool"
+
+[agent]
+kind = "builtin"
+
+[[repo]]
+name = "demo"
+kind = "svn"
+url = "file://%s"
+local_path = %q
+channels = ["console", "reports"]
+
+[[channel]]
+name = "console"
+kind = "console"
+no_problems = "suppress"
+
+[[channel]]
+name = "reports"
+kind = "file"
+path = "reports.jsonl"
+`, addr, reposPath, reposPath)
+}
+
+var demoBaseFiles = map[string]string{
+	"app/payments.py": `"""Payment gateway client."""
+
+import os
+
+
+def gateway_url():
+    return os.environ.get("GATEWAY_URL", "https://sandbox.example.com")
+
+
+def charge(amount_cents):
+    if amount_cents <= 0:
+        raise ValueError("amount must be positive")
+    return {"amount": amount_cents, "status": "pending"}
+`,
+	"app/retry.py": `def backoff(attempt):
+    return min(2 ** attempt, 60)
+`,
+}
+
+var demoChangedFiles = map[string]string{
+	"app/payments.py": `"""Payment gateway client."""
+
+import os
+
+GATEWAY_USER = "payments"
+password = "Tr0ub4dor&3-prod"
+AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+
+
+def gateway_url():
+    return os.environ.get("GATEWAY_URL", "https://gateway.example.com")
+
+
+def charge(amount_cents):
+    if amount_cents <= 0:
+        raise ValueError("amount must be positive")
+    return {"amount": amount_cents, "status": "pending"}
+`,
+	"app/retry.py": `def backoff(attempt):
+<<<<<<< .mine
+    return min(2 ** attempt, 60)
+=======
+    return min(3 ** attempt, 120)
+>>>>>>> .r7
+`,
+}

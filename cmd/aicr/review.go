@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/triggers"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+func newReviewCmd(ios *IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "review",
+		Short: "Review one change now, in the foreground",
+	}
+	cmd.AddCommand(newReviewSVNCmd(ios))
+	return cmd
+}
+
+// reviewOutput is what --format json prints: the Result at the top level
+// so scripts can read .problems directly, with the run it belongs to.
+type reviewOutput struct {
+	RunID      int64           `json:"run_id"`
+	Repo       string          `json:"repo"`
+	Revision   string          `json:"revision"`
+	Status     audit.RunStatus `json:"status"`
+	SkipReason string          `json:"skip_reason,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	DryRun     bool            `json:"dry_run"`
+	review.Result
+	Dispatches []daemon.DispatchNote `json:"dispatches,omitempty"`
+}
+
+func newReviewSVNCmd(ios *IOStreams) *cobra.Command {
+	var configPath, repoName, format string
+	var rev int64
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "svn --repo NAME --rev N",
+		Short: "Review one SVN revision through the daemon's pipeline",
+		Long: `Review one SVN revision in the foreground through the same pipeline as the
+daemon: fetch, agent review, validation, channels and the audit trail (the run
+is recorded with source "manual"). --dry-run publishes to no channel.`,
+		Example: `  aicr review svn --repo main --rev 42 --dry-run --format json`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if rev < 1 {
+				return &exitError{code: 2, err: fmt.Errorf("--rev must be a positive revision number")}
+			}
+			cfg, err := loadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			repo, ok := cfg.Repo(repoName)
+			if !ok {
+				return &exitError{code: 2, err: fmt.Errorf("--repo %q: no such [[repo]] in %s", repoName, cfg.Path)}
+			}
+			if repo.Kind != vcs.KindSVN {
+				return &exitError{code: 2, err: fmt.Errorf("--repo %q is a %s repo, not svn", repoName, repo.Kind)}
+			}
+			ctx := cmd.Context()
+			store, err := audit.Open(ctx, daemon.DBPath(cfg))
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			log := newLogger(ios, parseLevel("warn"))
+			pipe, err := daemon.NewPipeline(cfg, daemon.PipelineDeps{Store: store, Logger: log, Stdout: ios.Out})
+			if err != nil {
+				return err
+			}
+			now := time.Now().UTC()
+			ev := triggers.Event{V: triggers.ProtocolVersion, VCS: string(vcs.KindSVN), Repo: repoName, Revision: strconv.FormatInt(rev, 10), Source: triggers.SourceManual, SentAt: now}
+			run, err := store.EnqueueClaimed(ctx, ev, now)
+			if err != nil {
+				return err
+			}
+			rep, err := pipe.Process(ctx, run, daemon.ProcessOptions{DryRun: dryRun})
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				if err := writeJSONOut(ios.Out, reviewOutput{RunID: rep.RunID, Repo: rep.Repo, Revision: rep.Revision, Status: rep.Status, SkipReason: rep.SkipReason, Error: rep.Error, DryRun: dryRun, Result: rep.Result, Dispatches: rep.Dispatches}); err != nil {
+					return err
+				}
+			} else {
+				if rep.Change != nil && !sentToConsole(cfg, rep.Dispatches) {
+					fmt.Fprint(ios.Out, im.RenderText(im.Message{RunID: rep.RunID, Change: rep.Change, Result: rep.Result}))
+				}
+				fmt.Fprintf(ios.ErrOut, "run %d: %s%s (aicr audit show %d)\n", rep.RunID, rep.Status, prefixed(" — ", rep.SkipReason+rep.Error), rep.RunID)
+			}
+			if rep.Status == audit.RunFailed {
+				return silentExit(1)
+			}
+			return nil
+		},
+	}
+	addConfigFlag(cmd, &configPath)
+	cmd.Flags().StringVar(&repoName, "repo", "", "repo name from the config (required)")
+	cmd.Flags().Int64Var(&rev, "rev", 0, "revision to review (required)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "review and record, but publish to no channel")
+	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	_ = cmd.MarkFlagRequired("repo")
+	_ = cmd.MarkFlagRequired("rev")
+	return cmd
+}
+
+// sentToConsole reports whether a console channel already printed the
+// report on stdout, so the command does not print it twice.
+func sentToConsole(cfg *daemon.Config, notes []daemon.DispatchNote) bool {
+	for _, n := range notes {
+		for _, ch := range cfg.Channels {
+			if ch.Name == n.Channel && ch.Kind == "console" && n.Status == audit.DispatchSent {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,441 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/channels"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// DefaultListen is where the daemon listens and the notify client sends
+// when the config does not say otherwise. Loopback only: the intake is
+// authenticated, but exposing it is an operator's decision.
+const DefaultListen = "127.0.0.1:8731"
+
+const defaultWorkers = 2
+
+// Config is the whole aicr.toml. One file serves the daemon and the hook
+// client on the VCS server.
+type Config struct {
+	// Path is the file the config was loaded from; relative paths in it
+	// were resolved against its directory.
+	Path string `toml:"-"`
+
+	Daemon   DaemonConfig    `toml:"daemon"`
+	Notify   NotifyConfig    `toml:"notify"`
+	Agent    agent.Config    `toml:"agent"`
+	Repos    []RepoConfig    `toml:"repo"`
+	Channels []ChannelConfig `toml:"-"`
+}
+
+// DaemonConfig is the [daemon] table.
+type DaemonConfig struct {
+	Listen  string `toml:"listen"`
+	DataDir string `toml:"data_dir"`
+	Workers int    `toml:"workers"`
+	// SecretEnv / SecretFile name where the trigger-signing secret lives;
+	// never the secret itself.
+	SecretEnv  string `toml:"secret_env"`
+	SecretFile string `toml:"secret_file"`
+	// SpoolDirs are drained by the daemon; the notify spool_dir is always
+	// included when it exists on this host.
+	SpoolDirs []string `toml:"spool_dirs"`
+	// SpoolDrainEvery is the cron spec of the spool drain.
+	SpoolDrainEvery string `toml:"spool_drain_every"`
+	// AicrBinary is the binary the agent spawns as its MCP server; default
+	// is the running executable.
+	AicrBinary string `toml:"aicr_binary"`
+}
+
+// NotifyConfig is the [notify] table, read by `aicr notify` on the VCS host.
+type NotifyConfig struct {
+	URL        string        `toml:"url"`
+	SecretEnv  string        `toml:"secret_env"`
+	SecretFile string        `toml:"secret_file"`
+	SpoolDir   string        `toml:"spool_dir"`
+	Timeout    time.Duration `toml:"timeout"`
+	ResendMax  int           `toml:"resend_max"`
+}
+
+// RepoConfig is one [[repo]] table.
+type RepoConfig struct {
+	Name      string   `toml:"name"`
+	Kind      vcs.Kind `toml:"kind"`
+	URL       string   `toml:"url"`
+	LocalPath string   `toml:"local_path"`
+	Include   []string `toml:"include"`
+	Exclude   []string `toml:"exclude"`
+	Channels  []string `toml:"channels"`
+	// MaxFileBytes caps the content fetched per file; larger files are
+	// listed as skipped.
+	MaxFileBytes int64 `toml:"max_file_bytes"`
+}
+
+// ChannelConfig is one [[channel]] table: the keys every kind shares plus
+// the kind's own settings, decoded from the same table.
+type ChannelConfig struct {
+	im.ChannelConfig
+	Settings im.KindConfig
+}
+
+// ConfigError is one problem in a config file, located by line when the
+// key can be found.
+type ConfigError struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Key != "" {
+		return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Msg)
+}
+
+// ErrConfigNotFound is wrapped when the config file does not exist.
+var ErrConfigNotFound = errors.New("config file not found")
+
+// LoadConfig reads, decodes strictly, resolves relative paths and
+// validates. The error joins every problem found, each as file:line: msg.
+func LoadConfig(path string) (*Config, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("config path %s: %w", path, err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w (create one from configs/aicr.example.toml)", path, ErrConfigNotFound)
+		}
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return ParseConfig(path, abs, data)
+}
+
+// ParseConfig is LoadConfig on bytes already read. name is used in error
+// messages; abs anchors relative paths.
+func ParseConfig(name, abs string, data []byte) (*Config, error) {
+	var raw struct {
+		Config
+		Channel []toml.Primitive `toml:"channel"`
+	}
+	md, err := toml.Decode(string(data), &raw)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return nil, &ConfigError{File: name, Line: perr.Position.Line, Msg: perr.Message}
+		}
+		return nil, &ConfigError{File: name, Msg: err.Error()}
+	}
+	cfg := raw.Config
+	cfg.Path = abs
+	keys := indexKeys(data)
+	var errs []error
+	fail := func(key, format string, args ...any) {
+		errs = append(errs, &ConfigError{File: name, Line: keys.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+
+	kinds := channels.Kinds()
+	// Names of every [[channel]] table, even ones with errors, so a repo
+	// that routes to them is not reported a second time.
+	declared := map[string]bool{}
+	for i, prim := range raw.Channel {
+		key := fmt.Sprintf("channel[%d]", i)
+		var ch ChannelConfig
+		if err := md.PrimitiveDecode(prim, &ch.ChannelConfig); err != nil {
+			fail(key, "%v", err)
+			continue
+		}
+		declared[ch.Name] = true
+		kind, ok := kinds[ch.Kind]
+		if !ok {
+			fail(key+".kind", "unknown channel kind %q (known: %s)", ch.Kind, strings.Join(sortedKeys(kinds), ", "))
+			continue
+		}
+		ch.Settings = kind.NewConfig()
+		if err := md.PrimitiveDecode(prim, ch.Settings); err != nil {
+			fail(key, "%v", err)
+			continue
+		}
+		cfg.Channels = append(cfg.Channels, ch)
+	}
+	for _, k := range md.Undecoded() {
+		ks := k.String()
+		lines := keys.lines[ks]
+		if len(lines) == 0 {
+			fail(ks, "unknown key")
+			continue
+		}
+		for _, l := range lines {
+			errs = append(errs, &ConfigError{File: name, Line: l, Key: ks, Msg: "unknown key (check the spelling against configs/aicr.example.toml)"})
+		}
+	}
+	if !md.IsDefined("daemon", "workers") {
+		cfg.Daemon.Workers = defaultWorkers
+	}
+	cfg.applyDefaults()
+	cfg.resolvePaths(filepath.Dir(abs))
+	for _, e := range cfg.validate(declared) {
+		fail(e.key, "%s", e.msg)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &cfg, nil
+}
+
+func (c *Config) applyDefaults() {
+	d := &c.Daemon
+	if d.Listen == "" {
+		d.Listen = DefaultListen
+	}
+	if d.DataDir == "" {
+		d.DataDir = "/var/lib/aicr"
+	}
+	if d.SpoolDrainEvery == "" {
+		d.SpoolDrainEvery = "@every 1m"
+	}
+	n := &c.Notify
+	if n.URL == "" {
+		n.URL = "http://" + d.Listen
+	}
+	if n.SecretEnv == "" && n.SecretFile == "" {
+		n.SecretEnv, n.SecretFile = d.SecretEnv, d.SecretFile
+	}
+	if n.SpoolDir == "" {
+		n.SpoolDir = filepath.Join(d.DataDir, "spool")
+	}
+	if n.Timeout == 0 {
+		n.Timeout = 2 * time.Second
+	}
+	if n.ResendMax == 0 {
+		n.ResendMax = 20
+	}
+	if c.Agent.Kind == "" {
+		c.Agent.Kind = "builtin"
+	}
+	for i := range c.Channels {
+		p := c.Channels[i].Policy()
+		c.Channels[i].NoProblems, c.Channels[i].MinSeverity = p.NoProblems, p.MinSeverity
+	}
+}
+
+func (c *Config) resolvePaths(base string) {
+	abs := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(base, *p)
+		}
+	}
+	abs(&c.Daemon.DataDir)
+	abs(&c.Daemon.SecretFile)
+	abs(&c.Daemon.AicrBinary)
+	for i := range c.Daemon.SpoolDirs {
+		abs(&c.Daemon.SpoolDirs[i])
+	}
+	abs(&c.Notify.SecretFile)
+	abs(&c.Notify.SpoolDir)
+	for i := range c.Repos {
+		abs(&c.Repos[i].LocalPath)
+	}
+}
+
+type fieldProblem struct{ key, msg string }
+
+var repoNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
+	var out []fieldProblem
+	add := func(key, format string, args ...any) {
+		out = append(out, fieldProblem{key, fmt.Sprintf(format, args...)})
+	}
+	if c.Daemon.Workers < 1 || c.Daemon.Workers > 64 {
+		add("daemon.workers", "must be between 1 and 64, got %d", c.Daemon.Workers)
+	}
+	if c.Daemon.SecretEnv != "" && c.Daemon.SecretFile != "" {
+		add("daemon.secret_file", "set secret_env or secret_file, not both")
+	}
+	if c.Notify.SecretEnv != "" && c.Notify.SecretFile != "" && (c.Notify.SecretEnv != c.Daemon.SecretEnv || c.Notify.SecretFile != c.Daemon.SecretFile) {
+		add("notify.secret_file", "set secret_env or secret_file, not both")
+	}
+	if !strings.HasPrefix(c.Notify.URL, "http://") && !strings.HasPrefix(c.Notify.URL, "https://") {
+		add("notify.url", "must be an http:// or https:// URL, got %q", c.Notify.URL)
+	}
+	if c.Notify.Timeout < 0 || c.Notify.ResendMax < 0 {
+		add("notify", "timeout and resend_max must not be negative")
+	}
+	if err := c.Agent.Validate(); err != nil {
+		add("agent.kind", "%v", err)
+	}
+
+	channelNames := map[string]bool{}
+	for i, ch := range c.Channels {
+		key := fmt.Sprintf("channel[%d]", i)
+		for _, err := range splitErrors(ch.ChannelConfig.Validate()) {
+			var ce *im.ConfigError
+			if errors.As(err, &ce) {
+				add(key+"."+ce.Key, "%s", strings.TrimPrefix(err.Error(), ce.Key+": "))
+			} else {
+				add(key, "%v", err)
+			}
+		}
+		if channelNames[ch.Name] {
+			add(key+".name", "duplicate channel name %q", ch.Name)
+		}
+		channelNames[ch.Name] = true
+		for _, err := range splitErrors(ch.Settings.Validate()) {
+			add(key, "%v", err)
+		}
+	}
+
+	repoNames := map[string]bool{}
+	if len(c.Repos) == 0 {
+		add("repo", "no [[repo]] configured: add at least one repository to review")
+	}
+	for i, r := range c.Repos {
+		key := fmt.Sprintf("repo[%d]", i)
+		if !repoNameRE.MatchString(r.Name) {
+			add(key+".name", "must be 1-64 letters, digits, '.', '_' or '-', got %q", r.Name)
+		}
+		if repoNames[r.Name] {
+			add(key+".name", "duplicate repo name %q", r.Name)
+		}
+		repoNames[r.Name] = true
+		switch r.Kind {
+		case vcs.KindSVN:
+			if r.URL == "" && r.LocalPath == "" {
+				add(key+".url", "an svn repo needs url (svn://, http(s)://, file://) or local_path")
+			}
+			if r.URL != "" && !hasAnyPrefix(r.URL, "svn://", "svn+ssh://", "http://", "https://", "file://") {
+				add(key+".url", "unsupported URL scheme in %q (use svn://, svn+ssh://, http(s):// or file://)", r.URL)
+			}
+		case "":
+			add(key+".kind", `missing; set kind = "svn"`)
+		default:
+			add(key+".kind", "unsupported repo kind %q (supported: svn)", r.Kind)
+		}
+		if err := (vcs.Filter{Include: r.Include, Exclude: r.Exclude}).Validate(); err != nil {
+			add(key+".include", "%v", err)
+		}
+		for _, name := range r.Channels {
+			if !channelNames[name] && !declaredChannels[name] {
+				add(key+".channels", "names channel %q, which no [[channel]] defines", name)
+			}
+		}
+		if r.MaxFileBytes < 0 {
+			add(key+".max_file_bytes", "must not be negative")
+		}
+	}
+	return out
+}
+
+// Repo returns the repo named name.
+func (c *Config) Repo(name string) (*RepoConfig, bool) {
+	for i := range c.Repos {
+		if c.Repos[i].Name == name {
+			return &c.Repos[i], true
+		}
+	}
+	return nil, false
+}
+
+// RepoForPath finds the repo whose local_path or file:// URL is dir; the
+// SVN hook only knows the repository's filesystem path.
+func (c *Config) RepoForPath(dir string) (*RepoConfig, bool) {
+	clean := filepath.Clean(dir)
+	for i := range c.Repos {
+		r := &c.Repos[i]
+		if r.LocalPath != "" && filepath.Clean(r.LocalPath) == clean {
+			return r, true
+		}
+		if p, ok := strings.CutPrefix(r.URL, "file://"); ok && filepath.Clean(p) == clean {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// DaemonSecret resolves the trigger-signing secret for the intake.
+func (c *Config) DaemonSecret() ([]byte, error) {
+	return readSecret("daemon", c.Daemon.SecretEnv, c.Daemon.SecretFile)
+}
+
+// NotifySecret resolves the secret the hook client signs with.
+func (c *Config) NotifySecret() ([]byte, error) {
+	return readSecret("notify", c.Notify.SecretEnv, c.Notify.SecretFile)
+}
+
+// ErrNoSecret is wrapped when no signing secret is configured.
+var ErrNoSecret = errors.New("no signing secret configured")
+
+func readSecret(table, env, file string) ([]byte, error) {
+	switch {
+	case env != "":
+		v := strings.TrimSpace(os.Getenv(env))
+		if v == "" {
+			return nil, fmt.Errorf("[%s] secret_env: environment variable %s is empty or unset", table, env)
+		}
+		return []byte(v), nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("[%s] secret_file: %w", table, err)
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "" {
+			return nil, fmt.Errorf("[%s] secret_file: %s is empty", table, file)
+		}
+		return []byte(v), nil
+	}
+	return nil, fmt.Errorf("[%s]: %w: set secret_env or secret_file", table, ErrNoSecret)
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// splitErrors undoes errors.Join so each problem gets its own line.
+func splitErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, splitErrors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}

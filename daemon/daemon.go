@@ -1,0 +1,151 @@
+// Package daemon is the long-running half of aicr: it loads the config,
+// accepts signed events from hooks, queues them durably, drains spool
+// directories, and runs each queued review through the pipeline.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/triggers"
+)
+
+// Options are what the process hands the daemon; main only adapts the OS.
+type Options struct {
+	Config *Config
+	Logger *slog.Logger
+	Stdout io.Writer
+	// Ready, when set, receives the bound listen address once the intake
+	// accepts connections (tests listen on port 0).
+	Ready func(addr string)
+	Now   func() time.Time
+	// IdlePoll is how often idle workers look for work queued by another
+	// process (e.g. `aicr review`); default 2s.
+	IdlePoll time.Duration
+}
+
+// DBPath is where the queue and audit trail live under data_dir.
+func DBPath(cfg *Config) string { return filepath.Join(cfg.Daemon.DataDir, "aicr.db") }
+
+// Run serves until ctx is cancelled. Work in flight when ctx ends stays
+// `running` in the queue and is resumed by the next start.
+func Run(ctx context.Context, opts Options) error {
+	cfg, log := opts.Config, opts.Logger
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IdlePoll == 0 {
+		opts.IdlePoll = 2 * time.Second
+	}
+	secret, err := cfg.DaemonSecret()
+	if err != nil {
+		return fmt.Errorf("trigger secret: %w", err)
+	}
+	store, err := audit.Open(ctx, DBPath(cfg))
+	if err != nil {
+		return fmt.Errorf("open audit store: %w", err)
+	}
+	defer store.Close()
+	if n, err := store.RequeueInterrupted(ctx); err != nil {
+		return fmt.Errorf("requeue interrupted runs: %w", err)
+	} else if n > 0 {
+		log.Info("resuming interrupted runs", "count", n)
+	}
+	pipe, err := NewPipeline(cfg, PipelineDeps{Store: store, Logger: log, Stdout: opts.Stdout})
+	if err != nil {
+		return err
+	}
+
+	wakeCh := make(chan struct{}, 1)
+	wake := func() {
+		select {
+		case wakeCh <- struct{}{}:
+		default:
+		}
+	}
+
+	drainer := &spoolDrainer{cfg: cfg, store: store, log: log, now: opts.Now, wake: wake}
+	drainer.drainAll(ctx)
+	sched := cron.New()
+	if _, err := sched.AddFunc(cfg.Daemon.SpoolDrainEvery, func() { drainer.drainAll(ctx) }); err != nil {
+		return fmt.Errorf("[daemon] spool_drain_every %q: %w", cfg.Daemon.SpoolDrainEvery, err)
+	}
+	sched.Start()
+	defer sched.Stop()
+
+	ln, err := net.Listen("tcp", cfg.Daemon.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another daemon running? change [daemon] listen)", cfg.Daemon.Listen, err)
+	}
+	in := &intake{cfg: cfg, secret: secret, store: store, replay: triggers.NewReplayGuard(), log: log, now: opts.Now, wake: wake}
+	srv := &http.Server{Handler: in.routes(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(ln) }()
+	log.Info("daemon started", "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir, "workers", cfg.Daemon.Workers, "repos", len(cfg.Repos))
+	if opts.Ready != nil {
+		opts.Ready(ln.Addr().String())
+	}
+
+	var wg sync.WaitGroup
+	for i := 0; i < cfg.Daemon.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(ctx, store, pipe, log, wakeCh, wake, opts.IdlePoll)
+		}()
+	}
+
+	select {
+	case <-ctx.Done():
+	case err = <-srvErr:
+		err = fmt.Errorf("intake server: %w", err)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	wg.Wait()
+	log.Info("daemon stopped")
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// work claims and processes runs until ctx ends. Claiming is a conditional
+// update in SQLite, so any number of workers (and processes) can share the
+// queue without taking a run twice.
+func work(ctx context.Context, store *audit.Store, pipe *Pipeline, log *slog.Logger, wakeCh <-chan struct{}, wake func(), idlePoll time.Duration) {
+	for ctx.Err() == nil {
+		run, err := store.ClaimNext(ctx)
+		if err != nil && !errors.Is(err, audit.ErrNoWork) {
+			if ctx.Err() == nil {
+				log.Error("claim run", "err", err)
+			}
+		}
+		if run == nil {
+			select {
+			case <-ctx.Done():
+			case <-wakeCh:
+			case <-time.After(idlePoll):
+			}
+			continue
+		}
+		// Another worker may be idle while this one is busy; pass the
+		// wake-up on in case more work is queued.
+		wake()
+		if _, err := pipe.Process(ctx, run, ProcessOptions{}); err != nil && ctx.Err() == nil {
+			log.Error("process run", "run_id", run.ID, "err", err)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/vcs"
+	"github.com/aicr-dev/aicr/vcs/svn"
+)
+
+// Pipeline turns one queued run into a published, audited review. The
+// daemon's workers and `aicr review` share it so a manual review behaves
+// exactly like a triggered one.
+type Pipeline struct {
+	cfg      *Config
+	store    *audit.Store
+	log      *slog.Logger
+	agent    agent.Agent
+	adapters map[string]vcs.Adapter
+	channels map[string]im.Channel
+	policies map[string]im.Policy
+}
+
+// PipelineDeps are the process-level things a pipeline needs.
+type PipelineDeps struct {
+	Store  *audit.Store
+	Logger *slog.Logger
+	// Stdout receives the console channel's reports.
+	Stdout io.Writer
+	// AicrBinary is spawned as the agent's MCP server; default: this executable.
+	AicrBinary string
+}
+
+// NewPipeline builds adapters, the agent and channels from cfg.
+func NewPipeline(cfg *Config, deps PipelineDeps) (*Pipeline, error) {
+	p := &Pipeline{
+		cfg:      cfg,
+		store:    deps.Store,
+		log:      deps.Logger,
+		adapters: map[string]vcs.Adapter{},
+		channels: map[string]im.Channel{},
+		policies: map[string]im.Policy{},
+	}
+	for _, r := range cfg.Repos {
+		a, err := newAdapter(r)
+		if err != nil {
+			return nil, fmt.Errorf("repo %s: %w", r.Name, err)
+		}
+		p.adapters[r.Name] = a
+	}
+	imDeps := im.Deps{Stdout: deps.Stdout, Logger: deps.Logger, BaseDir: filepath.Dir(cfg.Path)}
+	for _, ch := range cfg.Channels {
+		c, err := ch.Settings.Build(ch.ChannelConfig, imDeps)
+		if err != nil {
+			return nil, fmt.Errorf("channel %s: %w", ch.Name, err)
+		}
+		p.channels[ch.Name] = c
+		p.policies[ch.Name] = ch.ChannelConfig.Policy()
+	}
+	bin := deps.AicrBinary
+	if bin == "" {
+		bin = cfg.Daemon.AicrBinary
+	}
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find aicr binary for the agent's MCP server: %w (set [daemon] aicr_binary)", err)
+		}
+		bin = exe
+	}
+	ag, err := agent.New(cfg.Agent, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Logger: deps.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	p.agent = ag
+	return p, nil
+}
+
+func newAdapter(r RepoConfig) (vcs.Adapter, error) {
+	url := r.URL
+	if url == "" {
+		url = "file://" + r.LocalPath
+	}
+	return svn.New(svn.Config{URL: url, Include: r.Include, Exclude: r.Exclude, MaxFileBytes: r.MaxFileBytes})
+}
+
+// Report is what one processed run came to.
+type Report struct {
+	RunID      int64          `json:"run_id"`
+	Repo       string         `json:"repo"`
+	Revision   string         `json:"revision"`
+	Status     audit.RunStatus `json:"status"`
+	SkipReason string         `json:"skip_reason,omitempty"`
+	Error      string         `json:"error,omitempty"`
+	RunDir     string         `json:"run_dir"`
+	Change     *vcs.Change    `json:"change,omitempty"`
+	Result     review.Result  `json:"result"`
+	Dispatches []DispatchNote `json:"dispatches,omitempty"`
+}
+
+// DispatchNote is the outcome of publishing to one channel.
+type DispatchNote struct {
+	Channel string `json:"channel"`
+	Status  audit.DispatchStatus `json:"status"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// ProcessOptions changes how one run is processed.
+type ProcessOptions struct {
+	// DryRun reviews but publishes to no channel.
+	DryRun bool
+}
+
+// Process reviews a claimed run and records its outcome. The returned
+// error is only for failures to record; review failures end up in the
+// Report's Status and Error and in the audit trail.
+func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOptions) (*Report, error) {
+	rep := &Report{RunID: run.ID, Repo: run.Repo, Revision: run.Revision}
+	log := p.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
+	started := time.Now()
+
+	outcome, err := p.review(ctx, run, rep, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			// Shutting down: leave the run in `running`; the next start
+			// re-queues it rather than recording a spurious failure.
+			return rep, ctx.Err()
+		}
+		outcome = audit.Outcome{Status: audit.RunFailed, Error: err.Error()}
+		rep.Status, rep.Error = audit.RunFailed, err.Error()
+		log.Error("review failed", "err", err)
+	}
+	if err := p.store.FinishRun(context.WithoutCancel(ctx), run.ID, outcome); err != nil {
+		return rep, fmt.Errorf("record run %d: %w", run.ID, err)
+	}
+	log.Info("review finished", "status", rep.Status, "skip_reason", rep.SkipReason, "problems", len(rep.Result.Problems), "duration_ms", time.Since(started).Milliseconds())
+	return rep, nil
+}
+
+func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts ProcessOptions) (audit.Outcome, error) {
+	repo, ok := p.cfg.Repo(run.Repo)
+	if !ok {
+		return audit.Outcome{}, fmt.Errorf("repo %q is no longer in the config", run.Repo)
+	}
+	adapter := p.adapters[run.Repo]
+
+	layout := agent.NewRun(filepath.Join(p.cfg.Daemon.DataDir, "runs", strconv.FormatInt(run.ID, 10)))
+	// A resumed run starts from a clean directory: a half-written fetch
+	// from the interrupted attempt must not leak into this one.
+	if err := os.RemoveAll(layout.Dir); err != nil {
+		return audit.Outcome{}, fmt.Errorf("clean run dir: %w", err)
+	}
+	if err := os.MkdirAll(layout.AgentDir, 0o750); err != nil {
+		return audit.Outcome{}, fmt.Errorf("create run dir: %w", err)
+	}
+	rep.RunDir = layout.Dir
+	if err := p.store.SetRunDir(ctx, run.ID, layout.Dir); err != nil {
+		return audit.Outcome{}, fmt.Errorf("record run dir: %w", err)
+	}
+
+	change, err := adapter.Fetch(ctx, run.Revision, layout.Dir)
+	if err != nil {
+		return audit.Outcome{}, fmt.Errorf("fetch %s r%s: %w", run.Repo, run.Revision, err)
+	}
+	change.Repo = run.Repo
+	rep.Change = change
+	if err := writeJSONFile(layout.ChangePath, change); err != nil {
+		return audit.Outcome{}, fmt.Errorf("write change.json: %w", err)
+	}
+
+	if err := review.ClearState(layout.StatePath); err != nil {
+		return audit.Outcome{}, fmt.Errorf("clear stale state: %w", err)
+	}
+	if err := p.agent.Review(ctx, layout); err != nil {
+		return audit.Outcome{}, fmt.Errorf("agent review: %w", err)
+	}
+	state, err := review.LoadState(layout.StatePath)
+	if err != nil {
+		return audit.Outcome{}, fmt.Errorf("read agent state: %w", err)
+	}
+	result := state.Result()
+	rep.Result = result
+
+	outcome := audit.Outcome{Status: audit.RunSucceeded, Problems: result.Problems, Summaries: result.Summaries}
+	if result.Skip != nil {
+		outcome.Status, outcome.SkipReason = audit.RunSkipped, result.Skip.Reason
+	}
+	if !opts.DryRun {
+		published, dispatchErr := p.dispatch(ctx, run, repo, change, result, rep)
+		if dispatchErr != nil {
+			outcome.Error = dispatchErr.Error()
+		}
+		if !published && len(repo.Channels) > 0 && dispatchErr == nil && result.Skip == nil {
+			outcome.Status, outcome.SkipReason = audit.RunSkipped, im.ReasonNoProblemsSuppressed
+		}
+	}
+	rep.Status, rep.SkipReason, rep.Error = outcome.Status, outcome.SkipReason, outcome.Error
+	return outcome, nil
+}
+
+// dispatch publishes to every channel of the repo under its policy. Each
+// channel gets one dispatch row per run, so a run resumed after a crash
+// does not post twice where it already posted.
+func (p *Pipeline) dispatch(ctx context.Context, run *audit.Run, repo *RepoConfig, change *vcs.Change, result review.Result, rep *Report) (published bool, err error) {
+	var errs []error
+	for _, name := range repo.Channels {
+		ch := p.channels[name]
+		d, derr := p.store.EnsureDispatch(ctx, run.ID, name)
+		if derr != nil {
+			errs = append(errs, fmt.Errorf("channel %s: record dispatch: %w", name, derr))
+			continue
+		}
+		if d.Status == audit.DispatchSent {
+			published = true
+			rep.Dispatches = append(rep.Dispatches, DispatchNote{Channel: name, Status: audit.DispatchSent, Detail: "already sent by an earlier attempt"})
+			continue
+		}
+		filtered, publish, reason := p.policies[name].Apply(result)
+		if !publish {
+			if err := p.store.MarkDispatch(ctx, d.ID, audit.DispatchSuppressed, reason); err != nil {
+				errs = append(errs, err)
+			}
+			rep.Dispatches = append(rep.Dispatches, DispatchNote{Channel: name, Status: audit.DispatchSuppressed, Detail: reason})
+			continue
+		}
+		sendErr := ch.Send(ctx, im.Message{RunID: run.ID, Change: change, Result: filtered})
+		status, detail := audit.DispatchSent, ""
+		if sendErr != nil {
+			status, detail = audit.DispatchFailed, sendErr.Error()
+			errs = append(errs, fmt.Errorf("channel %s: %w", name, sendErr))
+		} else {
+			published = true
+		}
+		if err := p.store.MarkDispatch(ctx, d.ID, status, detail); err != nil {
+			errs = append(errs, err)
+		}
+		rep.Dispatches = append(rep.Dispatches, DispatchNote{Channel: name, Status: status, Detail: detail})
+	}
+	return published, errors.Join(errs...)
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o640)
+}

@@ -1,0 +1,93 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/triggers"
+)
+
+// spoolDrainer moves events that hooks spooled on this host (because the
+// daemon was down or unreachable) into the queue.
+type spoolDrainer struct {
+	cfg   *Config
+	store *audit.Store
+	log   *slog.Logger
+	now   func() time.Time
+	wake  func()
+}
+
+func (d *spoolDrainer) dirs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, dir := range append([]string{d.cfg.Notify.SpoolDir}, d.cfg.Daemon.SpoolDirs...) {
+		if dir != "" && !seen[dir] {
+			seen[dir] = true
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+func (d *spoolDrainer) drainAll(ctx context.Context) {
+	for _, dir := range d.dirs() {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		n, err := d.drain(ctx, triggers.Spool{Dir: dir})
+		if err != nil {
+			d.log.Error("drain spool", "dir", dir, "err", err)
+		}
+		if n > 0 {
+			d.log.Info("drained spool", "dir", dir, "events", n)
+			d.wake()
+		}
+	}
+}
+
+// drain enqueues every spooled event, oldest first. A file leaves the
+// spool only after the queue has it, or when it is moved to rejected/ with
+// its reason, so a crash mid-drain loses nothing.
+func (d *spoolDrainer) drain(ctx context.Context, sp triggers.Spool) (int, error) {
+	names, err := sp.List()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		ev, err := sp.Read(name)
+		if err != nil {
+			// Read has already moved a corrupt file to rejected/ with its
+			// reason; anything else (permissions) stays for the next drain.
+			d.log.Warn("spooled event unreadable", "dir", sp.Dir, "file", name, "err", err)
+			continue
+		}
+		if msg := checkEvent(d.cfg, ev); msg != "" {
+			raw, _ := json.Marshal(ev)
+			if _, err := d.store.RecordRejectedEvent(ctx, audit.RejectedEvent{ReceivedAt: d.now(), Reason: "spool " + sp.Dir + ": " + msg, Payload: raw}); err != nil {
+				return n, err
+			}
+			d.log.Warn("spooled event rejected", "file", name, "reason", msg)
+			if err := sp.Reject(name, msg); err != nil {
+				return n, err
+			}
+			continue
+		}
+		if _, err := d.store.Enqueue(ctx, ev, triggers.SourceSpool, d.now()); err != nil {
+			return n, err
+		}
+		if err := sp.Remove(name); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
