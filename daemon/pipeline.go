@@ -98,23 +98,23 @@ func newAdapter(r RepoConfig) (vcs.Adapter, error) {
 
 // Report is what one processed run came to.
 type Report struct {
-	RunID      int64          `json:"run_id"`
-	Repo       string         `json:"repo"`
-	Revision   string         `json:"revision"`
+	RunID      int64           `json:"run_id"`
+	Repo       string          `json:"repo"`
+	Revision   string          `json:"revision"`
 	Status     audit.RunStatus `json:"status"`
-	SkipReason string         `json:"skip_reason,omitempty"`
-	Error      string         `json:"error,omitempty"`
-	RunDir     string         `json:"run_dir"`
-	Change     *vcs.Change    `json:"change,omitempty"`
-	Result     review.Result  `json:"result"`
-	Dispatches []DispatchNote `json:"dispatches,omitempty"`
+	SkipReason string          `json:"skip_reason,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	RunDir     string          `json:"run_dir"`
+	Change     *vcs.Change     `json:"change,omitempty"`
+	Result     review.Result   `json:"result"`
+	Dispatches []DispatchNote  `json:"dispatches,omitempty"`
 }
 
 // DispatchNote is the outcome of publishing to one channel.
 type DispatchNote struct {
-	Channel string `json:"channel"`
+	Channel string               `json:"channel"`
 	Status  audit.DispatchStatus `json:"status"`
-	Detail  string `json:"detail,omitempty"`
+	Detail  string               `json:"detail,omitempty"`
 }
 
 // ProcessOptions changes how one run is processed.
