@@ -17,6 +17,7 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/channels"
 	"github.com/aicr-dev/aicr/vcs"
+	"github.com/aicr-dev/aicr/vcs/registry"
 )
 
 // DefaultListen is where the daemon listens and the notify client sends
@@ -36,7 +37,7 @@ type Config struct {
 	Daemon   DaemonConfig    `toml:"daemon"`
 	Notify   NotifyConfig    `toml:"notify"`
 	Agent    agent.Config    `toml:"agent"`
-	Repos    []RepoConfig    `toml:"repo"`
+	Repos    []RepoConfig    `toml:"-"`
 	Channels []ChannelConfig `toml:"-"`
 }
 
@@ -69,18 +70,13 @@ type NotifyConfig struct {
 	ResendMax  int           `toml:"resend_max"`
 }
 
-// RepoConfig is one [[repo]] table.
+// RepoConfig is one [[repo]] table: the keys every kind shares, plus the
+// kind's own settings (vcs/registry) decoded from the same table.
 type RepoConfig struct {
-	Name      string   `toml:"name"`
-	Kind      vcs.Kind `toml:"kind"`
-	URL       string   `toml:"url"`
-	LocalPath string   `toml:"local_path"`
-	Include   []string `toml:"include"`
-	Exclude   []string `toml:"exclude"`
-	Channels  []string `toml:"channels"`
-	// MaxFileBytes caps the content fetched per file; larger files are
-	// listed as skipped.
-	MaxFileBytes int64 `toml:"max_file_bytes"`
+	Name     string   `toml:"name"`
+	Kind     vcs.Kind `toml:"kind"`
+	Channels []string `toml:"channels"`
+	Settings vcs.RepoSettings `toml:"-"`
 }
 
 // ChannelConfig is one [[channel]] table: the keys every kind shares plus
@@ -136,6 +132,7 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	var raw struct {
 		Config
 		Channel []toml.Primitive `toml:"channel"`
+		Repo    []toml.Primitive `toml:"repo"`
 	}
 	md, err := toml.Decode(string(data), &raw)
 	if err != nil {
@@ -151,6 +148,30 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	var errs []error
 	fail := func(key, format string, args ...any) {
 		errs = append(errs, &ConfigError{File: name, Line: keys.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+
+	repoKinds := registry.Kinds()
+	for i, prim := range raw.Repo {
+		key := fmt.Sprintf("repo[%d]", i)
+		var r RepoConfig
+		if err := md.PrimitiveDecode(prim, &r); err != nil {
+			fail(key, "%v", err)
+			continue
+		}
+		newSettings, ok := repoKinds[r.Kind]
+		switch {
+		case r.Kind == "":
+			fail(key+".kind", `missing; set kind = "svn"`)
+		case !ok:
+			fail(key+".kind", "unsupported repo kind %q (supported: %s)", r.Kind, strings.Join(sortedKeys(repoKinds), ", "))
+		default:
+			r.Settings = newSettings()
+			if err := md.PrimitiveDecode(prim, r.Settings); err != nil {
+				fail(key, "%v", err)
+				continue
+			}
+		}
+		cfg.Repos = append(cfg.Repos, r)
 	}
 
 	kinds := channels.Kinds()
@@ -252,8 +273,10 @@ func (c *Config) resolvePaths(base string) {
 	}
 	abs(&c.Notify.SecretFile)
 	abs(&c.Notify.SpoolDir)
-	for i := range c.Repos {
-		abs(&c.Repos[i].LocalPath)
+	for _, r := range c.Repos {
+		if pr, ok := r.Settings.(vcs.PathResolver); ok {
+			pr.ResolvePaths(base)
+		}
 	}
 }
 
@@ -318,29 +341,15 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 			add(key+".name", "duplicate repo name %q", r.Name)
 		}
 		repoNames[r.Name] = true
-		switch r.Kind {
-		case vcs.KindSVN:
-			if r.URL == "" && r.LocalPath == "" {
-				add(key+".url", "an svn repo needs url (svn://, http(s)://, file://) or local_path")
+		if r.Settings != nil {
+			for _, err := range splitErrors(r.Settings.Validate()) {
+				add(key, "%v", err)
 			}
-			if r.URL != "" && !hasAnyPrefix(r.URL, "svn://", "svn+ssh://", "http://", "https://", "file://") {
-				add(key+".url", "unsupported URL scheme in %q (use svn://, svn+ssh://, http(s):// or file://)", r.URL)
-			}
-		case "":
-			add(key+".kind", `missing; set kind = "svn"`)
-		default:
-			add(key+".kind", "unsupported repo kind %q (supported: svn)", r.Kind)
-		}
-		if err := (vcs.Filter{Include: r.Include, Exclude: r.Exclude}).Validate(); err != nil {
-			add(key+".include", "%v", err)
 		}
 		for _, name := range r.Channels {
 			if !channelNames[name] && !declaredChannels[name] {
 				add(key+".channels", "names channel %q, which no [[channel]] defines", name)
 			}
-		}
-		if r.MaxFileBytes < 0 {
-			add(key+".max_file_bytes", "must not be negative")
 		}
 	}
 	return out
@@ -356,17 +365,17 @@ func (c *Config) Repo(name string) (*RepoConfig, bool) {
 	return nil, false
 }
 
-// RepoForPath finds the repo whose local_path or file:// URL is dir; the
-// SVN hook only knows the repository's filesystem path.
+// RepoForPath finds the repo whose local path on this host is dir; the SVN
+// hook only knows the repository's filesystem path.
 func (c *Config) RepoForPath(dir string) (*RepoConfig, bool) {
 	clean := filepath.Clean(dir)
 	for i := range c.Repos {
-		r := &c.Repos[i]
-		if r.LocalPath != "" && filepath.Clean(r.LocalPath) == clean {
-			return r, true
+		lp, ok := c.Repos[i].Settings.(vcs.LocalPather)
+		if !ok {
+			continue
 		}
-		if p, ok := strings.CutPrefix(r.URL, "file://"); ok && filepath.Clean(p) == clean {
-			return r, true
+		if p := lp.LocalRepoPath(); p != "" && filepath.Clean(p) == clean {
+			return &c.Repos[i], true
 		}
 	}
 	return nil, false
@@ -407,19 +416,10 @@ func readSecret(table, env, file string) ([]byte, error) {
 	return nil, fmt.Errorf("[%s]: %w: set secret_env or secret_file", table, ErrNoSecret)
 }
 
-func hasAnyPrefix(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
+func sortedKeys[K ~string, V any](m map[K]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
-		out = append(out, k)
+		out = append(out, string(k))
 	}
 	sort.Strings(out)
 	return out

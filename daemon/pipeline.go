@@ -17,7 +17,6 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
-	"github.com/aicr-dev/aicr/vcs/svn"
 )
 
 // Pipeline turns one queued run into a published, audited review. The
@@ -89,11 +88,10 @@ func NewPipeline(cfg *Config, deps PipelineDeps) (*Pipeline, error) {
 }
 
 func newAdapter(r RepoConfig) (vcs.Adapter, error) {
-	url := r.URL
-	if url == "" {
-		url = "file://" + r.LocalPath
+	if r.Settings == nil {
+		return nil, fmt.Errorf("repo kind %q has no adapter", r.Kind)
 	}
-	return svn.New(svn.Config{URL: url, Include: r.Include, Exclude: r.Exclude, MaxFileBytes: r.MaxFileBytes})
+	return r.Settings.NewAdapter()
 }
 
 // Report is what one processed run came to.

@@ -121,3 +121,38 @@ var (
 	// ErrToolMissing: the VCS command-line client is not installed.
 	ErrToolMissing = errors.New("vcs client not installed")
 )
+
+// RepoSettings is the kind-specific part of a [[repo]] table (url and
+// credentials for svn, port and depot paths for p4). The daemon decodes it
+// from the same TOML table as the common keys (name, kind, channels), so
+// implementations carry `toml` tags; include/exclude belong to the kind's
+// settings because filtering happens before any fetch.
+type RepoSettings interface {
+	// Validate checks the settings without touching the network.
+	Validate() error
+	// NewAdapter builds the adapter; it may look up the client binary.
+	NewAdapter() (Adapter, error)
+}
+
+// LocalPather is implemented by settings that know the repository's path on
+// this host, which is all an SVN hook knows about its repository.
+type LocalPather interface {
+	LocalRepoPath() string
+}
+
+// PathResolver is implemented by settings with file paths that are
+// relative to the config file's directory.
+type PathResolver interface {
+	ResolvePaths(baseDir string)
+}
+
+// Lister is implemented by adapters the reconciler can ask for changes
+// whose hook or trigger never fired.
+type Lister interface {
+	// Head returns the newest change id in scope (youngest revision,
+	// highest submitted changelist).
+	Head(ctx context.Context) (string, error)
+	// ChangesAfter returns the ids of changes in scope after `after`,
+	// oldest first, at most limit.
+	ChangesAfter(ctx context.Context, after string, limit int) ([]string, error)
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/aicr-dev/aicr/vcs"
@@ -22,29 +23,63 @@ type Config struct {
 	// URL is the directory that is reviewed, e.g.
 	// https://svn.example.com/repos/main/trunk. Changed paths are reported
 	// relative to it; changes elsewhere in the repository are ignored.
-	URL string
+	URL string `toml:"url"`
+	// LocalPath is the repository's directory on this host, when the
+	// daemon runs on the SVN server. It lets the hook find its [[repo]];
+	// with no URL, file://LocalPath is used.
+	LocalPath string `toml:"local_path"`
 	// SvnPath is the svn client, a path or a name looked up in PATH.
 	// Default "svn".
-	SvnPath string
+	SvnPath string `toml:"svn_path"`
 	// ConfigDir, when set, is passed as --config-dir: where svn keeps its
 	// servers file and cached credentials for this repository.
 	// Credentials never go on the command line.
-	ConfigDir string
+	ConfigDir string `toml:"config_dir"`
 	// Include and Exclude are globs over URL-relative paths ("**" matches
 	// any number of directories). An empty Include means every path.
 	// Out-of-scope files are listed with Skipped "excluded by filter".
-	Include []string
-	Exclude []string
+	Include []string `toml:"include"`
+	Exclude []string `toml:"exclude"`
 	// MaxFileBytes caps the content fetched per file. Zero means
 	// DefaultMaxFileBytes.
-	MaxFileBytes int64
+	MaxFileBytes int64 `toml:"max_file_bytes"`
+}
+
+var (
+	_ vcs.RepoSettings = (*Config)(nil)
+	_ vcs.LocalPather  = (*Config)(nil)
+	_ vcs.PathResolver = (*Config)(nil)
+)
+
+// NewAdapter implements vcs.RepoSettings.
+func (c *Config) NewAdapter() (vcs.Adapter, error) { return New(c.withDefaults()) }
+
+// LocalRepoPath implements vcs.LocalPather.
+func (c *Config) LocalRepoPath() string { return c.LocalPath }
+
+// ResolvePaths implements vcs.PathResolver.
+func (c *Config) ResolvePaths(baseDir string) {
+	for _, p := range []*string{&c.LocalPath, &c.ConfigDir} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(baseDir, *p)
+		}
+	}
+}
+
+// withDefaults fills URL from LocalPath.
+func (c Config) withDefaults() Config {
+	if c.URL == "" && c.LocalPath != "" {
+		c.URL = "file://" + filepath.ToSlash(c.LocalPath)
+	}
+	return c
 }
 
 // Validate checks the config without touching the network or PATH.
 func (c Config) Validate() error {
+	c = c.withDefaults()
 	var errs []error
 	if c.URL == "" {
-		errs = append(errs, errors.New("url is required: the repository directory to review, e.g. https://svn.example.com/repos/main/trunk"))
+		errs = append(errs, errors.New("url (or local_path) is required: the repository directory to review, e.g. https://svn.example.com/repos/main/trunk"))
 	} else if err := checkURL(c.URL); err != nil {
 		errs = append(errs, fmt.Errorf("url %q: %w", c.URL, err))
 	}

@@ -313,7 +313,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"ok", Config{URL: "https://svn.example.com/repos/x/trunk"}, ""},
 		{"ok svn+ssh", Config{URL: "svn+ssh://host/repos/x"}, ""},
-		{"no url", Config{}, "url is required"},
+		{"no url", Config{}, "url (or local_path) is required"},
 		{"bad scheme", Config{URL: "ftp://host/x"}, "scheme must be"},
 		{"credentials", Config{URL: "https://bob:pw@host/x"}, "must not contain credentials"},
 		{"no host", Config{URL: "https:///x"}, "no host"},
