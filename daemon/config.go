@@ -73,9 +73,9 @@ type NotifyConfig struct {
 // RepoConfig is one [[repo]] table: the keys every kind shares, plus the
 // kind's own settings (vcs/registry) decoded from the same table.
 type RepoConfig struct {
-	Name     string   `toml:"name"`
-	Kind     vcs.Kind `toml:"kind"`
-	Channels []string `toml:"channels"`
+	Name     string           `toml:"name"`
+	Kind     vcs.Kind         `toml:"kind"`
+	Channels []string         `toml:"channels"`
 	Settings vcs.RepoSettings `toml:"-"`
 }
 
