@@ -233,7 +233,7 @@ func (p *Pipeline) dispatch(ctx context.Context, run *audit.Run, repo *RepoConfi
 			rep.Dispatches = append(rep.Dispatches, DispatchNote{Channel: name, Status: audit.DispatchSuppressed, Detail: reason})
 			continue
 		}
-		sendErr := ch.Send(ctx, im.Message{RunID: run.ID, Change: change, Result: filtered})
+		_, sendErr := ch.Send(ctx, im.Message{RunID: run.ID, Change: change, Result: filtered})
 		status, detail := audit.DispatchSent, ""
 		if sendErr != nil {
 			status, detail = audit.DispatchFailed, sendErr.Error()

@@ -26,6 +26,36 @@ type Message struct {
 	Result review.Result
 	// ChangeURL links to the change in a browser; optional.
 	ChangeURL string
+	// Author is the change author's chat identities, for mentions; nil
+	// when the VCS user is not mapped.
+	Author *Identity
+}
+
+// Identity maps one VCS user to the ids each platform mentions by. Empty
+// fields are unknown; Email lets Slack look the user up.
+type Identity struct {
+	VCSUser        string `toml:"vcs_user" json:"vcs_user"`
+	Email          string `toml:"email" json:"email,omitempty"`
+	SlackID        string `toml:"slack_id" json:"slack_id,omitempty"`
+	FeishuOpenID   string `toml:"feishu_open_id" json:"feishu_open_id,omitempty"`
+	DingTalkUserID string `toml:"dingtalk_user_id" json:"dingtalk_user_id,omitempty"`
+	Mobile         string `toml:"mobile" json:"mobile,omitempty"`
+	WeComUserID    string `toml:"wecom_user_id" json:"wecom_user_id,omitempty"`
+}
+
+// Receipt is what one successful Send did, for the audit trail.
+type Receipt struct {
+	// Rendered is the body as sent (all parts, joined), secrets excluded.
+	Rendered string
+	// Parts is how many messages the report was split into.
+	Parts int
+	// StatusCode and Response are the platform's answer to the last part
+	// (an excerpt of the body).
+	StatusCode int
+	Response   string
+	// MessageID identifies the posted message where the platform returns
+	// one (Slack ts), so replies and dedupe can refer to it.
+	MessageID string
 }
 
 // Channel delivers messages to one configured destination. Implementations
@@ -36,7 +66,9 @@ type Channel interface {
 	Name() string
 	// Kind is the channel kind ("console", "file", ...).
 	Kind() string
-	Send(ctx context.Context, msg Message) error
+	// Send makes one delivery attempt. Failures should be a *SendError so
+	// the dispatcher knows whether, and when, to retry.
+	Send(ctx context.Context, msg Message) (Receipt, error)
 }
 
 // Deps are the process-level things a channel may need when it is built.

@@ -107,7 +107,7 @@ pth = "x"
 		t.Fatalf("built %v", built)
 	}
 	for _, ch := range built {
-		if err := ch.Send(context.Background(), im.Message{RunID: 1}); err != nil {
+		if _, err := ch.Send(context.Background(), im.Message{RunID: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}

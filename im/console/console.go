@@ -51,15 +51,15 @@ func (c *Channel) Kind() string { return KindName }
 // Send writes the report followed by a blank line. Workers send
 // concurrently, so each report goes out in a single locked Write to keep
 // reports from interleaving.
-func (c *Channel) Send(ctx context.Context, msg im.Message) error {
+func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return im.Receipt{}, err
 	}
 	text := im.RenderText(msg) + "\n"
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, err := io.WriteString(c.out, text); err != nil {
-		return fmt.Errorf("write report: %w", err)
+		return im.Receipt{}, fmt.Errorf("write report: %w", err)
 	}
-	return nil
+	return im.Receipt{Rendered: text, Parts: 1}, nil
 }

@@ -30,7 +30,7 @@ func TestSendWritesReportsSeparatedByBlankLine(t *testing.T) {
 			Result: review.Result{Problems: []review.Problem{{File: "a.go", Line: 1, Severity: review.SeverityHigh, Message: "m"}}}},
 	}
 	for _, m := range msgs {
-		if err := ch.Send(context.Background(), m); err != nil {
+		if _, err := ch.Send(context.Background(), m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,7 +54,7 @@ func TestSendHonoursCancelledContext(t *testing.T) {
 	ch, _ := New("x", &out)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := ch.Send(ctx, im.Message{}); err == nil || out.Len() != 0 {
+	if _, err := ch.Send(ctx, im.Message{}); err == nil || out.Len() != 0 {
 		t.Fatalf("err = %v, wrote %d bytes", err, out.Len())
 	}
 }

@@ -92,14 +92,21 @@ func (c *Channel) Path() string { return c.path }
 // the line goes out in a single write, so several workers (or several
 // channels sharing a path, or logrotate moving the file away) never produce
 // interleaved or lost lines; fsync makes a returned nil mean "on disk".
-func (c *Channel) Send(ctx context.Context, msg im.Message) error {
+func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return im.Receipt{}, err
 	}
 	line, err := c.encode(msg)
 	if err != nil {
-		return err
+		return im.Receipt{}, err
 	}
+	if err := c.appendLine(line); err != nil {
+		return im.Receipt{}, err
+	}
+	return im.Receipt{Rendered: string(line), Parts: 1}, nil
+}
+
+func (c *Channel) appendLine(line []byte) error {
 	// os errors name the path, so the step name is all that is added here.
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o750); err != nil {
 		return fmt.Errorf("create directory: %w", err)

@@ -81,7 +81,7 @@ func TestSendAppendsJSONLines(t *testing.T) {
 		t.Fatalf("Path() = %q, want %q (relative to BaseDir)", ch.Path(), path)
 	}
 	for run := int64(1); run <= 2; run++ {
-		if err := ch.Send(context.Background(), message(run)); err != nil {
+		if _, err := ch.Send(context.Background(), message(run)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -137,7 +137,7 @@ func TestSendEmptyResultWritesEmptyArrays(t *testing.T) {
 	dir := t.TempDir()
 	ch := build(t, Config{Path: filepath.Join(dir, "r.jsonl")}, "/elsewhere")
 	msg := im.Message{RunID: 3, Result: review.Result{Skip: &review.Skip{Reason: "lgtm"}}}
-	if err := ch.Send(context.Background(), msg); err != nil {
+	if _, err := ch.Send(context.Background(), msg); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, "r.jsonl"))
@@ -161,7 +161,8 @@ func TestConcurrentSendNeverInterleaves(t *testing.T) {
 			for i := range perWorker {
 				msg := message(int64(w*perWorker + i))
 				msg.Result.Summaries = []review.Summary{{Markdown: fmt.Sprintf("%d-%d %s", w, i, big)}}
-				errs <- ch.Send(context.Background(), msg)
+				_, err := ch.Send(context.Background(), msg)
+				errs <- err
 			}
 		})
 	}
@@ -193,7 +194,7 @@ func TestSendErrorNamesPath(t *testing.T) {
 	}
 	path := filepath.Join(blocker, "r.jsonl")
 	ch := build(t, Config{Path: path}, "")
-	err := ch.Send(context.Background(), message(1))
+	_, err := ch.Send(context.Background(), message(1))
 	if err == nil {
 		t.Fatal("Send succeeded below a regular file")
 	}
@@ -206,7 +207,7 @@ func TestSendErrorNamesPath(t *testing.T) {
 	if err := os.Mkdir(dirPath, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	err = build(t, Config{Path: dirPath}, "").Send(context.Background(), message(1))
+	_, err = build(t, Config{Path: dirPath}, "").Send(context.Background(), message(1))
 	if err == nil || !strings.Contains(err.Error(), dirPath) {
 		t.Fatalf("err = %v, want one naming %s", err, dirPath)
 	}
