@@ -11,6 +11,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent/builtin"
 	"github.com/aicr-dev/aicr/agent/rundir"
+	"github.com/aicr-dev/aicr/review"
 )
 
 // Run holds the paths of one run directory; see rundir.New.
@@ -56,8 +57,11 @@ func (c Config) Validate() error {
 type Deps struct {
 	// MCPCommand starts the aicr MCP tool server, e.g.
 	// {"/usr/local/bin/aicr", "mcp", "serve"}; the agent appends
-	// --state and --change.
+	// --state, --change and the limit flags.
 	MCPCommand []string
+	// Limits bound what one pass may record; zero fields keep the
+	// server's defaults.
+	Limits review.Limits
 	// Logger receives progress and rejected tool calls; nil discards.
 	Logger *slog.Logger
 }
@@ -69,7 +73,7 @@ func New(cfg Config, deps Deps) (Agent, error) {
 	}
 	switch cfg.Kind {
 	case KindBuiltin:
-		return builtin.New(builtin.Options{MCPCommand: deps.MCPCommand, Logger: deps.Logger})
+		return builtin.New(builtin.Options{MCPCommand: deps.MCPCommand, Limits: deps.Limits, Logger: deps.Logger})
 	}
 	return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
 }

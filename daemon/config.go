@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/robfig/cron/v3"
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/im"
@@ -73,9 +74,18 @@ type NotifyConfig struct {
 // RepoConfig is one [[repo]] table: the keys every kind shares, plus the
 // kind's own settings (vcs/registry) decoded from the same table.
 type RepoConfig struct {
-	Name     string           `toml:"name"`
-	Kind     vcs.Kind         `toml:"kind"`
-	Channels []string         `toml:"channels"`
+	Name     string   `toml:"name"`
+	Kind     vcs.Kind `toml:"kind"`
+	Channels []string `toml:"channels"`
+	// ReconcileEvery is the cron spec of the job that finds changes whose
+	// hook or trigger never fired; "off" disables it.
+	ReconcileEvery string `toml:"reconcile_every"`
+	// ReconcileMax bounds how many missed changes one tick enqueues.
+	ReconcileMax int `toml:"reconcile_max"`
+	// ReconcileBackfill makes the first tick after install enqueue history
+	// (bounded by ReconcileMax per tick) instead of starting at the head.
+	ReconcileBackfill bool `toml:"reconcile_backfill"`
+
 	Settings vcs.RepoSettings `toml:"-"`
 }
 
@@ -250,6 +260,14 @@ func (c *Config) applyDefaults() {
 	if n.ResendMax == 0 {
 		n.ResendMax = 20
 	}
+	for i := range c.Repos {
+		if c.Repos[i].ReconcileEvery == "" {
+			c.Repos[i].ReconcileEvery = "@every 5m"
+		}
+		if c.Repos[i].ReconcileMax == 0 {
+			c.Repos[i].ReconcileMax = 50
+		}
+	}
 	if c.Agent.Kind == "" {
 		c.Agent.Kind = "builtin"
 	}
@@ -345,6 +363,14 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 			for _, err := range splitErrors(r.Settings.Validate()) {
 				add(key, "%v", err)
 			}
+		}
+		if r.ReconcileEvery != "off" {
+			if _, err := cron.ParseStandard(r.ReconcileEvery); err != nil {
+				add(key+".reconcile_every", "bad schedule %q: %v (use cron syntax, @every 5m, or off)", r.ReconcileEvery, err)
+			}
+		}
+		if r.ReconcileMax < 1 || r.ReconcileMax > 10000 {
+			add(key+".reconcile_max", "must be between 1 and 10000, got %d", r.ReconcileMax)
 		}
 		for _, name := range r.Channels {
 			if !channelNames[name] && !declaredChannels[name] {

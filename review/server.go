@@ -1,7 +1,6 @@
 package review
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -49,6 +47,8 @@ type ServerOptions struct {
 	// SrcDir holds the new file contents; default src/ next to change.json.
 	SrcDir string
 	Limits Limits
+	// ToolNames selects dotted names (default), underscore aliases or both.
+	ToolNames ToolNaming
 	// Version is reported to clients as the server version.
 	Version string
 }
@@ -66,6 +66,9 @@ func (o ServerOptions) withDefaults() ServerOptions {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
+	if o.ToolNames == "" {
+		o.ToolNames = ToolNamingDotted
+	}
 	o.Limits = o.Limits.WithDefaults()
 	return o
 }
@@ -77,6 +80,10 @@ func (o ServerOptions) withDefaults() ServerOptions {
 // "the agent never started the server").
 func NewServer(opts ServerOptions) (*server.MCPServer, error) {
 	opts = opts.withDefaults()
+	naming, err := ParseToolNaming(string(opts.ToolNames))
+	if err != nil {
+		return nil, err
+	}
 	change, err := loadChange(opts.ChangePath)
 	if err != nil {
 		return nil, err
@@ -101,12 +108,25 @@ func NewServer(opts ServerOptions) (*server.MCPServer, error) {
 		server.WithRecovery(),
 		server.WithInstructions(serverInstructions),
 	)
-	s.AddTool(reportProblemTool(h.v.Limits()), h.handle(ToolReportProblem, h.reportProblem))
-	s.AddTool(publishSummaryTool(), h.handle(ToolPublishSummary, h.publishSummary))
-	s.AddTool(skipTool(), h.handle(ToolSkip, h.skip))
-	s.AddTool(requestTool(ToolFetchMoreContext, fetchMoreContextDescription), h.handle(ToolFetchMoreContext, h.fetchMoreContext))
-	s.AddTool(requestTool(ToolTryBlame, tryBlameDescription), h.handle(ToolTryBlame, h.tryBlame))
+	for _, tool := range toolDefinitions(h.v.Limits()) {
+		canonical := tool.Name
+		for _, name := range naming.exposedNames(canonical) {
+			tool.Name = name
+			s.AddTool(tool, h.handle(canonical))
+		}
+	}
 	return s, nil
+}
+
+// toolDefinitions returns the five tools under their canonical names.
+func toolDefinitions(l Limits) []mcp.Tool {
+	return []mcp.Tool{
+		reportProblemTool(l),
+		publishSummaryTool(),
+		skipTool(),
+		requestTool(ToolFetchMoreContext, fetchMoreContextDescription),
+		requestTool(ToolTryBlame, tryBlameDescription),
+	}
 }
 
 // Serve runs the tool server over stdio until in reaches EOF or ctx ends.
@@ -141,7 +161,7 @@ func loadChange(path string) (*vcs.Change, error) {
 }
 
 // toolHandler serialises every call: each one reads and rewrites the whole
-// state file, and the stdio server runs calls on a worker pool.
+// state file, and both transports run calls concurrently.
 type toolHandler struct {
 	mu        sync.Mutex
 	statePath string
@@ -149,11 +169,9 @@ type toolHandler struct {
 	v         *Validator
 }
 
-// toolFunc records one validated item in st and returns the text the agent
-// sees, or the envelope of why the call was refused.
-type toolFunc func(args json.RawMessage, st *State) (string, *ToolError)
-
-func (h *toolHandler) handle(tool string, fn toolFunc) server.ToolHandlerFunc {
+// handle serves one tool; the call is recorded under its canonical name
+// whichever alias the client used.
+func (h *toolHandler) handle(tool string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		raw, err := rawArguments(req)
 		if err != nil {
@@ -164,14 +182,7 @@ func (h *toolHandler) handle(tool string, fn toolFunc) server.ToolHandlerFunc {
 		// Items are only ever appended and Skip is replaced, never mutated,
 		// so a shallow copy is enough to undo a call whose save failed.
 		before := *h.state
-		text, terr := fn(raw, h.state)
-		if terr != nil {
-			h.state.Rejected = append(h.state.Rejected, Rejection{
-				Tool:      tool,
-				Arguments: storedArguments(raw),
-				ToolError: *terr,
-			})
-		}
+		text, terr := applyCall(h.v, h.state, tool, raw)
 		if err := SaveState(h.statePath, h.state); err != nil {
 			*h.state = before
 			return nil, err
@@ -192,171 +203,6 @@ func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 		return json.RawMessage("{}"), nil
 	}
 	return json.Marshal(req.Params.Arguments)
-}
-
-func storedArguments(raw json.RawMessage) json.RawMessage {
-	if !json.Valid(raw) {
-		b, _ := json.Marshal(string(raw))
-		raw = b
-	}
-	if len(raw) <= maxStoredArgumentBytes {
-		return raw
-	}
-	b, _ := json.Marshal(map[string]any{
-		"truncated": true,
-		"bytes":     len(raw),
-		"prefix":    string(bytes.ToValidUTF8(raw[:maxStoredArgumentBytes], nil)),
-	})
-	return b
-}
-
-// decodeArgs decodes strictly: an argument the tool does not declare (an
-// attribution field, a typo) is refused rather than silently dropped.
-func decodeArgs(raw json.RawMessage, dst any, accepted ...string) *ToolError {
-	remedy := "accepted arguments: " + strings.Join(accepted, ", ")
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(dst)
-	if err == nil {
-		return nil
-	}
-	var typeErr *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &typeErr) && typeErr.Field != "":
-		return toolErr(CodeInvalidInput, remedy, "argument %s has the wrong type: got %s, want %s",
-			typeErr.Field, typeErr.Value, jsonTypeName(typeErr.Type.String()))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return toolErr(CodeInvalidInput, remedy, "unknown argument %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
-	}
-	return toolErr(CodeInvalidInput, remedy, "arguments must be a JSON object: %v", err)
-}
-
-func jsonTypeName(goType string) string {
-	switch goType {
-	case "int":
-		return "integer"
-	case "string":
-		return "string"
-	}
-	return "object"
-}
-
-type problemArgs struct {
-	File        string `json:"file"`
-	Line        int    `json:"line"`
-	EndLine     int    `json:"end_line"`
-	Severity    string `json:"severity"`
-	Category    string `json:"category"`
-	Message     string `json:"message"`
-	Suggestion  string `json:"suggestion"`
-	Fingerprint string `json:"fingerprint"`
-}
-
-func (h *toolHandler) reportProblem(raw json.RawMessage, st *State) (string, *ToolError) {
-	var a problemArgs
-	if terr := decodeArgs(raw, &a, "file", "line", "end_line", "severity", "category", "message", "suggestion", "fingerprint"); terr != nil {
-		return "", terr
-	}
-	p, terr := h.v.Problem(Problem{
-		File: a.File, Line: a.Line, EndLine: a.EndLine, Severity: Severity(a.Severity),
-		Category: a.Category, Message: a.Message, Suggestion: a.Suggestion, Fingerprint: a.Fingerprint,
-	}, st)
-	if terr != nil {
-		return "", terr
-	}
-	if i := st.ProblemIndex(p.Fingerprint); i >= 0 {
-		return fmt.Sprintf("duplicate of problem %d (fingerprint %s); not recorded again", i+1, p.Fingerprint), nil
-	}
-	st.Problems = append(st.Problems, p)
-	return fmt.Sprintf("recorded problem %d (fingerprint %s)", len(st.Problems), p.Fingerprint), nil
-}
-
-type summaryArgs struct {
-	Title    string `json:"title"`
-	Markdown string `json:"markdown"`
-}
-
-func (h *toolHandler) publishSummary(raw json.RawMessage, st *State) (string, *ToolError) {
-	var a summaryArgs
-	if terr := decodeArgs(raw, &a, "title", "markdown"); terr != nil {
-		return "", terr
-	}
-	s, terr := h.v.Summary(Summary(a), st)
-	if terr != nil {
-		return "", terr
-	}
-	st.Summaries = append(st.Summaries, s)
-	return fmt.Sprintf("recorded summary %d", len(st.Summaries)), nil
-}
-
-type skipArgs struct {
-	Reason string `json:"reason"`
-}
-
-func (h *toolHandler) skip(raw json.RawMessage, st *State) (string, *ToolError) {
-	var a skipArgs
-	if terr := decodeArgs(raw, &a, "reason"); terr != nil {
-		return "", terr
-	}
-	s, terr := h.v.Skip(Skip(a))
-	if terr != nil {
-		return "", terr
-	}
-	st.Skip = &s
-	return fmt.Sprintf("recorded skip (reason: %s)", s.Reason), nil
-}
-
-type rangeArgs struct {
-	StartLine int `json:"start_line"`
-	EndLine   int `json:"end_line"`
-}
-
-type requestArgs struct {
-	Path   string     `json:"path"`
-	Range  *rangeArgs `json:"range"`
-	Reason string     `json:"reason"`
-}
-
-func (a requestArgs) lineRange() *vcs.LineRange {
-	if a.Range == nil {
-		return nil
-	}
-	return &vcs.LineRange{Start: a.Range.StartLine, End: a.Range.EndLine}
-}
-
-func (h *toolHandler) fetchMoreContext(raw json.RawMessage, st *State) (string, *ToolError) {
-	var a requestArgs
-	if terr := decodeArgs(raw, &a, "path", "range", "reason"); terr != nil {
-		return "", terr
-	}
-	r, terr := h.v.ContextRequest(ContextRequest{Path: a.Path, Range: a.lineRange(), Reason: a.Reason}, st)
-	if terr != nil {
-		return "", terr
-	}
-	if containsRequest(st.ContextRequests, r.Path, r.Range) {
-		return fmt.Sprintf("context for %s was already requested", r.Path), nil
-	}
-	st.ContextRequests = append(st.ContextRequests, r)
-	return fmt.Sprintf("recorded context request %d for %s; it will be provided in a follow-up pass", len(st.ContextRequests), r.Path), nil
-}
-
-func (h *toolHandler) tryBlame(raw json.RawMessage, st *State) (string, *ToolError) {
-	var a requestArgs
-	if terr := decodeArgs(raw, &a, "path", "range", "reason"); terr != nil {
-		return "", terr
-	}
-	r, terr := h.v.AttributionRequest(AttributionRequest{Path: a.Path, Range: a.lineRange(), Reason: a.Reason}, st)
-	if terr != nil {
-		return "", terr
-	}
-	if containsAttribution(st.AttributionRequests, r.Path, r.Range) {
-		return fmt.Sprintf("attribution for %s was already requested", r.Path), nil
-	}
-	st.AttributionRequests = append(st.AttributionRequests, r)
-	return fmt.Sprintf("recorded attribution request %d for %s; it will be provided in a follow-up pass", len(st.AttributionRequests), r.Path), nil
 }
 
 const serverInstructions = `aicr collects the results of a code review of one committed change.

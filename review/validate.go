@@ -488,3 +488,22 @@ func (s *State) ProblemIndex(fp string) int {
 	}
 	return -1
 }
+
+// ServeArgs returns the `aicr mcp serve` flags that set l, so an agent
+// adapter can pass the configured limits to the server it starts. Zero
+// fields are left out and keep the server's defaults.
+func (l Limits) ServeArgs() []string {
+	var args []string
+	add := func(flag string, v int) {
+		if v > 0 {
+			args = append(args, fmt.Sprintf("--%s=%d", flag, v))
+		}
+	}
+	add("max-problems", l.MaxProblems)
+	add("max-context-requests", l.MaxContextRequests)
+	add("max-attribution-requests", l.MaxAttributionRequests)
+	add("max-summaries", l.MaxSummaries)
+	add("max-message-bytes", l.MaxMessageBytes)
+	add("max-summary-bytes", l.MaxSummaryBytes)
+	return args
+}

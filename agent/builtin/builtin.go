@@ -48,16 +48,20 @@ var (
 type Options struct {
 	// MCPCommand starts the aicr MCP tool server, e.g.
 	// {"/usr/local/bin/aicr", "mcp", "serve"}; Review appends
-	// --state <run.StatePath> --change <run.ChangePath>.
+	// --state <run.StatePath> --change <run.ChangePath> and the limits.
 	MCPCommand []string
+	// Limits are passed to the server as flags (Limits.ServeArgs); zero
+	// fields keep the server's defaults.
+	Limits review.Limits
 	// Logger receives progress and rejected tool calls; nil discards.
 	Logger *slog.Logger
 }
 
 // Agent is the builtin reviewer.
 type Agent struct {
-	cmd []string
-	log *slog.Logger
+	cmd    []string
+	limits review.Limits
+	log    *slog.Logger
 }
 
 // New returns a builtin agent.
@@ -69,7 +73,7 @@ func New(opts Options) (*Agent, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Agent{cmd: append([]string(nil), opts.MCPCommand...), log: log}, nil
+	return &Agent{cmd: append([]string(nil), opts.MCPCommand...), limits: opts.Limits, log: log}, nil
 }
 
 // Review scans the added lines of the run's change and reports what it
@@ -206,6 +210,7 @@ type session struct {
 
 func (a *Agent) connect(ctx context.Context, run rundir.Run) (*session, error) {
 	args := append(append([]string(nil), a.cmd[1:]...), "--state", run.StatePath, "--change", run.ChangePath)
+	args = append(args, a.limits.ServeArgs()...)
 	stderr := &tailBuffer{max: 4 << 10}
 	// The command is built here so the child dies with ctx and runs in
 	// the agent directory, like an agent CLI would start it. Its stderr

@@ -1,32 +1,94 @@
 package main
 
 import (
+	"fmt"
+	"log/slog"
+
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/review"
 )
+
+// MCPServeOptions are the flags of `aicr mcp serve`.
+type MCPServeOptions struct {
+	Server           review.ServerOptions
+	ToolNames        string
+	HTTPAddr         string
+	AllowNonLoopback bool
+}
 
 func newMCPCmd(ios *IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "The MCP server review agents report through",
 	}
-	var opts review.ServerOptions
+	cmd.AddCommand(newCmdMCPServe(ios, nil))
+	return cmd
+}
+
+// newCmdMCPServe builds `aicr mcp serve`; runF replaces mcpServeRun in
+// tests of the flag parsing.
+func newCmdMCPServe(ios *IOStreams, runF func(*cobra.Command, *MCPServeOptions) error) *cobra.Command {
+	opts := &MCPServeOptions{}
 	serve := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the aicr review tools over MCP stdio",
+		Short: "Serve the aicr review tools over MCP (stdio, or Streamable HTTP with --http)",
 		Long: `Serve the five aicr review tools (aicr.report_problem, aicr.publish_summary,
-aicr.skip, aicr.fetch_more_context, aicr.try_blame) over MCP on stdin/stdout.
+aicr.skip, aicr.fetch_more_context, aicr.try_blame) over MCP: on stdin/stdout
+by default, or over Streamable HTTP at http://ADDR/mcp with --http ADDR.
 Every call is validated against the change and recorded in the state file,
-which is rewritten atomically after each call.`,
+which is rewritten atomically after each call.
+
+--http accepts loopback addresses only (a bare port means 127.0.0.1:PORT;
+port 0 picks a free one, printed on stderr) unless --allow-non-loopback is
+given: the tools need no credentials and write into the run directory.
+
+Limits apply per pass; 0 keeps the default. See docs/agent-contract.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Version = version
-			return review.Serve(cmd.Context(), opts, ios.In, ios.Out)
+			naming, err := review.ParseToolNaming(opts.ToolNames)
+			if err != nil {
+				return &exitError{code: 2, err: fmt.Errorf("--tool-names: %w", err)}
+			}
+			opts.Server.ToolNames = naming
+			opts.Server.Version = version
+			if opts.HTTPAddr == "" && cmd.Flags().Changed("allow-non-loopback") {
+				return &exitError{code: 2, err: fmt.Errorf("--allow-non-loopback needs --http")}
+			}
+			if runF != nil {
+				return runF(cmd, opts)
+			}
+			return mcpServeRun(cmd, ios, opts)
 		},
 	}
-	serve.Flags().StringVar(&opts.StatePath, "state", review.StateFileName, "state file to write")
-	serve.Flags().StringVar(&opts.ChangePath, "change", "", "the run's change.json (default: ../change.json next to the state file's directory)")
-	cmd.AddCommand(serve)
-	return cmd
+	f := serve.Flags()
+	f.StringVar(&opts.Server.StatePath, "state", review.StateFileName, "state file to write")
+	f.StringVar(&opts.Server.ChangePath, "change", "", "the run's change.json (default: change.json of the run directory the state file is in, i.e. ../change.json next to it)")
+	f.StringVar(&opts.HTTPAddr, "http", "", "serve Streamable HTTP on `ADDR` (host:port, loopback only) instead of stdio")
+	f.BoolVar(&opts.AllowNonLoopback, "allow-non-loopback", false, "let --http listen on an address other hosts can reach")
+	f.StringVar(&opts.ToolNames, "tool-names", string(review.ToolNamingDotted), "tool names to expose: dotted (aicr.report_problem), underscore (aicr_report_problem) or both")
+	d := review.DefaultLimits()
+	l := &opts.Server.Limits
+	f.IntVar(&l.MaxProblems, "max-problems", 0, fmt.Sprintf("problems recorded per pass (default %d)", d.MaxProblems))
+	f.IntVar(&l.MaxContextRequests, "max-context-requests", 0, fmt.Sprintf("aicr.fetch_more_context requests per pass (default %d)", d.MaxContextRequests))
+	f.IntVar(&l.MaxAttributionRequests, "max-attribution-requests", 0, fmt.Sprintf("aicr.try_blame requests per pass (default %d)", d.MaxAttributionRequests))
+	f.IntVar(&l.MaxSummaries, "max-summaries", 0, fmt.Sprintf("summaries per pass (default %d)", d.MaxSummaries))
+	f.IntVar(&l.MaxMessageBytes, "max-message-bytes", 0, fmt.Sprintf("bytes of a message, suggestion or reason (default %d)", d.MaxMessageBytes))
+	f.IntVar(&l.MaxSummaryBytes, "max-summary-bytes", 0, fmt.Sprintf("bytes of one summary (default %d)", d.MaxSummaryBytes))
+	return serve
+}
+
+func mcpServeRun(cmd *cobra.Command, ios *IOStreams, opts *MCPServeOptions) error {
+	if opts.HTTPAddr == "" {
+		return review.Serve(cmd.Context(), opts.Server, ios.In, ios.Out)
+	}
+	return review.ServeHTTP(cmd.Context(), opts.Server, review.HTTPOptions{
+		Addr:             opts.HTTPAddr,
+		AllowNonLoopback: opts.AllowNonLoopback,
+		Logger:           slog.New(slog.NewTextHandler(ios.ErrOut, nil)),
+		Ready: func(url string) {
+			// Tests and wrappers that ask for port 0 read the URL from here.
+			fmt.Fprintf(ios.ErrOut, "aicr mcp: serving on %s\n", url)
+		},
+	})
 }
