@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -352,9 +353,9 @@ func TestRequeueInterruptedAfterCrash(t *testing.T) {
 	}
 
 	s = openStore(t, path)
-	n, err := s.RequeueInterrupted(ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("requeue = %d, %v; want 1", n, err)
+	n, abandoned, err := s.RequeueInterrupted(ctx, 3)
+	if err != nil || n != 1 || abandoned != 0 {
+		t.Fatalf("requeue = %d (abandoned %d), %v; want 1", n, abandoned, err)
 	}
 	// The interrupted run keeps its place ahead of later work.
 	run := mustClaim(t, s)
@@ -364,8 +365,58 @@ func TestRequeueInterruptedAfterCrash(t *testing.T) {
 	if c, _ := s.CountRuns(ctx, "main", "99"); c != 1 {
 		t.Errorf("runs for main@99 = %d, want 1", c)
 	}
-	if n, _ := s.RequeueInterrupted(ctx); n != 1 {
+	if n, _, _ := s.RequeueInterrupted(ctx, 3); n != 1 {
 		t.Errorf("second requeue = %d, want 1 (the re-claimed run)", n)
+	}
+	// The third interruption is the last: a run that stops the daemon every
+	// time is failed with the reason instead of looping forever.
+	mustClaim(t, s)
+	n, abandoned, err = s.RequeueInterrupted(ctx, 3)
+	if err != nil || n != 0 || abandoned != 1 {
+		t.Fatalf("after 3 attempts: requeued %d abandoned %d %v", n, abandoned, err)
+	}
+	d, err := s.GetRun(ctx, enq.RunID)
+	if err != nil || d.Status != RunFailed || !strings.Contains(d.Error, "interrupted 3 times") {
+		t.Fatalf("abandoned run: %+v %v", d.RunSummary, err)
+	}
+}
+
+func TestRetryLaterHoldsTheRunBack(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.now = func() time.Time { return now }
+	enq := mustEnqueue(t, s, svnEvent("main", "1"), triggers.SourceTrigger)
+	run := mustClaim(t, s)
+	if err := s.RetryLater(ctx, run.ID, "svn: connection refused", now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ClaimNext(ctx); !errors.Is(err, ErrNoWork) {
+		t.Fatalf("a run held back must not be claimed early, got %v", err)
+	}
+	now = now.Add(time.Minute)
+	again := mustClaim(t, s)
+	if again.ID != enq.RunID || again.Attempts != 2 || again.Error != "svn: connection refused" {
+		t.Fatalf("re-claimed: %+v", again.RunSummary)
+	}
+	if err := s.RetryLater(ctx, 999, "x", now); !errors.Is(err, ErrNotRunning) {
+		t.Fatalf("unknown run: %v", err)
+	}
+}
+
+func TestRepoMarks(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	if _, ok, err := s.RepoMark(ctx, "main"); ok || err != nil {
+		t.Fatalf("no mark yet: %v %v", ok, err)
+	}
+	for _, v := range []string{"5", "9"} {
+		if err := s.SetRepoMark(ctx, "main", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, ok, err := s.RepoMark(ctx, "main"); !ok || err != nil || v != "9" {
+		t.Fatalf("mark = %q %v %v", v, ok, err)
 	}
 }
 
@@ -423,7 +474,7 @@ func TestFinishRunReplacesProblems(t *testing.T) {
 	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET status = 'running' WHERE id = ?`, enq.RunID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.RequeueInterrupted(ctx); err != nil {
+	if _, _, err := s.RequeueInterrupted(ctx, 5); err != nil {
 		t.Fatal(err)
 	}
 	mustClaim(t, s)

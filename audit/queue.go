@@ -128,8 +128,8 @@ func (s *Store) ClaimNext(ctx context.Context) (*Run, error) {
 	var id int64
 	err = tx.QueryRowContext(ctx, `UPDATE runs
 		SET status = ?, attempts = attempts + 1, started_at = ?, finished_at = NULL
-		WHERE id = (SELECT id FROM runs WHERE status = ? ORDER BY id LIMIT 1)
-		RETURNING id`, string(RunRunning), formatTime(s.now()), string(RunQueued)).Scan(&id)
+		WHERE id = (SELECT id FROM runs WHERE status = ? AND (not_before IS NULL OR not_before <= ?) ORDER BY id LIMIT 1)
+		RETURNING id`, string(RunRunning), formatTime(s.now()), string(RunQueued), formatTime(s.now())).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNoWork
 	}
@@ -151,17 +151,75 @@ func (s *Store) ClaimNext(ctx context.Context) (*Run, error) {
 // the audit shows one run with several attempts. Call it once at daemon
 // start, before any worker claims: it cannot tell a crashed run from one a
 // live worker (or a second daemon on the same file) is doing.
-func (s *Store) RequeueInterrupted(ctx context.Context) (int, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, started_at = NULL WHERE status = ?`,
+func (s *Store) RequeueInterrupted(ctx context.Context, maxAttempts int) (requeued, abandoned int, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("requeue interrupted runs: begin: %w", err)
+	}
+	defer tx.Rollback()
+	// A run that was interrupted on every one of its attempts probably
+	// crashes the daemon itself; retrying it forever would take the
+	// daemon down at every start.
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ?,
+		error = 'interrupted ' || attempts || ' times: the daemon stopped during every attempt (see its logs); retry with aicr review'
+		WHERE status = ? AND attempts >= ?`,
+		string(RunFailed), formatTime(s.now()), string(RunRunning), maxAttempts)
+	if err != nil {
+		return 0, 0, fmt.Errorf("abandon interrupted runs: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	abandoned = int(n)
+	res, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, started_at = NULL WHERE status = ?`,
 		string(RunQueued), string(RunRunning))
 	if err != nil {
-		return 0, fmt.Errorf("requeue interrupted runs: %w", err)
+		return 0, 0, fmt.Errorf("requeue interrupted runs: %w", err)
 	}
-	n, err := res.RowsAffected()
+	n, _ = res.RowsAffected()
+	if err := tx.Commit(); err != nil {
+		return 0, 0, fmt.Errorf("requeue interrupted runs: commit: %w", err)
+	}
+	return int(n), abandoned, nil
+}
+
+// RetryLater puts a running run back in the queue, not to be claimed
+// before notBefore, keeping why it failed in its error. The pipeline uses
+// it for failures worth retrying, such as an unreachable VCS server.
+func (s *Store) RetryLater(ctx context.Context, runID int64, reason string, notBefore time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, not_before = ?, started_at = NULL
+		WHERE id = ? AND status = ?`,
+		string(RunQueued), reason, formatTime(notBefore), runID, string(RunRunning))
 	if err != nil {
-		return 0, fmt.Errorf("requeue interrupted runs: %w", err)
+		return fmt.Errorf("retry run %d later: %w", runID, err)
 	}
-	return int(n), nil
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("retry run %d later: %w", runID, ErrNotRunning)
+	}
+	return nil
+}
+
+// RepoMark returns the newest change id the reconciler recorded for repo;
+// ok is false before the first tick.
+func (s *Store) RepoMark(ctx context.Context, repo string) (lastSeen string, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT last_seen FROM repo_marks WHERE repo = ?`, repo).Scan(&lastSeen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read mark of %s: %w", repo, err)
+	}
+	return lastSeen, true, nil
+}
+
+// SetRepoMark records the newest change id the reconciler has enqueued
+// (or found already enqueued) for repo.
+func (s *Store) SetRepoMark(ctx context.Context, repo, lastSeen string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO repo_marks (repo, last_seen, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (repo) DO UPDATE SET last_seen = excluded.last_seen, updated_at = excluded.updated_at`,
+		repo, lastSeen, formatTime(s.now()))
+	if err != nil {
+		return fmt.Errorf("set mark of %s: %w", repo, err)
+	}
+	return nil
 }
 
 // SetRunDir records where the run's files are (<data_dir>/runs/<id>).

@@ -103,4 +103,19 @@ var migrations = [][]string{
 			truncated   INTEGER NOT NULL DEFAULT 0
 		)`,
 	},
+	// 2: retry of transient failures and the reconciler's high-water marks.
+	{
+		// A run that failed for a reason worth retrying (the VCS server was
+		// unreachable) goes back to queued with not_before set; workers
+		// skip it until then.
+		`ALTER TABLE runs ADD COLUMN not_before TEXT`,
+		`CREATE INDEX runs_queued_not_before ON runs (status, not_before)`,
+		// Per repo, the newest change the reconciler knows was enqueued, so
+		// a tick only looks at what came after.
+		`CREATE TABLE repo_marks (
+			repo       TEXT PRIMARY KEY,
+			last_seen  TEXT NOT NULL,
+			updated_at TEXT NOT NULL
+		)`,
+	},
 }

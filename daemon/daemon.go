@@ -21,6 +21,13 @@ import (
 	"github.com/aicr-dev/aicr/triggers"
 )
 
+// ErrDataDirLocked means another daemon is running on the same data_dir.
+var ErrDataDirLocked = errors.New("data_dir is locked")
+
+// maxInterruptions is how many attempts of a run may end with the daemon
+// stopping before the run is failed instead of resumed again.
+const maxInterruptions = 3
+
 // Options are what the process hands the daemon; main only adapts the OS.
 type Options struct {
 	Config *Config
@@ -52,15 +59,20 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("trigger secret: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.Daemon.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	store, err := audit.Open(ctx, DBPath(cfg))
 	if err != nil {
 		return fmt.Errorf("open audit store: %w", err)
 	}
 	defer store.Close()
-	if n, err := store.RequeueInterrupted(ctx); err != nil {
+	if n, abandoned, err := store.RequeueInterrupted(ctx, maxInterruptions); err != nil {
 		return fmt.Errorf("requeue interrupted runs: %w", err)
-	} else if n > 0 {
-		log.Info("resuming interrupted runs", "count", n)
+	} else if n > 0 || abandoned > 0 {
+		log.Info("resuming interrupted runs", "count", n, "abandoned", abandoned)
 	}
 	pipe, err := NewPipeline(cfg, PipelineDeps{Store: store, Logger: log, Stdout: opts.Stdout})
 	if err != nil {

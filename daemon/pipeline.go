@@ -119,7 +119,33 @@ type DispatchNote struct {
 type ProcessOptions struct {
 	// DryRun reviews but publishes to no channel.
 	DryRun bool
+	// Foreground is set by `aicr review`: a failure is reported to the
+	// operator at once instead of being retried later.
+	Foreground bool
 }
+
+// maxAttempts bounds how often a run that failed for a transient reason
+// (the VCS server unreachable, the agent crashing) is tried.
+const maxAttempts = 4
+
+// retryDelay says whether err is worth another attempt and after how
+// long: 30s, 2m, 8m. Bad input — a revision that does not exist, a missing
+// client binary, a repo no longer configured — never gets better by
+// waiting.
+func retryDelay(err error, attempts int) (time.Duration, bool) {
+	if attempts >= maxAttempts || errors.Is(err, errPermanent) ||
+		errors.Is(err, vcs.ErrBadRevision) || errors.Is(err, vcs.ErrNoSuchRevision) || errors.Is(err, vcs.ErrToolMissing) {
+		return 0, false
+	}
+	d := 30 * time.Second
+	for i := 1; i < attempts; i++ {
+		d *= 4
+	}
+	return d, true
+}
+
+// errPermanent marks pipeline failures that retrying cannot fix.
+var errPermanent = errors.New("not retryable")
 
 // Process reviews a claimed run and records its outcome. The returned
 // error is only for failures to record; review failures end up in the
@@ -136,6 +162,14 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 			// re-queues it rather than recording a spurious failure.
 			return rep, ctx.Err()
 		}
+		if wait, ok := retryDelay(err, run.Attempts); ok && !opts.Foreground {
+			rep.Status, rep.Error = audit.RunQueued, err.Error()
+			if rerr := p.store.RetryLater(context.WithoutCancel(ctx), run.ID, err.Error(), time.Now().Add(wait)); rerr != nil {
+				return rep, fmt.Errorf("requeue run %d: %w", run.ID, rerr)
+			}
+			log.Warn("review failed, will retry", "attempt", run.Attempts, "retry_in", wait.String(), "err", err)
+			return rep, nil
+		}
 		outcome = audit.Outcome{Status: audit.RunFailed, Error: err.Error()}
 		rep.Status, rep.Error = audit.RunFailed, err.Error()
 		log.Error("review failed", "err", err)
@@ -150,7 +184,7 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts ProcessOptions) (audit.Outcome, error) {
 	repo, ok := p.cfg.Repo(run.Repo)
 	if !ok {
-		return audit.Outcome{}, fmt.Errorf("repo %q is no longer in the config", run.Repo)
+		return audit.Outcome{}, fmt.Errorf("%w: repo %q is no longer in the config", errPermanent, run.Repo)
 	}
 	adapter := p.adapters[run.Repo]
 

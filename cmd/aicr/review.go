@@ -85,7 +85,7 @@ is recorded with source "manual"). --dry-run publishes to no channel.`,
 			if err != nil {
 				return err
 			}
-			rep, err := pipe.Process(ctx, run, daemon.ProcessOptions{DryRun: dryRun})
+			rep, err := pipe.Process(ctx, run, daemon.ProcessOptions{DryRun: dryRun, Foreground: true})
 			if err != nil {
 				return err
 			}
