@@ -93,8 +93,27 @@ func Run(ctx context.Context, opts Options) error {
 	if _, err := sched.AddFunc(cfg.Daemon.SpoolDrainEvery, func() { drainer.drainAll(ctx) }); err != nil {
 		return fmt.Errorf("[daemon] spool_drain_every %q: %w", cfg.Daemon.SpoolDrainEvery, err)
 	}
+	var bg sync.WaitGroup
+	rec := &reconciler{store: store, log: log, now: opts.Now, wake: wake}
+	for _, repo := range cfg.Repos {
+		if repo.ReconcileEvery == "off" {
+			continue
+		}
+		repo, adapter := repo, pipe.adapters[repo.Name]
+		reconcile := func() {
+			if _, err := rec.tick(ctx, repo, adapter); err != nil && ctx.Err() == nil {
+				log.Error("reconcile", "repo", repo.Name, "err", err)
+			}
+		}
+		if _, err := sched.AddFunc(repo.ReconcileEvery, reconcile); err != nil {
+			return fmt.Errorf("repo %s reconcile_every %q: %w", repo.Name, repo.ReconcileEvery, err)
+		}
+		bg.Add(1)
+		go func() { defer bg.Done(); reconcile() }()
+	}
 	sched.Start()
-	defer sched.Stop()
+	// Jobs still running when Run returns would use a closed store.
+	defer func() { <-sched.Stop().Done(); bg.Wait() }()
 
 	ln, err := net.Listen("tcp", cfg.Daemon.Listen)
 	if err != nil {
