@@ -157,7 +157,7 @@ func TestExampleConfigIsValid(t *testing.T) {
 	}
 }
 
-func writeTemp(t *testing.T, content string) string {
+func writeTemp(t testing.TB, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "aicr.toml")
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {

@@ -26,7 +26,7 @@ type intakeFixture struct {
 	now   time.Time
 }
 
-func newIntakeFixture(t *testing.T) *intakeFixture {
+func newIntakeFixture(t testing.TB) *intakeFixture {
 	t.Helper()
 	path := writeTemp(t, `
 [daemon]
@@ -55,7 +55,7 @@ url = "file:///srv/svn/main"
 }
 
 // post sends body signed with secret at ts; a nil secret sends no headers.
-func (f *intakeFixture) post(t *testing.T, body []byte, secret []byte, ts time.Time) (int, map[string]any) {
+func (f *intakeFixture) post(t testing.TB, body []byte, secret []byte, ts time.Time) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/events", bytes.NewReader(body))
 	if secret != nil {
@@ -66,7 +66,7 @@ func (f *intakeFixture) post(t *testing.T, body []byte, secret []byte, ts time.T
 	return doJSON(t, req)
 }
 
-func doJSON(t *testing.T, req *http.Request) (int, map[string]any) {
+func doJSON(t testing.TB, req *http.Request) (int, map[string]any) {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -70,6 +70,12 @@ type env struct {
 
 func newEnv(t *testing.T, workers int) *env {
 	t.Helper()
+	return newEnvWith(t, workers, "")
+}
+
+// newEnvWith adds repoExtra (TOML lines) to the [[repo]] table.
+func newEnvWith(t *testing.T, workers int, repoExtra string) *env {
+	t.Helper()
 	requireSVN(t)
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, repos: filepath.Join(dir, "repos", "main"), wc: filepath.Join(dir, "wc"),
@@ -96,12 +102,13 @@ kind = "svn"
 url = "file://%s"
 local_path = %q
 channels = ["reports"]
+%s
 
 [[channel]]
 name = "reports"
 kind = "file"
 path = "reports.jsonl"
-`, e.addr, workers, e.repos, e.repos)
+`, e.addr, workers, e.repos, e.repos, repoExtra)
 	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
