@@ -22,6 +22,7 @@ demo: deps build
 	./$(BIN) demo
 
 test: deps lint
+	@sh scripts/install-tsclient.sh
 	$(GO) test -count=1 -timeout 20m ./...
 
 lint:

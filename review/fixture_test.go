@@ -29,7 +29,7 @@ func appSource() []string {
 	return lines
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := fixture{
@@ -64,7 +64,7 @@ func newFixture(t *testing.T) fixture {
 	return f
 }
 
-func (f fixture) writeChange(t *testing.T) {
+func (f fixture) writeChange(t testing.TB) {
 	t.Helper()
 	data, err := json.Marshal(f.change)
 	if err != nil {
@@ -73,7 +73,7 @@ func (f fixture) writeChange(t *testing.T) {
 	writeFile(t, f.changePath, string(data))
 }
 
-func writeFile(t *testing.T, name, content string) {
+func writeFile(t testing.TB, name, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		t.Fatal(err)

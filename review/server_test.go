@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 			Version:    "test",
 		}
 		opts.Limits.MaxProblems, _ = strconv.Atoi(os.Getenv("AICR_TEST_MAX_PROBLEMS"))
+		opts.ToolNames = review.ToolNaming(os.Getenv("AICR_TEST_TOOL_NAMES"))
 		if err := review.Serve(context.Background(), opts, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -41,14 +42,14 @@ func TestMain(m *testing.M) {
 
 // startServer spawns this test binary as the MCP server for f and returns
 // an initialised client.
-func startServer(t *testing.T, f fixture, maxProblems int) *client.Client {
+func startServer(t *testing.T, f fixture, maxProblems int, extraEnv ...string) *client.Client {
 	t.Helper()
-	env := []string{
+	env := append([]string{
 		serveEnv + "=1",
 		"AICR_TEST_STATE=" + f.statePath,
 		"AICR_TEST_CHANGE=" + f.changePath,
 		"AICR_TEST_MAX_PROBLEMS=" + strconv.Itoa(maxProblems),
-	}
+	}, extraEnv...)
 	c, err := client.NewStdioMCPClient(os.Args[0], env)
 	if err != nil {
 		t.Fatalf("start server: %v", err)

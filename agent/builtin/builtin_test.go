@@ -53,10 +53,18 @@ func serveLikeAicr(args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	state := fs.String("state", review.StateFileName, "")
 	change := fs.String("change", "", "")
+	var limits review.Limits
+	fs.IntVar(&limits.MaxProblems, "max-problems", 0, "")
+	fs.IntVar(&limits.MaxContextRequests, "max-context-requests", 0, "")
+	fs.IntVar(&limits.MaxAttributionRequests, "max-attribution-requests", 0, "")
+	fs.IntVar(&limits.MaxSummaries, "max-summaries", 0, "")
+	fs.IntVar(&limits.MaxMessageBytes, "max-message-bytes", 0, "")
+	fs.IntVar(&limits.MaxSummaryBytes, "max-summary-bytes", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := review.Serve(context.Background(), review.ServerOptions{StatePath: *state, ChangePath: *change}, os.Stdin, os.Stdout); err != nil {
+	opts := review.ServerOptions{StatePath: *state, ChangePath: *change, Limits: limits}
+	if err := review.Serve(context.Background(), opts, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -320,5 +328,36 @@ func TestReviewContinuesAfterRejection(t *testing.T) {
 	}
 	if got := strings.Count(logs.String(), "tool call rejected"); got != 3 {
 		t.Errorf("logged %d rejections, want 3:\n%s", got, logs.String())
+	}
+}
+
+// Configured limits reach the server the agent starts: with one problem
+// allowed, the second planted problem is refused as over the limit.
+func TestReviewPassesLimits(t *testing.T) {
+	run := buildRun(t, map[string]string{"app/config.go": plantedSource()}, vcs.Change{
+		VCS: vcs.KindSVN, Repo: "main", Revision: "42",
+		Files: []vcs.FileChange{{Path: "app/config.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile,
+			Added: []vcs.LineRange{{Start: 5, End: 8}, {Start: 12, End: 12}},
+			Hunks: []vcs.LineRange{{Start: 2, End: 14}}}},
+	})
+	t.Setenv(serveEnv, "1")
+	var logs bytes.Buffer
+	a, err := builtin.New(builtin.Options{
+		MCPCommand: []string{os.Args[0], "mcp", "serve"},
+		Limits:     review.Limits{MaxProblems: 1},
+		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Review(testContext(t), run); err != nil {
+		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
+	}
+	st, err := review.LoadState(run.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Problems) != 1 || len(st.Rejected) != 1 || st.Rejected[0].Code != review.CodeLimitExceeded {
+		t.Fatalf("problems %+v, rejected %+v", st.Problems, st.Rejected)
 	}
 }

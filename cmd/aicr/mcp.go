@@ -55,6 +55,11 @@ Limits apply per pass; 0 keeps the default. See docs/agent-contract.md.`,
 			if opts.HTTPAddr == "" && cmd.Flags().Changed("allow-non-loopback") {
 				return &exitError{code: 2, err: fmt.Errorf("--allow-non-loopback needs --http")}
 			}
+			if opts.HTTPAddr != "" {
+				if _, err := review.ListenAddr(opts.HTTPAddr, opts.AllowNonLoopback); err != nil {
+					return &exitError{code: 2, err: fmt.Errorf("--http: %w", err)}
+				}
+			}
 			if runF != nil {
 				return runF(cmd, opts)
 			}
