@@ -6,18 +6,21 @@ import (
 	"fmt"
 )
 
-const dispatchColumns = `id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at`
+const dispatchColumns = `id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
+	purpose, next_attempt_at, rendered, message_id, parts_delivered`
 
 func scanDispatch(sc scanner) (Dispatch, error) {
 	var (
 		d                        Dispatch
 		status, created, updated string
-		sent                     sql.NullString
+		sent, next               sql.NullString
+		purpose                  string
 	)
 	if err := sc.Scan(&d.ID, &d.RunID, &d.Channel, &status, &d.Attempts, &d.LastError,
-		&created, &updated, &sent); err != nil {
+		&created, &updated, &sent, &purpose, &next, &d.Rendered, &d.MessageID, &d.PartsDelivered); err != nil {
 		return Dispatch{}, err
 	}
+	d.Purpose = DispatchPurpose(purpose)
 	d.Status = DispatchStatus(status)
 	var err error
 	if d.CreatedAt, err = parseTime(created); err != nil {
@@ -27,6 +30,9 @@ func scanDispatch(sc scanner) (Dispatch, error) {
 		return Dispatch{}, err
 	}
 	if d.SentAt, err = parseNullTime(sent); err != nil {
+		return Dispatch{}, err
+	}
+	if d.NextAttemptAt, err = parseNullTime(next); err != nil {
 		return Dispatch{}, err
 	}
 	return d, nil

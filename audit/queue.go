@@ -288,17 +288,8 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, out Outcome) error {
 		return fmt.Errorf("finish run %d: %w (status %s)", runID, ErrNotRunning, status)
 	}
 
-	if _, err := tx.ExecContext(ctx, `DELETE FROM problems WHERE run_id = ?`, runID); err != nil {
-		return fmt.Errorf("finish run %d: delete problems: %w", runID, err)
-	}
-	for i, p := range out.Problems {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO problems
-			(run_id, seq, file, line, end_line, severity, category, message, suggestion, fingerprint)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, i, p.File, p.Line, p.EndLine, string(p.Severity), p.Category, p.Message,
-			p.Suggestion, p.Fingerprint); err != nil {
-			return fmt.Errorf("finish run %d: insert problem %d: %w", runID, i, err)
-		}
+	if err := replaceProblems(ctx, tx, runID, out.Problems); err != nil {
+		return fmt.Errorf("finish run %d: %w", runID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("finish run %d: commit: %w", runID, err)
@@ -356,4 +347,20 @@ func (s *Store) EnqueueClaimed(ctx context.Context, ev triggers.Event, receivedA
 		return nil, fmt.Errorf("enqueue: commit: %w", err)
 	}
 	return run, nil
+}
+
+func replaceProblems(ctx context.Context, tx *sql.Tx, runID int64, problems []review.Problem) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM problems WHERE run_id = ?`, runID); err != nil {
+		return fmt.Errorf("delete problems: %w", err)
+	}
+	for i, p := range problems {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO problems
+			(run_id, seq, file, line, end_line, severity, category, message, suggestion, fingerprint)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, i, p.File, p.Line, p.EndLine, string(p.Severity), p.Category, p.Message,
+			p.Suggestion, p.Fingerprint); err != nil {
+			return fmt.Errorf("insert problem %d: %w", i, err)
+		}
+	}
+	return nil
 }

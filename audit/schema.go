@@ -118,4 +118,49 @@ var migrations = [][]string{
 			updated_at TEXT NOT NULL
 		)`,
 	},
+	// 3: delivery with retries. SQLite cannot alter a CHECK constraint, so
+	// dispatches is rebuilt to admit 'dead' and to carry the retry schedule,
+	// the claim lease and what was sent; every attempt gets its own row.
+	{
+		`CREATE TABLE dispatches_v3 (
+			id              INTEGER PRIMARY KEY,
+			run_id          INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			channel         TEXT    NOT NULL,
+			status          TEXT    NOT NULL CHECK (status IN ('pending', 'sent', 'failed', 'suppressed', 'dead')),
+			attempts        INTEGER NOT NULL DEFAULT 0,
+			last_error      TEXT    NOT NULL DEFAULT '',
+			created_at      TEXT    NOT NULL,
+			updated_at      TEXT    NOT NULL,
+			sent_at         TEXT,
+			purpose         TEXT    NOT NULL DEFAULT 'report' CHECK (purpose IN ('report', 'error')),
+			next_attempt_at TEXT,
+			lease_until     TEXT,
+			rendered        TEXT    NOT NULL DEFAULT '',
+			message_id      TEXT    NOT NULL DEFAULT '',
+			parts_delivered INTEGER NOT NULL DEFAULT 0,
+			UNIQUE (run_id, channel)
+		)`,
+		`INSERT INTO dispatches_v3 (id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at)
+			SELECT id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at FROM dispatches`,
+		`DROP TABLE dispatches`,
+		`ALTER TABLE dispatches_v3 RENAME TO dispatches`,
+		`CREATE INDEX dispatches_status ON dispatches (status, next_attempt_at)`,
+		`CREATE INDEX dispatches_channel ON dispatches (channel, status, id)`,
+		// started_at without finished_at is an attempt a crash cut short:
+		// the platform may or may not have the message.
+		`CREATE TABLE dispatch_attempts (
+			id            INTEGER PRIMARY KEY,
+			dispatch_id   INTEGER NOT NULL REFERENCES dispatches(id) ON DELETE CASCADE,
+			attempt       INTEGER NOT NULL,
+			started_at    TEXT    NOT NULL,
+			finished_at   TEXT,
+			outcome       TEXT    NOT NULL DEFAULT '' CHECK (outcome IN ('', 'sent', 'retry', 'failed', 'dead')),
+			reason        TEXT    NOT NULL DEFAULT '',
+			status_code   INTEGER NOT NULL DEFAULT 0,
+			platform_code TEXT    NOT NULL DEFAULT '',
+			response      TEXT    NOT NULL DEFAULT '',
+			error         TEXT    NOT NULL DEFAULT '',
+			UNIQUE (dispatch_id, attempt)
+		)`,
+	},
 }

@@ -43,12 +43,13 @@ const (
 	DispatchSent       DispatchStatus = "sent"
 	DispatchFailed     DispatchStatus = "failed"
 	DispatchSuppressed DispatchStatus = "suppressed" // the channel's policy chose not to publish
+	DispatchDead       DispatchStatus = "dead"       // retryable failures until max attempts ran out
 )
 
 // Valid reports whether s is a known dispatch status.
 func (s DispatchStatus) Valid() bool {
 	switch s {
-	case DispatchPending, DispatchSent, DispatchFailed, DispatchSuppressed:
+	case DispatchPending, DispatchSent, DispatchFailed, DispatchSuppressed, DispatchDead:
 		return true
 	}
 	return false
@@ -125,6 +126,18 @@ type Dispatch struct {
 	CreatedAt time.Time      `json:"created_at"`
 	UpdatedAt time.Time      `json:"updated_at"`
 	SentAt    time.Time      `json:"sent_at,omitzero"`
+	// Purpose is "report" for a review, "error" for a failed run's notice.
+	Purpose DispatchPurpose `json:"purpose"`
+	// NextAttemptAt is when a pending retry is due; zero means now.
+	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
+	// Rendered is the body of the last attempt as the channel sent it.
+	Rendered string `json:"rendered,omitempty"`
+	// MessageID is the platform's id of the posted message (Slack ts),
+	// kept so a retry continues a thread instead of posting again.
+	MessageID string `json:"message_id,omitempty"`
+	// PartsDelivered counts the parts of a split report that reached the
+	// platform, so a retry resumes after them.
+	PartsDelivered int `json:"parts_delivered,omitempty"`
 }
 
 // RunDetail is everything recorded about one run.

@@ -17,6 +17,7 @@ import (
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/channels"
+	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/registry"
 )
@@ -40,6 +41,12 @@ type Config struct {
 	Agent    agent.Config    `toml:"agent"`
 	Repos    []RepoConfig    `toml:"-"`
 	Channels []ChannelConfig `toml:"-"`
+	// Policy is the global default publishing policy (see PolicyFor).
+	Policy PolicyConfig `toml:"policy"`
+	// Dispatch tunes delivery retries.
+	Dispatch DispatchConfig `toml:"dispatch"`
+	// Users map VCS users to chat identities for mentions.
+	Users []im.Identity `toml:"user"`
 }
 
 // DaemonConfig is the [daemon] table.
@@ -85,6 +92,16 @@ type RepoConfig struct {
 	// ReconcileBackfill makes the first tick after install enqueue history
 	// (bounded by ReconcileMax per tick) instead of starting at the head.
 	ReconcileBackfill bool `toml:"reconcile_backfill"`
+	// NoProblems and MinSeverity override [policy] for this repo's
+	// channels; ChannelPolicy overrides per channel (see PolicyFor).
+	NoProblems    im.NoProblemsPolicy     `toml:"no_problems"`
+	MinSeverity   review.Severity         `toml:"min_severity"`
+	ChannelPolicy map[string]PolicyConfig `toml:"channel_policy"`
+	// Routes send changes touching some paths to extra channels.
+	Routes []RouteConfig `toml:"route"`
+	// ChangeURL links reports to the change in a browser; {repo} and
+	// {revision} are replaced.
+	ChangeURL string `toml:"change_url"`
 
 	Settings vcs.RepoSettings `toml:"-"`
 }
@@ -227,6 +244,7 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	for _, e := range cfg.validate(declared) {
 		fail(e.key, "%s", e.msg)
 	}
+	errs = append(errs, cfg.validateRouting(name, keys, declared)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -271,10 +289,9 @@ func (c *Config) applyDefaults() {
 	if c.Agent.Kind == "" {
 		c.Agent.Kind = "builtin"
 	}
-	for i := range c.Channels {
-		p := c.Channels[i].Policy()
-		c.Channels[i].NoProblems, c.Channels[i].MinSeverity = p.NoProblems, p.MinSeverity
-	}
+	// Channel policy keys stay empty when unset: PolicyFor layers them
+	// over the repo's and the global ones.
+	c.Dispatch.applyDefaults()
 }
 
 func (c *Config) resolvePaths(base string) {
@@ -294,6 +311,9 @@ func (c *Config) resolvePaths(base string) {
 	for _, r := range c.Repos {
 		if pr, ok := r.Settings.(vcs.PathResolver); ok {
 			pr.ResolvePaths(base)
+		}
+		if sd, ok := r.Settings.(vcs.StateDirUser); ok {
+			sd.SetStateDir(filepath.Join(c.Daemon.DataDir, "repos", r.Name))
 		}
 	}
 }

@@ -74,9 +74,14 @@ func Run(ctx context.Context, opts Options) error {
 	} else if n > 0 || abandoned > 0 {
 		log.Info("resuming interrupted runs", "count", n, "abandoned", abandoned)
 	}
-	pipe, err := NewPipeline(cfg, PipelineDeps{Store: store, Logger: log, Stdout: opts.Stdout})
+	pipe, err := NewPipeline(cfg, PipelineDeps{Store: store, Logger: log, Stdout: opts.Stdout, Now: opts.Now})
 	if err != nil {
 		return err
+	}
+	if n, err := store.ReleaseDispatchLeases(ctx); err != nil {
+		return fmt.Errorf("re-queue unsent dispatches: %w", err)
+	} else if n > 0 {
+		log.Info("re-queued interrupted deliveries", "count", n)
 	}
 
 	wakeCh := make(chan struct{}, 1)
@@ -111,6 +116,15 @@ func Run(ctx context.Context, opts Options) error {
 		bg.Add(1)
 		go func() { defer bg.Done(); reconcile() }()
 	}
+	// The dispatcher re-drives unsent dispatches (left by a previous
+	// process, or waiting for a retry) at start, when a retry falls due,
+	// and on retry_every.
+	dispatcher := pipe.delivery.Dispatcher
+	if _, err := sched.AddFunc(cfg.Dispatch.RetryEvery, dispatcher.Wake); err != nil {
+		return fmt.Errorf("[dispatch] retry_every %q: %w", cfg.Dispatch.RetryEvery, err)
+	}
+	bg.Add(1)
+	go func() { defer bg.Done(); dispatcher.Run(ctx, time.Minute) }()
 	sched.Start()
 	// Jobs still running when Run returns would use a closed store.
 	defer func() { <-sched.Stop().Done(); bg.Wait() }()

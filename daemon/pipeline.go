@@ -28,8 +28,7 @@ type Pipeline struct {
 	log      *slog.Logger
 	agent    agent.Agent
 	adapters map[string]vcs.Adapter
-	channels map[string]im.Channel
-	policies map[string]im.Policy
+	delivery *Delivery
 }
 
 // PipelineDeps are the process-level things a pipeline needs.
@@ -40,6 +39,8 @@ type PipelineDeps struct {
 	Stdout io.Writer
 	// AicrBinary is spawned as the agent's MCP server; default: this executable.
 	AicrBinary string
+	// Now is the clock delivery retries are scheduled by; nil is time.Now.
+	Now func() time.Time
 }
 
 // NewPipeline builds adapters, the agent and channels from cfg.
@@ -49,8 +50,6 @@ func NewPipeline(cfg *Config, deps PipelineDeps) (*Pipeline, error) {
 		store:    deps.Store,
 		log:      deps.Logger,
 		adapters: map[string]vcs.Adapter{},
-		channels: map[string]im.Channel{},
-		policies: map[string]im.Policy{},
 	}
 	for _, r := range cfg.Repos {
 		a, err := newAdapter(r)
@@ -59,15 +58,11 @@ func NewPipeline(cfg *Config, deps PipelineDeps) (*Pipeline, error) {
 		}
 		p.adapters[r.Name] = a
 	}
-	imDeps := im.Deps{Stdout: deps.Stdout, Logger: deps.Logger, BaseDir: filepath.Dir(cfg.Path)}
-	for _, ch := range cfg.Channels {
-		c, err := ch.Settings.Build(ch.ChannelConfig, imDeps)
-		if err != nil {
-			return nil, fmt.Errorf("channel %s: %w", ch.Name, err)
-		}
-		p.channels[ch.Name] = c
-		p.policies[ch.Name] = ch.ChannelConfig.Policy()
+	delivery, err := NewDelivery(cfg, DeliveryDeps{Store: deps.Store, Logger: deps.Logger, Stdout: deps.Stdout, Now: deps.Now})
+	if err != nil {
+		return nil, err
 	}
+	p.delivery = delivery
 	bin := deps.AicrBinary
 	if bin == "" {
 		bin = cfg.Daemon.AicrBinary
@@ -177,6 +172,9 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 	if err := p.store.FinishRun(context.WithoutCancel(ctx), run.ID, outcome); err != nil {
 		return rep, fmt.Errorf("record run %d: %w", run.ID, err)
 	}
+	if outcome.Status == audit.RunFailed && !opts.DryRun {
+		p.notifyFailure(ctx, run, rep.Change)
+	}
 	log.Info("review finished", "status", rep.Status, "skip_reason", rep.SkipReason, "problems", len(rep.Result.Problems), "duration_ms", time.Since(started).Milliseconds())
 	return rep, nil
 }
@@ -234,7 +232,7 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 		if dispatchErr != nil {
 			outcome.Error = dispatchErr.Error()
 		}
-		if !published && len(repo.Channels) > 0 && dispatchErr == nil && result.Skip == nil {
+		if !published && len(rep.Dispatches) > 0 && dispatchErr == nil && result.Skip == nil {
 			outcome.Status, outcome.SkipReason = audit.RunSkipped, im.ReasonNoProblemsSuppressed
 		}
 	}
@@ -242,45 +240,42 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	return outcome, nil
 }
 
-// dispatch publishes to every channel of the repo under its policy. Each
-// channel gets one dispatch row per run, so a run resumed after a crash
-// does not post twice where it already posted.
+// dispatch persists first and sends second: it stores the validated
+// result, plans one dispatch row per selected channel (the repo's channels
+// plus those its routes add for this change), pending or suppressed under
+// the channel's policy, then makes the first attempt at each pending row.
+// Retries happen later in the daemon's re-drive loop. A resumed run finds
+// its rows and never posts twice where it already posted. published is
+// true when any channel is to get the report.
 func (p *Pipeline) dispatch(ctx context.Context, run *audit.Run, repo *RepoConfig, change *vcs.Change, result review.Result, rep *Report) (published bool, err error) {
-	var errs []error
-	for _, name := range repo.Channels {
-		ch := p.channels[name]
-		d, derr := p.store.EnsureDispatch(ctx, run.ID, name)
-		if derr != nil {
-			errs = append(errs, fmt.Errorf("channel %s: record dispatch: %w", name, derr))
-			continue
-		}
-		if d.Status == audit.DispatchSent {
-			published = true
-			rep.Dispatches = append(rep.Dispatches, DispatchNote{Channel: name, Status: audit.DispatchSent, Detail: "already sent by an earlier attempt"})
-			continue
-		}
-		filtered, publish, reason := p.policies[name].Apply(result)
-		if !publish {
-			if err := p.store.MarkDispatch(ctx, d.ID, audit.DispatchSuppressed, reason); err != nil {
-				errs = append(errs, err)
-			}
-			rep.Dispatches = append(rep.Dispatches, DispatchNote{Channel: name, Status: audit.DispatchSuppressed, Detail: reason})
-			continue
-		}
-		_, sendErr := ch.Send(ctx, im.Message{RunID: run.ID, Change: change, Result: filtered})
-		status, detail := audit.DispatchSent, ""
-		if sendErr != nil {
-			status, detail = audit.DispatchFailed, sendErr.Error()
-			errs = append(errs, fmt.Errorf("channel %s: %w", name, sendErr))
-		} else {
-			published = true
-		}
-		if err := p.store.MarkDispatch(ctx, d.ID, status, detail); err != nil {
-			errs = append(errs, err)
-		}
-		rep.Dispatches = append(rep.Dispatches, DispatchNote{Channel: name, Status: status, Detail: detail})
+	names := p.cfg.ChannelsFor(repo, changedPaths(change))
+	if len(names) == 0 {
+		return false, nil
 	}
-	return published, errors.Join(errs...)
+	if err := p.store.SaveResult(ctx, run.ID, result); err != nil {
+		return false, fmt.Errorf("store result: %w", err)
+	}
+	var errs []error
+	var planned []audit.Dispatch
+	for _, name := range names {
+		_, publish, reason := p.cfg.PolicyFor(repo, name).Apply(result)
+		status := audit.DispatchPending
+		if !publish {
+			status = audit.DispatchSuppressed
+		}
+		d, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeReport, status, reason)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("channel %s: record dispatch: %w", name, err))
+			continue
+		}
+		if d.Status != audit.DispatchSuppressed {
+			published = true
+		}
+		planned = append(planned, d)
+	}
+	notes, sendErrs := p.delivery.deliverPlanned(ctx, planned)
+	rep.Dispatches = append(rep.Dispatches, notes...)
+	return published, errors.Join(append(errs, sendErrs...)...)
 }
 
 func writeJSONFile(path string, v any) error {

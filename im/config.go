@@ -49,7 +49,18 @@ type ChannelConfig struct {
 	Kind        string           `toml:"kind"`
 	NoProblems  NoProblemsPolicy `toml:"no_problems"`
 	MinSeverity review.Severity  `toml:"min_severity"`
+	// OnError says whether a failed run is announced on this channel:
+	// "notify" posts a short error report, "suppress" (the default) not.
+	OnError OnErrorPolicy `toml:"on_error"`
 }
+
+// OnErrorPolicy is what a channel does when a review run fails.
+type OnErrorPolicy string
+
+const (
+	OnErrorSuppress OnErrorPolicy = "suppress"
+	OnErrorNotify   OnErrorPolicy = "notify"
+)
 
 // Names end up in routes, audit rows and log lines, so keep them to
 // characters that need no quoting anywhere.
@@ -73,6 +84,10 @@ func (c ChannelConfig) Validate() error {
 	if c.NoProblems != "" && !c.NoProblems.Valid() {
 		errs = append(errs, &ConfigError{Key: "no_problems", Value: string(c.NoProblems), Err: ErrInvalidValue,
 			Hint: "want publish, suppress or publish_if_summary"})
+	}
+	if c.OnError != "" && c.OnError != OnErrorSuppress && c.OnError != OnErrorNotify {
+		errs = append(errs, &ConfigError{Key: "on_error", Value: string(c.OnError), Err: ErrInvalidValue,
+			Hint: "want notify or suppress"})
 	}
 	if c.MinSeverity != "" && !c.MinSeverity.Valid() {
 		errs = append(errs, &ConfigError{Key: "min_severity", Value: string(c.MinSeverity), Err: ErrInvalidValue,

@@ -34,7 +34,14 @@ type SendError struct {
 	PlatformCode string
 	// Response is an excerpt of the response body, secrets excluded.
 	Response string
-	Err      error
+	// MessageID is set when part of a multi-part delivery already went
+	// out (Slack: the summary's ts), so the retry can continue from it.
+	MessageID string
+	// PartsDelivered counts the parts of a split report that reached the
+	// platform, earlier attempts included, before this failure. The
+	// dispatcher copies it into Message.PartsDelivered for the retry.
+	PartsDelivered int
+	Err            error
 }
 
 func (e *SendError) Error() string {

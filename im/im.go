@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -29,6 +31,29 @@ type Message struct {
 	// Author is the change author's chat identities, for mentions; nil
 	// when the VCS user is not mapped.
 	Author *Identity
+	// DedupeKey is the same for every attempt to deliver this message to
+	// this channel ("aicr-<run>-<channel>"); platforms that support
+	// idempotency get it (the webhook's Idempotency-Key header).
+	DedupeKey string
+	// PriorMessageID is the platform id (Slack ts) an earlier attempt got
+	// for the first part, so a retry continues instead of posting again.
+	PriorMessageID string
+	// MaybeDelivered is true when an earlier attempt may have reached the
+	// platform without its answer being recorded (a crash mid-send, a
+	// timeout); channels that can look up what they posted should.
+	MaybeDelivered bool
+	// PartsDelivered is how many parts of a split report earlier attempts
+	// already delivered (copied from SendError.PartsDelivered); Send
+	// starts with the part after them so a retry does not repost them.
+	PartsDelivered int
+}
+
+// RateLimited is implemented by channels whose platform limits how often
+// one destination may be posted to. The dispatcher keeps one token bucket
+// per channel with this rate and burst; channels without it are not
+// throttled.
+type RateLimited interface {
+	RateLimit() (rate.Limit, int)
 }
 
 // Identity maps one VCS user to the ids each platform mentions by. Empty

@@ -86,6 +86,7 @@ func newRootCmd(ios *IOStreams) *cobra.Command {
 		newMCPCmd(ios),
 		newAuditCmd(ios),
 		newConfigCmd(ios),
+		newChannelCmd(ios), newDispatchCmd(ios),
 		newDemoCmd(ios),
 	)
 	return root

@@ -6,7 +6,12 @@ package channels
 import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/console"
+	"github.com/aicr-dev/aicr/im/dingtalk"
+	"github.com/aicr-dev/aicr/im/feishu"
 	"github.com/aicr-dev/aicr/im/file"
+	"github.com/aicr-dev/aicr/im/slack"
+	"github.com/aicr-dev/aicr/im/webhook"
+	"github.com/aicr-dev/aicr/im/wecom"
 )
 
 // Kinds returns the supported kinds keyed by their `kind` value. The map
@@ -15,6 +20,11 @@ func Kinds() map[string]im.Kind {
 	list := []im.Kind{
 		{Name: console.KindName, NewConfig: func() im.KindConfig { return &console.Config{} }},
 		{Name: file.KindName, NewConfig: func() im.KindConfig { return &file.Config{} }},
+		{Name: slack.KindName, NewConfig: func() im.KindConfig { return &slack.Config{} }},
+		{Name: webhook.KindName, NewConfig: func() im.KindConfig { return &webhook.Config{} }},
+		{Name: feishu.KindName, NewConfig: func() im.KindConfig { return &feishu.Config{} }},
+		{Name: dingtalk.KindName, NewConfig: func() im.KindConfig { return &dingtalk.Config{} }},
+		{Name: wecom.KindName, NewConfig: func() im.KindConfig { return &wecom.Config{} }},
 	}
 	kinds := make(map[string]im.Kind, len(list))
 	for _, k := range list {

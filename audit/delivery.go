@@ -1,0 +1,440 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aicr-dev/aicr/review"
+)
+
+// DispatchPurpose says what a dispatch delivers.
+type DispatchPurpose string
+
+const (
+	PurposeReport DispatchPurpose = "report" // the review's findings
+	PurposeError  DispatchPurpose = "error"  // a short notice that the run failed (on_error = "notify")
+)
+
+// Sentinel errors of the delivery API.
+var (
+	// ErrNotClaimable: the dispatch is not pending, is leased by another
+	// sender, is not due yet, or waits behind an earlier retry on its channel.
+	ErrNotClaimable = errors.New("dispatch is not claimable")
+	// ErrNotRetryable: RetryDispatch was asked to re-drive a dispatch that
+	// is not failed or dead.
+	ErrNotRetryable = errors.New("dispatch is not failed or dead")
+)
+
+// Claim is a dispatch taken by one sender for one attempt.
+type Claim struct {
+	Dispatch Dispatch
+	// Attempt numbers attempts across the dispatch's whole life (manual
+	// retries included), starting at 1.
+	Attempt   int
+	attemptID int64
+	// Interrupted is true when an earlier attempt started and never
+	// finished (the daemon died mid-send): the platform may already have
+	// the message, so the sender should check before posting again.
+	Interrupted bool
+}
+
+// AttemptResult is the outcome of one attempt, for FinishAttempt.
+type AttemptResult struct {
+	// Status is the dispatch's new status: sent, pending (a retry is
+	// scheduled at NextAttemptAt), failed or dead.
+	Status        DispatchStatus
+	NextAttemptAt time.Time
+	Reason        string // im.Reason of a failure
+	StatusCode    int
+	PlatformCode  string
+	Response      string // excerpt of the platform's answer
+	Error         string
+	// Rendered and MessageID replace the dispatch's when non-empty, and
+	// PartsDelivered when larger.
+	Rendered       string
+	MessageID      string
+	PartsDelivered int
+}
+
+// Attempt is one recorded delivery attempt.
+type Attempt struct {
+	DispatchID   int64     `json:"dispatch_id"`
+	Attempt      int       `json:"attempt"`
+	StartedAt    time.Time `json:"started_at"`
+	FinishedAt   time.Time `json:"finished_at,omitzero"`
+	Outcome      string    `json:"outcome"` // sent, retry, failed, dead; "" when interrupted
+	Reason       string    `json:"reason,omitempty"`
+	StatusCode   int       `json:"status_code,omitempty"`
+	PlatformCode string    `json:"platform_code,omitempty"`
+	Response     string    `json:"response,omitempty"`
+	Error        string    `json:"error,omitempty"`
+}
+
+// DispatchFilter selects dispatches for ListDispatches; empty matches all.
+type DispatchFilter struct {
+	Status  DispatchStatus
+	Channel string
+	Limit   int // <= 0 means DefaultListLimit
+}
+
+// SaveResult stores a running run's validated result (problems, summaries
+// and the agent's skip reason) before its dispatches are sent, so every
+// sender renders from the database. FinishRun later writes the same data
+// again with the final status.
+func (s *Store) SaveResult(ctx context.Context, runID int64, res review.Result) error {
+	summaries := res.Summaries
+	if summaries == nil {
+		summaries = []review.Summary{}
+	}
+	sumJSON, err := json.Marshal(summaries)
+	if err != nil {
+		return fmt.Errorf("save result of run %d: encode summaries: %w", runID, err)
+	}
+	skip := ""
+	if res.Skip != nil {
+		skip = res.Skip.Reason
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("save result of run %d: begin: %w", runID, err)
+	}
+	defer tx.Rollback()
+	r, err := tx.ExecContext(ctx, `UPDATE runs SET skip_reason = ?, problem_count = ?, summaries = ?
+		WHERE id = ? AND status = ?`, skip, len(res.Problems), string(sumJSON), runID, string(RunRunning))
+	if err != nil {
+		return fmt.Errorf("save result of run %d: %w", runID, err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return fmt.Errorf("save result of run %d: %w", runID, ErrNotRunning)
+	}
+	if err := replaceProblems(ctx, tx, runID, res.Problems); err != nil {
+		return fmt.Errorf("save result of run %d: %w", runID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("save result of run %d: commit: %w", runID, err)
+	}
+	return nil
+}
+
+// PlanDispatch records what a run should deliver to channel: status
+// pending (to be sent) or suppressed (policy), with purpose and reason. A
+// row that already exists keeps its status when it was sent, failed or
+// dead, or is being sent right now, so a resumed run never posts twice;
+// otherwise the new plan replaces the old one.
+func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, purpose DispatchPurpose, status DispatchStatus, reason string) (Dispatch, error) {
+	if channel == "" {
+		return Dispatch{}, fmt.Errorf("plan dispatch: %w: channel is required", ErrInvalid)
+	}
+	if status != DispatchPending && status != DispatchSuppressed {
+		return Dispatch{}, fmt.Errorf("plan dispatch: %w: status %q", ErrInvalid, status)
+	}
+	if purpose != PurposeReport && purpose != PurposeError {
+		return Dispatch{}, fmt.Errorf("plan dispatch: %w: purpose %q", ErrInvalid, purpose)
+	}
+	now := formatTime(s.now())
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: begin: %w", runID, channel, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO dispatches (run_id, channel, status, purpose, last_error, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (run_id, channel) DO UPDATE SET status = excluded.status, purpose = excluded.purpose,
+			last_error = excluded.last_error, updated_at = excluded.updated_at
+		WHERE dispatches.status IN ('pending', 'suppressed')
+			AND (dispatches.lease_until IS NULL OR dispatches.lease_until <= excluded.updated_at)`,
+		runID, channel, string(status), string(purpose), reason, now, now); err != nil {
+		if strings.Contains(err.Error(), "FOREIGN KEY") {
+			return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, ErrNotFound)
+		}
+		return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, err)
+	}
+	d, err := scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+
+		` FROM dispatches WHERE run_id = ? AND channel = ?`, runID, channel))
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: read: %w", runID, channel, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: commit: %w", runID, channel, err)
+	}
+	return d, nil
+}
+
+// claimable is the condition for taking a pending dispatch at time ?1:
+// not leased, due, and not queued behind an earlier dispatch to the same
+// channel that is waiting for a retry, so one channel's messages go out in
+// the order they were planned.
+const claimable = `d.status = 'pending'
+	AND (d.lease_until IS NULL OR d.lease_until <= ?1)
+	AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?1)
+	AND NOT EXISTS (SELECT 1 FROM dispatches e WHERE e.channel = d.channel AND e.status = 'pending'
+		AND e.attempts > 0 AND e.id < d.id)`
+
+// ClaimDispatch takes one dispatch for an attempt, leasing it until now +
+// lease and recording the attempt's start. It fails with ErrNotClaimable
+// when the row is not pending, not due, leased, or waits behind an earlier
+// retry on its channel. The update is conditional, so two senders (or two
+// processes) never attempt the same dispatch at once.
+func (s *Store) ClaimDispatch(ctx context.Context, id int64, lease time.Duration) (*Claim, error) {
+	return s.claim(ctx, `SELECT d.id FROM dispatches d WHERE d.id = ?2 AND `+claimable, id, lease)
+}
+
+// ClaimDue takes the oldest due dispatch of a finished run, as
+// ClaimDispatch does, or returns ErrNoWork. Dispatches of runs still
+// running are left to the pipeline that plans them: the run may be redone
+// after a crash and its result replaced.
+func (s *Store) ClaimDue(ctx context.Context, lease time.Duration) (*Claim, error) {
+	c, err := s.claim(ctx, `SELECT d.id FROM dispatches d JOIN runs r ON r.id = d.run_id
+		WHERE r.status IN ('succeeded', 'failed', 'skipped') AND `+claimable+` AND ?2 = ?2
+		ORDER BY d.id LIMIT 1`, 0, lease)
+	if errors.Is(err, ErrNotClaimable) {
+		return nil, ErrNoWork
+	}
+	return c, err
+}
+
+func (s *Store) claim(ctx context.Context, pick string, id int64, lease time.Duration) (*Claim, error) {
+	now := s.now()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("claim dispatch: begin: %w", err)
+	}
+	defer tx.Rollback()
+	var picked int64
+	err = tx.QueryRowContext(ctx, pick, formatTime(now), id).Scan(&picked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotClaimable
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim dispatch: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE dispatches SET lease_until = ?, updated_at = ? WHERE id = ?`,
+		formatTime(now.Add(lease)), formatTime(now), picked); err != nil {
+		return nil, fmt.Errorf("claim dispatch %d: %w", picked, err)
+	}
+	c := &Claim{}
+	if c.Dispatch, err = scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, picked)); err != nil {
+		return nil, fmt.Errorf("claim dispatch %d: read: %w", picked, err)
+	}
+	var last sql.NullInt64
+	var lastFinished sql.NullString
+	err = tx.QueryRowContext(ctx, `SELECT attempt, finished_at FROM dispatch_attempts
+		WHERE dispatch_id = ? ORDER BY attempt DESC LIMIT 1`, picked).Scan(&last, &lastFinished)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("claim dispatch %d: read attempts: %w", picked, err)
+	}
+	c.Attempt = int(last.Int64) + 1
+	c.Interrupted = last.Valid && !lastFinished.Valid
+	res, err := tx.ExecContext(ctx, `INSERT INTO dispatch_attempts (dispatch_id, attempt, started_at) VALUES (?, ?, ?)`,
+		picked, c.Attempt, formatTime(now))
+	if err != nil {
+		return nil, fmt.Errorf("claim dispatch %d: record attempt: %w", picked, err)
+	}
+	if c.attemptID, err = res.LastInsertId(); err != nil {
+		return nil, fmt.Errorf("claim dispatch %d: record attempt: %w", picked, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("claim dispatch %d: commit: %w", picked, err)
+	}
+	return c, nil
+}
+
+// FinishAttempt records how a claimed attempt ended, on the attempt and
+// on the dispatch, and releases the lease.
+func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (Dispatch, error) {
+	var outcome string
+	switch r.Status {
+	case DispatchSent:
+		outcome = "sent"
+	case DispatchPending:
+		outcome = "retry"
+	case DispatchFailed:
+		outcome = "failed"
+	case DispatchDead:
+		outcome = "dead"
+	default:
+		return Dispatch{}, fmt.Errorf("finish attempt: %w: status %q", ErrInvalid, r.Status)
+	}
+	now := formatTime(s.now())
+	id := c.Dispatch.ID
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: begin: %w", id, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE dispatch_attempts SET finished_at = ?, outcome = ?, reason = ?,
+		status_code = ?, platform_code = ?, response = ?, error = ? WHERE id = ?`,
+		now, outcome, r.Reason, r.StatusCode, r.PlatformCode, r.Response, r.Error, c.attemptID); err != nil {
+		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: %w", id, err)
+	}
+	var sentAt any
+	if r.Status == DispatchSent {
+		sentAt = now
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE dispatches SET status = ?, attempts = attempts + 1, last_error = ?,
+		next_attempt_at = ?, lease_until = NULL, updated_at = ?, sent_at = COALESCE(?, sent_at),
+		rendered = CASE WHEN ? <> '' THEN ? ELSE rendered END,
+		message_id = CASE WHEN ? <> '' THEN ? ELSE message_id END,
+		parts_delivered = MAX(parts_delivered, ?)
+		WHERE id = ?`,
+		string(r.Status), r.Error, nullTime(r.NextAttemptAt), now, sentAt,
+		r.Rendered, r.Rendered, r.MessageID, r.MessageID, r.PartsDelivered, id); err != nil {
+		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: %w", id, err)
+	}
+	d, err := scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, id))
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: read: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: commit: %w", id, err)
+	}
+	return d, nil
+}
+
+// ReleaseDispatchLeases makes every pending dispatch claimable again.
+// Call it once at daemon start, like RequeueInterrupted: a lease left by a
+// dead process would otherwise delay its dispatch until it expired.
+func (s *Store) ReleaseDispatchLeases(ctx context.Context) (int, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE dispatches SET lease_until = NULL
+		WHERE status = 'pending' AND lease_until IS NOT NULL`)
+	if err != nil {
+		return 0, fmt.Errorf("release dispatch leases: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("release dispatch leases: %w", err)
+	}
+	return int(n), nil
+}
+
+// NextDispatchDue returns when the earliest pending dispatch of a finished
+// run becomes due; ok is false when none is pending.
+func (s *Store) NextDispatchDue(ctx context.Context) (at time.Time, ok bool, err error) {
+	var next sql.NullString
+	var n int
+	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(COALESCE(d.next_attempt_at, '')) FROM dispatches d
+		JOIN runs r ON r.id = d.run_id
+		WHERE d.status = 'pending' AND r.status IN ('succeeded', 'failed', 'skipped')`).Scan(&n, &next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next dispatch due: %w", err)
+	}
+	if n == 0 {
+		return time.Time{}, false, nil
+	}
+	if !next.Valid || next.String == "" {
+		return s.now(), true, nil
+	}
+	t, err := parseTime(next.String)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next dispatch due: %w", err)
+	}
+	return t, true, nil
+}
+
+// GetDispatch returns one dispatch or ErrNotFound.
+func (s *Store) GetDispatch(ctx context.Context, id int64) (Dispatch, error) {
+	d, err := scanDispatch(s.db.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Dispatch{}, fmt.Errorf("dispatch %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("dispatch %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// ListDispatches returns dispatches newest first.
+func (s *Store) ListDispatches(ctx context.Context, f DispatchFilter) ([]Dispatch, error) {
+	if f.Status != "" && !f.Status.Valid() {
+		return nil, fmt.Errorf("list dispatches: %w: status %q", ErrInvalid, f.Status)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	query := `SELECT ` + dispatchColumns + ` FROM dispatches WHERE 1 = 1`
+	var args []any
+	if f.Status != "" {
+		query += ` AND status = ?`
+		args = append(args, string(f.Status))
+	}
+	if f.Channel != "" {
+		query += ` AND channel = ?`
+		args = append(args, f.Channel)
+	}
+	query += ` ORDER BY id DESC LIMIT ?`
+	rows, err := s.db.QueryContext(ctx, query, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("list dispatches: %w", err)
+	}
+	return collectDispatches(rows)
+}
+
+// DispatchAttempts returns a dispatch's attempts, first first.
+func (s *Store) DispatchAttempts(ctx context.Context, dispatchID int64) ([]Attempt, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT dispatch_id, attempt, started_at, finished_at, outcome, reason,
+		status_code, platform_code, response, error FROM dispatch_attempts WHERE dispatch_id = ? ORDER BY attempt`, dispatchID)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch %d attempts: %w", dispatchID, err)
+	}
+	defer rows.Close()
+	var out []Attempt
+	for rows.Next() {
+		var (
+			a        Attempt
+			started  string
+			finished sql.NullString
+		)
+		if err := rows.Scan(&a.DispatchID, &a.Attempt, &started, &finished, &a.Outcome, &a.Reason,
+			&a.StatusCode, &a.PlatformCode, &a.Response, &a.Error); err != nil {
+			return nil, fmt.Errorf("dispatch %d attempts: scan: %w", dispatchID, err)
+		}
+		if a.StartedAt, err = parseTime(started); err != nil {
+			return nil, err
+		}
+		if a.FinishedAt, err = parseNullTime(finished); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("dispatch %d attempts: %w", dispatchID, err)
+	}
+	return out, nil
+}
+
+// RetryDispatch puts a failed or dead dispatch back to pending, due now,
+// with a fresh attempt budget (the attempt history is kept). It fails with
+// ErrNotRetryable for any other status and ErrNotFound for no such id.
+func (s *Store) RetryDispatch(ctx context.Context, id int64) (Dispatch, error) {
+	now := formatTime(s.now())
+	res, err := s.db.ExecContext(ctx, `UPDATE dispatches SET status = 'pending', attempts = 0,
+		next_attempt_at = NULL, lease_until = NULL, updated_at = ?
+		WHERE id = ? AND status IN ('failed', 'dead')`, now, id)
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("retry dispatch %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		d, err := s.GetDispatch(ctx, id)
+		if err != nil {
+			return Dispatch{}, err
+		}
+		return d, fmt.Errorf("retry dispatch %d: %w (status %s)", id, ErrNotRetryable, d.Status)
+	}
+	return s.GetDispatch(ctx, id)
+}
+
+// SetClock replaces the store's clock, which stamps rows and decides
+// which dispatches are due. The daemon passes its own clock; tests use it
+// to step over retry delays without sleeping. Call it before any use.
+func (s *Store) SetClock(now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	s.now = now
+}

@@ -1,0 +1,216 @@
+package daemon
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// PolicyConfig is a publishing policy layer: the global [policy] table, a
+// repo's own keys, or a [repo.channel_policy.NAME] table. Empty keys
+// inherit from the layer below.
+type PolicyConfig struct {
+	NoProblems  im.NoProblemsPolicy `toml:"no_problems"`
+	MinSeverity review.Severity     `toml:"min_severity"`
+}
+
+// RouteConfig is one [[repo.route]]: a change touching any path matching
+// Paths is also sent to Channels.
+type RouteConfig struct {
+	Paths    []string `toml:"paths"`
+	Channels []string `toml:"channels"`
+}
+
+// DispatchConfig is the [dispatch] table: how deliveries are retried.
+type DispatchConfig struct {
+	// MaxAttempts bounds attempts at one delivery before it is dead.
+	MaxAttempts int `toml:"max_attempts"`
+	// Backoff is the first retry delay, doubled per retry with jitter,
+	// capped by MaxBackoff; a platform's Retry-After wins when longer.
+	Backoff    time.Duration `toml:"backoff"`
+	MaxBackoff time.Duration `toml:"max_backoff"`
+	// Timeout bounds one attempt.
+	Timeout time.Duration `toml:"timeout"`
+	// RetryEvery is the cron spec of the job that re-drives due retries
+	// (the dispatcher also wakes when the next retry falls due).
+	RetryEvery string `toml:"retry_every"`
+}
+
+func (d *DispatchConfig) applyDefaults() {
+	if d.MaxAttempts == 0 {
+		d.MaxAttempts = 6
+	}
+	if d.Backoff == 0 {
+		d.Backoff = 2 * time.Second
+	}
+	if d.MaxBackoff == 0 {
+		d.MaxBackoff = 5 * time.Minute
+	}
+	if d.Timeout == 0 {
+		d.Timeout = 30 * time.Second
+	}
+	if d.RetryEvery == "" {
+		d.RetryEvery = "@every 30s"
+	}
+}
+
+// PolicyFor resolves the policy of channel for repo. Precedence, highest
+// first: [repo.channel_policy.<channel>], the [[channel]] table, the
+// [[repo]] table, [policy], then the defaults (publish, info). Each key is
+// resolved on its own, so a repo can set min_severity while a channel
+// sets no_problems.
+func (c *Config) PolicyFor(repo *RepoConfig, channel string) im.Policy {
+	layers := []PolicyConfig{c.Policy}
+	if repo != nil {
+		layers = append(layers, PolicyConfig{NoProblems: repo.NoProblems, MinSeverity: repo.MinSeverity})
+	}
+	if ch, ok := c.Channel(channel); ok {
+		layers = append(layers, PolicyConfig{NoProblems: ch.NoProblems, MinSeverity: ch.MinSeverity})
+	}
+	if repo != nil {
+		layers = append(layers, repo.ChannelPolicy[channel])
+	}
+	p := im.Policy{NoProblems: im.DefaultNoProblems, MinSeverity: im.DefaultMinSeverity}
+	for _, l := range layers {
+		if l.NoProblems != "" {
+			p.NoProblems = l.NoProblems
+		}
+		if l.MinSeverity != "" {
+			p.MinSeverity = l.MinSeverity
+		}
+	}
+	return p
+}
+
+// ChannelsFor returns the channels a change to repo goes to: the repo's
+// channels, then those of every route matching one of paths, each once.
+func (c *Config) ChannelsFor(repo *RepoConfig, paths []string) []string {
+	out := slices.Clone(repo.Channels)
+	for _, r := range repo.Routes {
+		f := vcs.Filter{Include: r.Paths}
+		if !slices.ContainsFunc(paths, f.Match) {
+			continue
+		}
+		for _, ch := range r.Channels {
+			if !slices.Contains(out, ch) {
+				out = append(out, ch)
+			}
+		}
+	}
+	return out
+}
+
+// Channel returns the [[channel]] named name.
+func (c *Config) Channel(name string) (*ChannelConfig, bool) {
+	for i := range c.Channels {
+		if c.Channels[i].Name == name {
+			return &c.Channels[i], true
+		}
+	}
+	return nil, false
+}
+
+// User returns the [[user]] mapping of a VCS user, or nil.
+func (c *Config) User(vcsUser string) *im.Identity {
+	for i := range c.Users {
+		if c.Users[i].VCSUser == vcsUser {
+			id := c.Users[i]
+			return &id
+		}
+	}
+	return nil
+}
+
+// validateRouting checks [policy], [dispatch], [[user]] and each repo's
+// policy keys, routes and channel_policy tables. Routes live in nested
+// arrays the generic key index numbers globally ("repo.route[3]"), so this
+// finds their lines itself.
+func (c *Config) validateRouting(file string, keys keyIndex, declared map[string]bool) []error {
+	var errs []error
+	add := func(key, lineKey, format string, args ...any) {
+		errs = append(errs, &ConfigError{File: file, Line: keys.line(lineKey), Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	checkPolicy := func(key string, p PolicyConfig) {
+		if p.NoProblems != "" && !p.NoProblems.Valid() {
+			add(key+".no_problems", key+".no_problems", "must be publish, suppress or publish_if_summary, got %q", p.NoProblems)
+		}
+		if p.MinSeverity != "" && !p.MinSeverity.Valid() {
+			add(key+".min_severity", key+".min_severity", "must be info, low, medium, high or critical, got %q", p.MinSeverity)
+		}
+	}
+	known := func(name string) bool {
+		_, ok := c.Channel(name)
+		return ok || declared[name]
+	}
+	checkPolicy("policy", c.Policy)
+
+	d := c.Dispatch
+	if d.MaxAttempts < 1 || d.MaxAttempts > 100 {
+		add("dispatch.max_attempts", "dispatch.max_attempts", "must be between 1 and 100, got %d", d.MaxAttempts)
+	}
+	if d.Backoff < 0 || d.MaxBackoff < d.Backoff || d.Timeout < 0 {
+		add("dispatch", "dispatch", "backoff, max_backoff and timeout must be positive and backoff <= max_backoff")
+	}
+	if _, err := cron.ParseStandard(d.RetryEvery); err != nil {
+		add("dispatch.retry_every", "dispatch.retry_every", "bad schedule %q: %v", d.RetryEvery, err)
+	}
+
+	seen := map[string]bool{}
+	for i, u := range c.Users {
+		key := fmt.Sprintf("user[%d]", i)
+		switch {
+		case strings.TrimSpace(u.VCSUser) == "":
+			add(key+".vcs_user", key, "missing: the VCS user this entry maps")
+		case seen[u.VCSUser]:
+			add(key+".vcs_user", key+".vcs_user", "duplicate user %q", u.VCSUser)
+		}
+		seen[u.VCSUser] = true
+	}
+
+	route := 0 // global index of [[repo.route]] tables, as keyIndex counts them
+	for i, r := range c.Repos {
+		key := fmt.Sprintf("repo[%d]", i)
+		checkPolicy(key, PolicyConfig{NoProblems: r.NoProblems, MinSeverity: r.MinSeverity})
+		for _, name := range sortedKeys(r.ChannelPolicy) {
+			pkey := key + ".channel_policy." + name
+			lineKey := "repo.channel_policy." + name
+			if !known(name) {
+				add(pkey, lineKey, "names channel %q, which no [[channel]] defines", name)
+			}
+			p := r.ChannelPolicy[name]
+			if p.NoProblems != "" && !p.NoProblems.Valid() {
+				add(pkey+".no_problems", lineKey+".no_problems", "must be publish, suppress or publish_if_summary, got %q", p.NoProblems)
+			}
+			if p.MinSeverity != "" && !p.MinSeverity.Valid() {
+				add(pkey+".min_severity", lineKey+".min_severity", "must be info, low, medium, high or critical, got %q", p.MinSeverity)
+			}
+		}
+		for j, rt := range r.Routes {
+			rkey := fmt.Sprintf("%s.route[%d]", key, j)
+			lineKey := fmt.Sprintf("repo.route[%d]", route)
+			route++
+			if len(rt.Paths) == 0 {
+				add(rkey+".paths", lineKey, "missing: the globs that select this route")
+			}
+			if err := (vcs.Filter{Include: rt.Paths}).Validate(); err != nil {
+				add(rkey+".paths", lineKey+".paths", "%v", err)
+			}
+			if len(rt.Channels) == 0 {
+				add(rkey+".channels", lineKey, "missing: the channels this route adds")
+			}
+			for _, name := range rt.Channels {
+				if !known(name) {
+					add(rkey+".channels", lineKey+".channels", "names channel %q, which no [[channel]] defines", name)
+				}
+			}
+		}
+	}
+	return errs
+}

@@ -1,0 +1,173 @@
+// Package dingtalk posts review reports to a DingTalk group through a
+// custom robot webhook, as markdown messages, signed when the robot has a
+// secret.
+package dingtalk
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/botpost"
+)
+
+// Channel is one DingTalk custom robot.
+type Channel struct {
+	name     string
+	hook     string
+	secret   string
+	now      func() time.Time
+	client   *http.Client
+	maxParts int
+	limits   botpost.Limits
+}
+
+var _ im.Channel = (*Channel)(nil)
+
+// New returns a DingTalk channel.
+func New(name string, o Options) (*Channel, error) {
+	if err := botpost.CheckWebhookURL("webhook_url", o.WebhookURL); err != nil {
+		return nil, err
+	}
+	c := &Channel{name: name, hook: o.WebhookURL, secret: o.Secret, now: o.Now,
+		client: o.Client, maxParts: o.MaxParts, limits: o.Limits}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.client == nil {
+		c.client = &http.Client{Timeout: 15 * time.Second}
+	}
+	if c.limits == nil {
+		// 20 messages per minute per robot.
+		c.limits = botpost.Limits{botpost.PerWindow(20, time.Minute, 5)}
+	}
+	return c, nil
+}
+
+func (c *Channel) Name() string { return c.name }
+func (c *Channel) Kind() string { return KindName }
+
+// Send posts the report, split into as many messages as the 20000-byte
+// limit needs, starting after msg.PartsDelivered.
+func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
+	payloads, err := Render(msg, c.maxParts)
+	if err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
+	}
+	parts := make([]botpost.Part, len(payloads))
+	for i, p := range payloads {
+		body, err := botpost.Encode(p)
+		if err != nil {
+			return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
+		}
+		parts[i] = botpost.Part{Rendered: string(body), Send: func(ctx context.Context) (botpost.Response, error) {
+			return c.post(ctx, body)
+		}}
+	}
+	return botpost.SendParts(ctx, parts, msg.PartsDelivered, c.limits)
+}
+
+func (c *Channel) post(ctx context.Context, body []byte) (botpost.Response, error) {
+	if len(body) > MaxBodyBytes {
+		return botpost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
+			Err: fmt.Errorf("message is %d bytes, limit %d", len(body), MaxBodyBytes)}
+	}
+	target := c.hook
+	if c.secret != "" {
+		// Per request: DingTalk rejects timestamps more than an hour off.
+		var err error
+		target, err = SignedURL(c.hook, c.secret, c.now().UnixMilli())
+		if err != nil {
+			return botpost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: err}
+		}
+	}
+	resp, err := botpost.Post(ctx, c.client, target, body, c.secret, c.hook)
+	if err != nil {
+		return resp, err
+	}
+	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
+		se.Response = botpost.Redact(se.Response, c.secret, c.hook)
+		return resp, se
+	}
+	return resp, nil
+}
+
+// Sign is DingTalk's robot signature: HMAC-SHA256 keyed by the secret
+// over timestamp + "\n" + secret, base64. (Feishu does the opposite.)
+func Sign(secret string, timestampMillis int64) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(strconv.FormatInt(timestampMillis, 10) + "\n" + secret))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// SignedURL adds timestamp and sign to the webhook's query, URL-encoded
+// exactly once (base64's '+', '/' and '=' must arrive intact).
+func SignedURL(hook, secret string, timestampMillis int64) (string, error) {
+	u, err := url.Parse(hook)
+	if err != nil {
+		return "", errors.New("webhook_url: not a URL")
+	}
+	q := u.Query()
+	q.Set("timestamp", strconv.FormatInt(timestampMillis, 10))
+	q.Set("sign", Sign(secret, timestampMillis))
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+type response struct {
+	ErrCode *int   `json:"errcode"`
+	ErrMsg  string `json:"errmsg"`
+}
+
+// Classify turns DingTalk's answer into nil (delivered) or a classified
+// error: HTTP 200 with a non-zero errcode is a failure.
+func Classify(status int, header http.Header, body []byte) *im.SendError {
+	if se := im.ClassifyStatus(status, header, body); se != nil {
+		return se
+	}
+	var r response
+	if err := json.Unmarshal(body, &r); err != nil || r.ErrCode == nil {
+		return &im.SendError{Reason: im.ReasonServer, Retryable: true, StatusCode: status,
+			Response: im.Excerpt(body), Err: errors.New("response has no errcode")}
+	}
+	if *r.ErrCode == 0 {
+		return nil
+	}
+	se := &im.SendError{StatusCode: status, PlatformCode: strconv.Itoa(*r.ErrCode),
+		Response: im.Excerpt(body), Err: errors.New(im.Sanitize(r.ErrMsg))}
+	switch *r.ErrCode {
+	case 130101, // send too fast, exceed 20 times per minute
+		410100: // the same limit in the newer error table
+		se.Reason, se.Retryable = im.ReasonRateLimited, true
+	case -1: // system busy
+		se.Reason, se.Retryable = im.ReasonServer, true
+	case 310000:
+		// One code for every security check: sign not match, invalid
+		// timestamp, IP not in whitelist, keywords not in content.
+		if strings.Contains(r.ErrMsg, "keywords") {
+			se.Reason = im.ReasonClient
+		} else {
+			se.Reason = im.ReasonAuth
+		}
+	case 300001, 300005, // token is not exist
+		400101, // access_token does not exist
+		400102, // robot disabled
+		400106: // robot does not exist
+		se.Reason = im.ReasonAuth
+	case 460101: // message too long
+		se.Reason = im.ReasonTooLarge
+	default:
+		se.Reason = im.ReasonClient
+	}
+	return se
+}

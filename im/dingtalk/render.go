@@ -1,0 +1,91 @@
+package dingtalk
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/markdown"
+)
+
+// MaxBodyBytes is DingTalk's limit on the serialized request.
+const MaxBodyBytes = 20000
+
+// Payload is one request: a markdown message with its mentions.
+type Payload struct {
+	MsgType  string   `json:"msgtype"`
+	Markdown Markdown `json:"markdown"`
+	At       At       `json:"at"`
+}
+
+type Markdown struct {
+	// Title is what the notification and the chat list show.
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// At lists who is notified. DingTalk notifies a person only when they
+// are listed here AND "@<mobile or userid>" appears in the text.
+type At struct {
+	AtMobiles []string `json:"atMobiles,omitempty"`
+	AtUserIds []string `json:"atUserIds,omitempty"`
+	IsAtAll   bool     `json:"isAtAll"`
+}
+
+var (
+	mobileRE = regexp.MustCompile(`^\+?[0-9][0-9-]{4,19}$`)
+	userIDRE = regexp.MustCompile(`^[A-Za-z0-9_$-]{1,64}$`)
+)
+
+// Render splits msg into the payloads to send, in order. The author is
+// mentioned in the first part only: one notification per report.
+func Render(msg im.Message, maxParts int) ([]Payload, error) {
+	rep := markdown.Render(msg, markdown.DingTalk)
+	blocks := rep.Blocks
+	var at At
+	if a := msg.Author; a != nil {
+		var mentions []string
+		if mobileRE.MatchString(a.Mobile) {
+			at.AtMobiles = []string{a.Mobile}
+			mentions = append(mentions, "@"+a.Mobile)
+		}
+		if userIDRE.MatchString(a.DingTalkUserID) {
+			at.AtUserIds = []string{a.DingTalkUserID}
+			mentions = append(mentions, "@"+a.DingTalkUserID)
+		}
+		if len(mentions) > 0 {
+			blocks[0].Text += "\n\n" + strings.Join(mentions, " ")
+		}
+	}
+	build := func(head, body string, first bool) Payload {
+		p := Payload{MsgType: "markdown", Markdown: Markdown{
+			Title: head,
+			Text:  "### " + markdown.Escape(head, markdown.DingTalk) + "\n\n" + body,
+		}}
+		if first {
+			p.At = at
+		}
+		return p
+	}
+	parts, err := im.Split(blocks, im.SplitOptions{
+		MaxParts: maxParts,
+		Head: func(i, n int) string {
+			return strings.TrimSpace(rep.Title + " " + im.PartLabel(i, n))
+		},
+		Fits: func(head, body string) bool {
+			// Measured with the mentions whichever part this is: they are
+			// small, and the first part must fit with them.
+			b, err := botpost.Encode(build(head, body, true))
+			return err == nil && len(b) <= MaxBodyBytes
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Payload, len(parts))
+	for i, p := range parts {
+		out[i] = build(p.Head, p.Body, i == 0)
+	}
+	return out, nil
+}

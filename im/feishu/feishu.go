@@ -1,0 +1,167 @@
+// Package feishu posts review reports to a Feishu (Lark) group through a
+// custom bot webhook, as interactive cards (card JSON 2.0), signed when
+// the bot has a secret.
+package feishu
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/botpost"
+)
+
+// Channel is one Feishu custom bot.
+type Channel struct {
+	name     string
+	hook     string
+	secret   string
+	now      func() time.Time
+	client   *http.Client
+	maxParts int
+	limits   botpost.Limits
+}
+
+var _ im.Channel = (*Channel)(nil)
+
+// New returns a Feishu channel.
+func New(name string, o Options) (*Channel, error) {
+	if err := botpost.CheckWebhookURL("webhook_url", o.WebhookURL); err != nil {
+		return nil, err
+	}
+	c := &Channel{name: name, hook: o.WebhookURL, secret: o.Secret, now: o.Now,
+		client: o.Client, maxParts: o.MaxParts, limits: o.Limits}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.client == nil {
+		c.client = &http.Client{Timeout: 15 * time.Second}
+	}
+	if c.limits == nil {
+		// Custom bots: 5 per second and 100 per minute.
+		c.limits = botpost.Limits{botpost.PerWindow(5, time.Second, 3), botpost.PerWindow(100, time.Minute, 5)}
+	}
+	return c, nil
+}
+
+func (c *Channel) Name() string { return c.name }
+func (c *Channel) Kind() string { return KindName }
+
+// Send posts the report, split into as many cards as the 20 KB limit
+// needs, starting after msg.PartsDelivered.
+func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
+	payloads, err := Render(msg, c.secret != "", c.maxParts)
+	if err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
+	}
+	parts := make([]botpost.Part, len(payloads))
+	for i, p := range payloads {
+		rendered, _ := botpost.Encode(p)
+		parts[i] = botpost.Part{Rendered: string(rendered), Send: func(ctx context.Context) (botpost.Response, error) {
+			return c.post(ctx, p)
+		}}
+	}
+	return botpost.SendParts(ctx, parts, msg.PartsDelivered, c.limits)
+}
+
+func (c *Channel) post(ctx context.Context, p Payload) (botpost.Response, error) {
+	if c.secret != "" {
+		// Per request: Feishu rejects timestamps more than an hour old, and
+		// a retry may come much later than the first attempt.
+		ts := c.now().Unix()
+		p.Timestamp = strconv.FormatInt(ts, 10)
+		p.Sign = Sign(c.secret, ts)
+	}
+	body, err := botpost.Encode(p)
+	if err != nil {
+		return botpost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode card: %w", err)}
+	}
+	if len(body) > MaxBodyBytes {
+		return botpost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
+			Err: fmt.Errorf("card is %d bytes, limit %d", len(body), MaxBodyBytes)}
+	}
+	resp, err := botpost.Post(ctx, c.client, c.hook, body, c.secret)
+	if err != nil {
+		return resp, err
+	}
+	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
+		se.Response = botpost.Redact(se.Response, c.secret, c.hook)
+		return resp, se
+	}
+	return resp, nil
+}
+
+// Sign is Feishu's custom-bot signature: HMAC-SHA256 keyed with
+// timestamp + "\n" + secret over an empty message, base64. (DingTalk
+// does the opposite: keyed by the secret over that string.)
+func Sign(secret string, timestamp int64) string {
+	mac := hmac.New(sha256.New, []byte(strconv.FormatInt(timestamp, 10)+"\n"+secret))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// response is Feishu's answer. StatusCode/StatusMessage are the legacy
+// fields older bots still return alongside or instead of code/msg.
+type response struct {
+	Code          *int   `json:"code"`
+	Msg           string `json:"msg"`
+	StatusCode    *int   `json:"StatusCode"`
+	StatusMessage string `json:"StatusMessage"`
+}
+
+// Classify turns Feishu's answer into nil (delivered) or a classified
+// error. HTTP 200 is not success by itself: the body's code must be 0.
+func Classify(status int, header http.Header, body []byte) *im.SendError {
+	if se := im.ClassifyStatus(status, header, body); se != nil {
+		return se
+	}
+	var r response
+	if err := json.Unmarshal(body, &r); err != nil {
+		// Not Feishu talking (a proxy's page); whether the card went out
+		// is unknown, and a lost report is worse than a duplicate.
+		return &im.SendError{Reason: im.ReasonServer, Retryable: true, StatusCode: status,
+			Response: im.Excerpt(body), Err: errors.New("response is not JSON")}
+	}
+	code, msg := r.Code, r.Msg
+	if code == nil {
+		code, msg = r.StatusCode, r.StatusMessage
+	}
+	if code == nil {
+		return &im.SendError{Reason: im.ReasonServer, Retryable: true, StatusCode: status,
+			Response: im.Excerpt(body), Err: errors.New("response has no code")}
+	}
+	if *code == 0 {
+		return nil
+	}
+	se := &im.SendError{StatusCode: status, PlatformCode: strconv.Itoa(*code),
+		Response: im.Excerpt(body), Err: errors.New(im.Sanitize(msg))}
+	switch *code {
+	case 11232: // frequency limited
+		se.Reason, se.Retryable = im.ReasonRateLimited, true
+	case 9499:
+		// "Bad Request", but also "too many request" under load.
+		if strings.Contains(strings.ToLower(msg), "too many request") {
+			se.Reason, se.Retryable = im.ReasonRateLimited, true
+		} else {
+			se.Reason = im.ReasonClient
+		}
+	case 19001, // incoming webhook access token invalid
+		19007, // bot not enabled
+		19021, // sign match fail or timestamp not within one hour
+		19022: // ip not allowed
+		se.Reason = im.ReasonAuth
+	case 19024: // key words not found: the bot's keyword filter
+		se.Reason = im.ReasonClient
+	default:
+		se.Reason = im.ReasonClient
+	}
+	return se
+}

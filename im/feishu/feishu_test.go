@@ -1,0 +1,297 @@
+package feishu
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/imtest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+const (
+	token  = "tok-feishu-5f3c9a1e"
+	secret = "sec-feishu-b7d2e0aa"
+)
+
+func TestSignGoldenVector(t *testing.T) {
+	// From Feishu's custom bot documentation.
+	if got, want := Sign("demo", 1599360473), "l1N0gAcBjdwBvGm1xMjOF0XSyaLRpR7tuO5dHfhAYc8="; got != want {
+		t.Fatalf("Sign = %s, want %s", got, want)
+	}
+	if got := imtest.FeishuSign("1599360473", "demo"); got != "l1N0gAcBjdwBvGm1xMjOF0XSyaLRpR7tuO5dHfhAYc8=" {
+		t.Fatalf("stand-in sign = %s", got)
+	}
+}
+
+func newChannel(t *testing.T, hook, sec string, now func() time.Time) *Channel {
+	t.Helper()
+	c, err := New("team", Options{WebhookURL: hook, Secret: sec, Now: now, Limits: botpost.Limits{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestSendSignsEveryRequest(t *testing.T) {
+	bot := imtest.NewFeishu(t, token, secret)
+	clock := time.Unix(1700000000, 0)
+	bot.SetNow(func() time.Time { return clock })
+	c := newChannel(t, bot.URL(), secret, func() time.Time { return clock })
+
+	rec, err := c.Send(context.Background(), imtest.Message())
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if rec.Parts != 1 || rec.StatusCode != 200 {
+		t.Fatalf("receipt = %+v", rec)
+	}
+	// An hour and a half later (a retry after an outage): a signature
+	// cached from the first request would be refused.
+	clock = clock.Add(90 * time.Minute)
+	if _, err := c.Send(context.Background(), imtest.Message()); err != nil {
+		t.Fatalf("second Send: %v", err)
+	}
+	got := bot.Received()
+	if len(got) != 2 {
+		t.Fatalf("received %d cards, want 2", len(got))
+	}
+	if got[0].Sign == got[1].Sign || got[0].Timestamp == got[1].Timestamp {
+		t.Fatalf("signature reused: %s/%s and %s/%s", got[0].Timestamp, got[0].Sign, got[1].Timestamp, got[1].Sign)
+	}
+	if got[1].Timestamp != "1700005400" {
+		t.Fatalf("timestamp = %s, want seconds 1700005400", got[1].Timestamp)
+	}
+	card := got[0]
+	if card.Card.Schema != "2.0" || card.Card.Header.Template != "red" {
+		t.Fatalf("schema %q template %q", card.Card.Schema, card.Card.Header.Template)
+	}
+	if !strings.Contains(card.Markdown(), "<at id=ou_0123abcd></at>") {
+		t.Fatalf("author not mentioned:\n%s", card.Markdown())
+	}
+	if strings.Contains(card.Markdown(), "<at id=all>") {
+		t.Fatalf("agent text produced an @all:\n%s", card.Markdown())
+	}
+	imtest.AssertNoLeak(t, "receipt", rec.Rendered, token, secret)
+}
+
+func TestWrongSecretIsPermanentAuth(t *testing.T) {
+	bot := imtest.NewFeishu(t, token, secret)
+	c := newChannel(t, bot.URL(), "wrong-secret", nil)
+	_, err := c.Send(context.Background(), imtest.Message())
+	var se *im.SendError
+	if !errors.As(err, &se) || se.Reason != im.ReasonAuth || se.Retryable || se.PlatformCode != "19021" {
+		t.Fatalf("err = %#v", err)
+	}
+	imtest.AssertNoLeak(t, "error", err.Error(), token, "wrong-secret")
+	imtest.AssertNoLeak(t, "response", se.Response, token, "wrong-secret")
+}
+
+func TestErrorsNeverContainToken(t *testing.T) {
+	bot := imtest.NewFeishu(t, token, "")
+	hook := bot.URL()
+	bot.Server.Close() // connection refused: the transport error names the URL
+	c := newChannel(t, hook, secret, nil)
+	_, err := c.Send(context.Background(), imtest.Message())
+	if ok, _ := im.IsRetryable(err); !ok {
+		t.Fatalf("network error not retryable: %v", err)
+	}
+	imtest.AssertNoLeak(t, "error", err.Error(), token, secret, hook)
+	if !strings.Contains(err.Error(), "<redacted>") {
+		t.Fatalf("error does not say what was redacted: %v", err)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		body      string
+		reason    im.Reason
+		retryable bool
+	}{
+		{"ok", 200, imtest.FeishuOK, "", false},
+		{"legacy ok", 200, `{"StatusCode":0,"StatusMessage":"success"}`, "", false},
+		{"rate limited", 200, imtest.FeishuRateLimited, im.ReasonRateLimited, true},
+		{"too many request", 200, `{"code":9499,"msg":"too many request"}`, im.ReasonRateLimited, true},
+		{"bad request", 200, imtest.FeishuBadRequest, im.ReasonClient, false},
+		{"bad token", 200, imtest.FeishuBadToken, im.ReasonAuth, false},
+		{"bot not enabled", 200, `{"code":19007,"msg":"Bot Not Enabled"}`, im.ReasonAuth, false},
+		{"sign fail", 200, imtest.FeishuSignFail, im.ReasonAuth, false},
+		{"ip", 200, imtest.FeishuIPNotAllow, im.ReasonAuth, false},
+		{"keywords", 200, imtest.FeishuKeywords, im.ReasonClient, false},
+		{"unknown code", 200, `{"code":12345,"msg":"?"}`, im.ReasonClient, false},
+		{"not json", 200, `<html>proxy</html>`, im.ReasonServer, true},
+		{"no code", 200, `{}`, im.ReasonServer, true},
+		{"http 429", 429, `{"code":9499}`, im.ReasonRateLimited, true},
+		{"http 502", 502, ``, im.ReasonServer, true},
+		{"http 400", 400, imtest.FeishuBadRequest, im.ReasonClient, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			se := Classify(tt.status, http.Header{}, []byte(tt.body))
+			if tt.reason == "" {
+				if se != nil {
+					t.Fatalf("Classify = %v, want success", se)
+				}
+				return
+			}
+			if se == nil || se.Reason != tt.reason || se.Retryable != tt.retryable {
+				t.Fatalf("Classify = %+v, want %s retryable=%v", se, tt.reason, tt.retryable)
+			}
+		})
+	}
+}
+
+func TestStandInRateLimitReachesChannel(t *testing.T) {
+	bot := imtest.NewFeishu(t, token, "")
+	fixed := time.Unix(1700000000, 0)
+	bot.SetNow(func() time.Time { return fixed })
+	c := newChannel(t, bot.URL(), "", nil)
+	for i := range 5 {
+		if _, err := c.Send(context.Background(), imtest.EmptyMessage()); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	_, err := c.Send(context.Background(), imtest.EmptyMessage())
+	var se *im.SendError
+	if !errors.As(err, &se) || se.Reason != im.ReasonRateLimited || !se.Retryable || se.PlatformCode != "11232" {
+		t.Fatalf("sixth send in one second: %v", err)
+	}
+}
+
+func TestSplitHugeReview(t *testing.T) {
+	bot := imtest.NewFeishu(t, token, "")
+	// Every request a minute after the last: the rate limit is not what
+	// this test is about.
+	clock := time.Unix(1700000000, 0)
+	bot.SetNow(func() time.Time { clock = clock.Add(time.Minute); return clock })
+	c := newChannel(t, bot.URL(), "", nil)
+	for _, tc := range []struct {
+		problems, maxParts int
+		capped             bool
+	}{{300, 0, false}, {300, 2, true}} {
+		msg := imtest.BigMessage(tc.problems)
+		c.maxParts = tc.maxParts
+		payloads, err := Render(msg, true, tc.maxParts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(payloads) < 2 || len(payloads) > max(tc.maxParts, im.DefaultMaxParts) || (tc.capped && len(payloads) != tc.maxParts) {
+			t.Fatalf("%d problems: %d parts", tc.problems, len(payloads))
+		}
+		for i, p := range payloads {
+			p.Timestamp, p.Sign = "1700000000", Sign(secret, 1700000000)
+			b, _ := botpost.Encode(p)
+			if len(b) > MaxBodyBytes {
+				t.Errorf("part %d is %d bytes", i+1, len(b))
+			}
+			imtest.CheckPart(t, "feishu", p.Card.Header.Title.Content, p.Card.Body.Elements[0].Content, i+1, len(payloads))
+		}
+		last := payloads[len(payloads)-1].Card.Body.Elements[0].Content
+		if got := strings.Contains(last, "problems were left out"); got != tc.capped {
+			t.Errorf("%d problems: left-out note present = %v, want %v", tc.problems, got, tc.capped)
+		}
+		before := len(bot.Received())
+		rec, err := c.Send(context.Background(), msg)
+		if err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		if rec.Parts != len(payloads) || len(bot.Received())-before != len(payloads) {
+			t.Fatalf("parts %d, received %d, want %d", rec.Parts, len(bot.Received())-before, len(payloads))
+		}
+	}
+}
+
+func TestResumeAfterFailedPart(t *testing.T) {
+	bot := imtest.NewFeishu(t, token, "")
+	c := newChannel(t, bot.URL(), "", nil)
+	msg := imtest.BigMessage(300)
+	payloads, _ := Render(msg, false, 0)
+	n := len(payloads)
+	// Part 1 goes through, part 2 meets a 500.
+	bot.Script(imtest.Canned{Body: imtest.FeishuOK}, imtest.Canned{Status: 500, Body: "oops"})
+	_, err := c.Send(context.Background(), msg)
+	var se *im.SendError
+	if !errors.As(err, &se) || !se.Retryable || se.PartsDelivered != 1 {
+		t.Fatalf("err = %#v", err)
+	}
+	if !strings.Contains(err.Error(), "part 2/") {
+		t.Fatalf("error does not name the part: %v", err)
+	}
+	msg.PartsDelivered = se.PartsDelivered
+	if _, err := c.Send(context.Background(), msg); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	got := bot.Received()
+	if len(got) != n-1 || !strings.HasSuffix(got[0].Card.Header.Title.Content, "(2/"+strconv.Itoa(n)+")") {
+		t.Fatalf("resume sent %d cards starting %q, want %d starting at part 2", len(got), got[0].Card.Header.Title.Content, n-1)
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
+		t.Run(name, func(t *testing.T) {
+			payloads, err := Render(msg, false, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, p := range payloads {
+				body, _ := botpost.Encode(p)
+				b.Write(body)
+				b.WriteString("\n---\n" + p.Card.Body.Elements[0].Content + "\n")
+			}
+			golden(t, name, b.String())
+		})
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from golden:\n%s", path, got)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	err := (&Config{WebhookURLEnv: "A", WebhookURLFile: "b"}).Validate()
+	if err == nil || !strings.Contains(err.Error(), "webhook_url_env") {
+		t.Fatalf("both set: %v", err)
+	}
+	if err := (&Config{}).Validate(); !errors.Is(err, im.ErrRequired) {
+		t.Fatalf("none set: %v", err)
+	}
+	t.Setenv("AICR_TEST_FEISHU_HOOK", "https://open.feishu.cn/open-apis/bot/v2/hook/"+token)
+	ch, err := (&Config{WebhookURLEnv: "AICR_TEST_FEISHU_HOOK"}).Build(im.ChannelConfig{Name: "f", Kind: KindName}, im.Deps{})
+	if err != nil || ch.Kind() != KindName {
+		t.Fatalf("Build: %v", err)
+	}
+	_, err = (&Config{WebhookURLEnv: "AICR_TEST_UNSET_VAR"}).Build(im.ChannelConfig{Name: "f"}, im.Deps{})
+	if err == nil || !strings.Contains(err.Error(), "webhook_url_env") {
+		t.Fatalf("unset env: %v", err)
+	}
+}

@@ -1,0 +1,130 @@
+package feishu
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/markdown"
+	"github.com/aicr-dev/aicr/review"
+)
+
+// MaxBodyBytes is the limit on the serialized request. Feishu documents
+// "20 KB"; 20000 leaves room whichever kilobyte they mean.
+const MaxBodyBytes = 20000
+
+// Payload is the JSON body of one request: an interactive card in card
+// JSON 2.0. Timestamp and Sign are filled per request when signing.
+type Payload struct {
+	Timestamp string `json:"timestamp,omitempty"`
+	Sign      string `json:"sign,omitempty"`
+	MsgType   string `json:"msg_type"`
+	Card      Card   `json:"card"`
+}
+
+// Card is the card JSON 2.0 subset aicr uses.
+type Card struct {
+	Schema string     `json:"schema"`
+	Config CardConfig `json:"config"`
+	Header Header     `json:"header"`
+	Body   CardBody   `json:"body"`
+}
+
+type CardConfig struct {
+	WidthMode string `json:"width_mode,omitempty"`
+}
+
+type Header struct {
+	Title    Text   `json:"title"`
+	Template string `json:"template"`
+}
+
+type Text struct {
+	Tag     string `json:"tag"`
+	Content string `json:"content"`
+}
+
+type CardBody struct {
+	Elements []Element `json:"elements"`
+}
+
+type Element struct {
+	Tag     string `json:"tag"`
+	Content string `json:"content"`
+}
+
+// Placeholders of the real lengths, so a part measured before signing is
+// exactly as long as the signed request.
+const (
+	placeholderTimestamp = "0000000000"
+	placeholderSign      = "00000000000000000000000000000000000000000000" // base64 of 32 bytes
+)
+
+// openIDRE keeps whatever the config says out of the markup: an open id
+// is "ou_" and letters and digits.
+var openIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Render splits msg into the payloads to send, in order. signed says
+// whether timestamp and sign will be added, so they are counted.
+func Render(msg im.Message, signed bool, maxParts int) ([]Payload, error) {
+	rep := markdown.Render(msg, markdown.Feishu)
+	blocks := rep.Blocks
+	if a := msg.Author; a != nil && openIDRE.MatchString(a.FeishuOpenID) {
+		blocks[0].Text = "<at id=" + a.FeishuOpenID + "></at>\n\n" + blocks[0].Text
+	}
+	template := Template(rep.Problems, msg.Result.Skip != nil)
+	build := func(head, body string) Payload {
+		p := Payload{
+			MsgType: "interactive",
+			Card: Card{
+				Schema: "2.0",
+				Config: CardConfig{WidthMode: "fill"},
+				Header: Header{Title: Text{Tag: "plain_text", Content: head}, Template: template},
+				Body:   CardBody{Elements: []Element{{Tag: "markdown", Content: body}}},
+			},
+		}
+		if signed {
+			p.Timestamp, p.Sign = placeholderTimestamp, placeholderSign
+		}
+		return p
+	}
+	parts, err := im.Split(blocks, im.SplitOptions{
+		MaxParts: maxParts,
+		Head: func(i, n int) string {
+			return strings.TrimSpace(rep.Title + " " + im.PartLabel(i, n))
+		},
+		Fits: func(head, body string) bool {
+			b, err := botpost.Encode(build(head, body))
+			return err == nil && len(b) <= MaxBodyBytes
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Payload, len(parts))
+	for i, p := range parts {
+		out[i] = build(p.Head, p.Body)
+		out[i].Timestamp, out[i].Sign = "", ""
+	}
+	return out, nil
+}
+
+// Template is the header colour: the worst severity's, green when the
+// review found nothing, grey when it was skipped.
+func Template(problems []review.Problem, skipped bool) string {
+	switch markdown.Worst(problems) {
+	case review.SeverityCritical, review.SeverityHigh:
+		return "red"
+	case review.SeverityMedium:
+		return "orange"
+	case review.SeverityLow:
+		return "yellow"
+	case review.SeverityInfo:
+		return "blue"
+	}
+	if skipped {
+		return "grey"
+	}
+	return "green"
+}

@@ -1,0 +1,199 @@
+package markdown
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/review"
+)
+
+// Report is one review rendered in one dialect, in blocks ready for
+// im.Split: the header first, then one block per problem (most severe
+// first), the summaries and the skip reason. Wording comes from package
+// im; only markup differs between dialects.
+type Report struct {
+	// Title is im.Title of the message, plain text (not escaped): each
+	// channel puts it where its platform shows a title.
+	Title  string
+	Blocks []im.Block
+	// Problems are the problems in the order their blocks appear.
+	Problems []review.Problem
+}
+
+// Render builds msg's report in dialect d.
+func Render(msg im.Message, d Dialect) Report {
+	r := Report{Title: im.Title(msg)}
+	problems := slices.Clone(msg.Result.Problems)
+	im.SortProblems(problems)
+	r.Problems = problems
+
+	r.Blocks = append(r.Blocks, im.Block{Text: header(msg, problems, d)})
+	for _, p := range problems {
+		r.Blocks = append(r.Blocks, im.Block{Text: ProblemText(p, d), Problem: true})
+	}
+	for _, s := range msg.Result.Summaries {
+		title := strings.Join(strings.Fields(im.Sanitize(s.Title)), " ")
+		body := Convert(im.Sanitize(s.Markdown), d)
+		if title == "" && body == "" {
+			continue
+		}
+		var b strings.Builder
+		if title != "" {
+			b.WriteString("#### " + Escape(title, d))
+		}
+		if body != "" {
+			if title != "" {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(body)
+		}
+		r.Blocks = append(r.Blocks, im.Block{Text: b.String()})
+	}
+	if msg.Result.Skip != nil {
+		reason := strings.Join(strings.Fields(im.Sanitize(msg.Result.Skip.Reason)), " ")
+		if reason == "" {
+			reason = "no reason given"
+		}
+		r.Blocks = append(r.Blocks, im.Block{Text: "**Review skipped:** " + Escape(reason, d)})
+	}
+	return r
+}
+
+func header(msg im.Message, problems []review.Problem, d Dialect) string {
+	var lines []string
+	if msg.Change != nil {
+		if first := im.FirstLine(msg.Change.Description); first != "" {
+			lines = append(lines, "> "+Escape(first, d))
+		}
+	}
+	if len(problems) == 0 {
+		lines = append(lines, "**No problems found.**")
+	} else {
+		lines = append(lines, "**Problems:** "+countsText(problems, d))
+	}
+	if msg.ChangeURL != "" {
+		if link := Link("View change", im.Sanitize(msg.ChangeURL), d); link != "View change" {
+			lines = append(lines, link)
+		}
+	}
+	// Blank lines between them: DingTalk joins single-newline lines.
+	return strings.Join(lines, "\n\n")
+}
+
+// countsText colours the worst severities where the dialect can; the
+// words are im.CountsText's.
+func countsText(problems []review.Problem, d Dialect) string {
+	text := im.CountsText(problems)
+	if d == DingTalk {
+		return text
+	}
+	parts := strings.Split(text, ", ")
+	for i, p := range parts {
+		if _, sev, ok := strings.Cut(p, " "); ok {
+			parts[i] = colour(p, review.Severity(sev), d)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ProblemText renders one problem:
+//
+//	[high] `file.go:12-14` · category
+//	message
+//	**Suggestion:** suggestion (raw diffs as a code block)
+func ProblemText(p review.Problem, d Dialect) string {
+	sev := strings.Join(strings.Fields(im.Sanitize(string(p.Severity))), " ")
+	var b strings.Builder
+	b.WriteString(colour("**["+Escape(sev, d)+"]**", review.Severity(sev), d))
+	if loc := CodeSpan(im.ProblemLocation(p), d); loc != "" {
+		b.WriteString(" " + loc)
+	}
+	if c := strings.Join(strings.Fields(im.Sanitize(p.Category)), " "); c != "" {
+		b.WriteString(" · " + Escape(c, d))
+	}
+	if msg := Convert(im.Sanitize(strings.TrimSpace(p.Message)), d); msg != "" {
+		b.WriteString("\n\n" + msg)
+	}
+	if s := im.Sanitize(strings.TrimSpace(p.Suggestion)); s != "" {
+		if isRawDiff(s) {
+			b.WriteString("\n\n**Suggestion:**\n\n" + CodeBlock(s, "diff", d))
+		} else if conv := Convert(s, d); conv != "" {
+			sep := " "
+			if startsBlock(conv) {
+				// A fence, quote or list only works at the start of a line.
+				sep = "\n\n"
+			}
+			b.WriteString("\n\n**Suggestion:**" + sep + conv)
+		}
+	}
+	return b.String()
+}
+
+func startsBlock(s string) bool {
+	first, _, _ := strings.Cut(s, "\n")
+	for _, p := range []string{"```", "~~~", ">", "- ", "#"} {
+		if strings.HasPrefix(first, p) {
+			return true
+		}
+	}
+	num := strings.TrimLeft(first, "0123456789")
+	return len(num) < len(first) && strings.HasPrefix(num, ". ")
+}
+
+// isRawDiff spots a unified diff pasted without a fence: it would
+// otherwise be parsed as a list ("- old line").
+func isRawDiff(s string) bool {
+	if strings.Contains(s, "```") || strings.Contains(s, "~~~") {
+		return false
+	}
+	var changed, other int
+	for line := range strings.SplitSeq(s, "\n") {
+		switch {
+		case strings.TrimSpace(line) == "":
+		case strings.HasPrefix(line, "@@"), strings.HasPrefix(line, "+"), strings.HasPrefix(line, "-"):
+			changed++
+		default:
+			other++
+		}
+	}
+	return changed >= 2 && changed >= other
+}
+
+// colour wraps text in the dialect's colour markup for sev.
+func colour(text string, sev review.Severity, d Dialect) string {
+	switch d {
+	case Feishu:
+		c := map[review.Severity]string{
+			review.SeverityCritical: "red", review.SeverityHigh: "red",
+			review.SeverityMedium: "orange", review.SeverityLow: "yellow", review.SeverityInfo: "grey",
+		}[sev]
+		if c == "" {
+			return text
+		}
+		return "<font color='" + c + "'>" + text + "</font>"
+	case WeCom:
+		// WeCom has three documented colours: info (green), comment
+		// (grey) and warning (orange-red).
+		c := map[review.Severity]string{
+			review.SeverityCritical: "warning", review.SeverityHigh: "warning",
+			review.SeverityMedium: "warning", review.SeverityLow: "comment", review.SeverityInfo: "info",
+		}[sev]
+		if c == "" {
+			return text
+		}
+		return `<font color="` + c + `">` + text + `</font>`
+	}
+	return text
+}
+
+// Worst returns the highest severity among problems, or "" for none.
+func Worst(problems []review.Problem) review.Severity {
+	var worst review.Severity
+	for _, p := range problems {
+		if p.Severity.Rank() > worst.Rank() {
+			worst = p.Severity
+		}
+	}
+	return worst
+}

@@ -1,0 +1,442 @@
+// Package slack is the Slack channel. With a bot token it posts the
+// summary with chat.postMessage (Block Kit) and the problems as batched
+// replies in its thread; with an incoming-webhook URL it posts the summary
+// alone, problems inline as far as Slack's block limit allows.
+package slack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/slack-go/slack"
+	"golang.org/x/time/rate"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/botpost"
+)
+
+// KindName is the value of `kind` that selects this channel.
+const KindName = "slack"
+
+// DefaultAPIURL is Slack's Web API base.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// DefaultRatePerMinute keeps to Slack's one message per second per channel.
+const DefaultRatePerMinute = 60
+
+// Metadata event types: the summary and each reply carry the dispatch's
+// dedupe key, so after a crash the channel can find what it posted.
+const (
+	EventSummary = "aicr_review"
+	EventReply   = "aicr_review_part"
+)
+
+// Config is the Slack-specific part of a [[channel]] table. Exactly one
+// mode: bot token (token_env|token_file + channel) or incoming webhook
+// (webhook_url_env|webhook_url_file).
+type Config struct {
+	TokenEnv  string `toml:"token_env"`
+	TokenFile string `toml:"token_file"`
+	// Channel is a conversation id (C0123ABCD) or name (#reviews). An id
+	// also lets a retry after a crash check what was already posted.
+	Channel        string `toml:"channel"`
+	WebhookURLEnv  string `toml:"webhook_url_env"`
+	WebhookURLFile string `toml:"webhook_url_file"`
+	// APIURL overrides the Web API base (tests, Enterprise proxies).
+	APIURL string `toml:"api_url"`
+	// RatePerMinute bounds posts to the channel (default 60).
+	RatePerMinute int `toml:"rate_per_minute"`
+	// ProblemsPerReply is how many problems one thread reply carries.
+	ProblemsPerReply int `toml:"problems_per_reply"`
+}
+
+func (c *Config) tokenMode() bool { return c.TokenEnv != "" || c.TokenFile != "" }
+
+// Validate checks the Slack-specific keys.
+func (c *Config) Validate() error {
+	var errs []error
+	hook := c.WebhookURLEnv != "" || c.WebhookURLFile != ""
+	switch {
+	case c.tokenMode() && hook:
+		errs = append(errs, &im.ConfigError{Key: "token_env", Err: im.ErrInvalidValue, Hint: "set a bot token or a webhook_url, not both"})
+	case !c.tokenMode() && !hook:
+		errs = append(errs, &im.ConfigError{Key: "token_env", Err: im.ErrRequired, Hint: "or token_file, or webhook_url_env / webhook_url_file"})
+	}
+	if err := botpost.SecretKeys("token", c.TokenEnv, c.TokenFile, false); err != nil {
+		errs = append(errs, err)
+	}
+	if err := botpost.SecretKeys("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, false); err != nil {
+		errs = append(errs, err)
+	}
+	if c.tokenMode() && strings.TrimSpace(c.Channel) == "" {
+		errs = append(errs, &im.ConfigError{Key: "channel", Err: im.ErrRequired, Hint: "a channel id such as C0123ABCD, or #name"})
+	}
+	if c.APIURL != "" {
+		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, &im.ConfigError{Key: "api_url", Value: c.APIURL, Err: im.ErrInvalidValue, Hint: "an absolute http(s) URL"})
+		}
+	}
+	if c.RatePerMinute < 0 {
+		errs = append(errs, &im.ConfigError{Key: "rate_per_minute", Value: strconv.Itoa(c.RatePerMinute), Err: im.ErrInvalidValue})
+	}
+	if c.ProblemsPerReply < 0 || c.ProblemsPerReply > MaxBlocks-1 {
+		errs = append(errs, &im.ConfigError{Key: "problems_per_reply", Value: strconv.Itoa(c.ProblemsPerReply), Err: im.ErrInvalidValue, Hint: "1 to 49"})
+	}
+	return errors.Join(errs...)
+}
+
+// Build returns the Slack channel. Secrets are read at every Send.
+func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := *c
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(cfg.APIURL, "/") {
+		cfg.APIURL += "/"
+	}
+	if cfg.RatePerMinute == 0 {
+		cfg.RatePerMinute = DefaultRatePerMinute
+	}
+	if cfg.ProblemsPerReply == 0 {
+		cfg.ProblemsPerReply = DefaultProblemsPerReply
+	}
+	return &Channel{
+		name:    common.Name,
+		cfg:     cfg,
+		baseDir: deps.BaseDir,
+		client:  &http.Client{},
+		// One bucket for every post, summary and replies alike: a Send
+		// makes several requests, so the channel throttles itself rather
+		// than leaving it to the dispatcher's once-per-Send bucket.
+		limiter: rate.NewLimiter(rate.Limit(float64(cfg.RatePerMinute)/60), 1),
+		users:   map[string]string{},
+	}, nil
+}
+
+// Channel posts to one Slack conversation.
+type Channel struct {
+	name    string
+	cfg     Config
+	baseDir string
+	client  *http.Client
+	limiter *rate.Limiter
+
+	mu    sync.Mutex
+	users map[string]string // email → Slack user id; "" caches "not found"
+}
+
+var _ im.Channel = (*Channel)(nil)
+
+func (c *Channel) Name() string { return c.name }
+func (c *Channel) Kind() string { return KindName }
+
+// Send delivers the report once: the summary, then the reply batches in
+// its thread. A retry resumes after the parts already delivered
+// (msg.PartsDelivered, msg.PriorMessageID); after a crash
+// (msg.MaybeDelivered without them) it looks the summary up by its
+// metadata first, so the report is not posted twice.
+func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
+	if !c.cfg.tokenMode() {
+		return c.sendWebhook(ctx, msg)
+	}
+	token, err := botpost.ReadSecret("token", c.cfg.TokenEnv, c.cfg.TokenFile, c.baseDir)
+	if err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonAuth, Err: err}
+	}
+	api := slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.client))
+	mention := c.mention(ctx, api, msg.Author)
+	posts := []Post{RenderSummary(msg, mention, false)}
+	posts = append(posts, RenderReplies(msg.Result.Problems, c.cfg.ProblemsPerReply)...)
+	rec := im.Receipt{Parts: len(posts), Rendered: renderedJSON(posts)}
+
+	start, ts := msg.PartsDelivered, msg.PriorMessageID
+	if start > 0 && ts == "" {
+		start = 0 // cannot thread without the summary's ts: start over
+	}
+	if start == 0 && msg.MaybeDelivered && msg.DedupeKey != "" {
+		if found, parts, err := c.findPosted(ctx, api, msg.DedupeKey); err == nil && found != "" {
+			ts, start = found, parts
+		}
+	}
+	for i := start; i < len(posts); i++ {
+		if err := c.limiter.Wait(ctx); err != nil {
+			return rec, &im.SendError{Reason: im.ReasonTimeout, Retryable: true, MessageID: ts, PartsDelivered: i, Err: err}
+		}
+		opts := []slack.MsgOption{slack.MsgOptionText(posts[i].Text, false), slack.MsgOptionBlocks(posts[i].Blocks...)}
+		event := EventSummary
+		if i > 0 {
+			event = EventReply
+			opts = append(opts, slack.MsgOptionTS(ts))
+		}
+		if msg.DedupeKey != "" {
+			opts = append(opts, slack.MsgOptionMetadata(slack.SlackMetadata{EventType: event,
+				EventPayload: map[string]any{"dedupe_key": msg.DedupeKey, "part": i}}))
+		}
+		_, postTS, err := api.PostMessageContext(ctx, c.cfg.Channel, opts...)
+		if err != nil {
+			se := classify(err, token)
+			se.MessageID, se.PartsDelivered = ts, i
+			if i > 0 {
+				se.Err = fmt.Errorf("reply %d/%d: %w", i, len(posts)-1, se.Err)
+			}
+			return rec, se
+		}
+		if i == 0 {
+			ts = postTS
+		}
+	}
+	rec.MessageID, rec.StatusCode, rec.Response = ts, http.StatusOK, `{"ok":true}`
+	return rec, nil
+}
+
+// findPosted looks for this dispatch's summary in the channel's recent
+// history and counts its replies, returning the summary's ts and how many
+// parts are already there. Only ids can be read back, so a channel
+// configured by name always posts.
+func (c *Channel) findPosted(ctx context.Context, api *slack.Client, key string) (string, int, error) {
+	if !channelIDRE.MatchString(c.cfg.Channel) {
+		return "", 0, nil
+	}
+	hist, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+		ChannelID: c.cfg.Channel, Limit: 100, IncludeAllMetadata: true})
+	if err != nil {
+		return "", 0, err
+	}
+	for _, m := range hist.Messages {
+		if m.Metadata.EventType != EventSummary || m.Metadata.EventPayload["dedupe_key"] != key {
+			continue
+		}
+		replies, _, _, err := api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			ChannelID: c.cfg.Channel, Timestamp: m.Timestamp, Limit: 200, IncludeAllMetadata: true})
+		if err != nil {
+			return "", 0, err
+		}
+		parts := 1
+		for _, r := range replies {
+			if r.Metadata.EventType == EventReply && r.Metadata.EventPayload["dedupe_key"] == key {
+				if p, ok := r.Metadata.EventPayload["part"].(float64); ok && int(p)+1 > parts {
+					parts = int(p) + 1
+				}
+			}
+		}
+		return m.Timestamp, parts, nil
+	}
+	return "", 0, nil
+}
+
+var channelIDRE = regexp.MustCompile(`^[CGD][A-Z0-9]{6,}$`)
+
+// mention returns "<@U…>" for the author when known: the [[user]]
+// mapping's slack_id, else users.lookupByEmail, cached per daemon,
+// misses included. Any failure falls back to no mention.
+func (c *Channel) mention(ctx context.Context, api *slack.Client, who *im.Identity) string {
+	if who == nil {
+		return ""
+	}
+	if who.SlackID != "" {
+		return "<@" + Escape(who.SlackID) + ">"
+	}
+	email := strings.ToLower(strings.TrimSpace(who.Email))
+	if email == "" {
+		return ""
+	}
+	c.mu.Lock()
+	id, cached := c.users[email]
+	c.mu.Unlock()
+	if !cached {
+		u, err := api.GetUserByEmailContext(ctx, email)
+		var ser slack.SlackErrorResponse
+		switch {
+		case err == nil:
+			id = u.ID
+		case errors.As(err, &ser) && ser.Err == "users_not_found":
+			id = ""
+		default:
+			return "" // transient: try again next time
+		}
+		c.mu.Lock()
+		c.users[email] = id
+		c.mu.Unlock()
+	}
+	if id == "" {
+		return ""
+	}
+	return "<@" + Escape(id) + ">"
+}
+
+// LookupCount reports how many emails are cached (for tests and metrics).
+func (c *Channel) LookupCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.users)
+}
+
+// Slack's error strings, classified. Anything unlisted is a permanent
+// client error: retrying an unknown refusal only repeats it.
+var retryableCodes = map[string]im.Reason{
+	"ratelimited":         im.ReasonRateLimited,
+	"rate_limited":        im.ReasonRateLimited,
+	"internal_error":      im.ReasonServer,
+	"fatal_error":         im.ReasonServer,
+	"service_unavailable": im.ReasonServer,
+	"request_timeout":     im.ReasonTimeout,
+}
+
+var permanentCodes = map[string]im.Reason{
+	"invalid_auth":        im.ReasonAuth,
+	"not_authed":          im.ReasonAuth,
+	"account_inactive":    im.ReasonAuth,
+	"token_revoked":       im.ReasonAuth,
+	"token_expired":       im.ReasonAuth,
+	"missing_scope":       im.ReasonAuth,
+	"invalid_token":       im.ReasonAuth,
+	"channel_not_found":   im.ReasonClient,
+	"not_in_channel":      im.ReasonClient,
+	"is_archived":         im.ReasonClient,
+	"channel_is_archived": im.ReasonClient,
+	"invalid_blocks":      im.ReasonClient,
+	"invalid_payload":     im.ReasonClient,
+	"no_text":             im.ReasonClient,
+	"msg_too_long":        im.ReasonTooLarge,
+	"action_prohibited":   im.ReasonAuth,
+	"no_service":          im.ReasonAuth,
+}
+
+// classifyCode maps one Slack error string.
+func classifyCode(code string, status int) *im.SendError {
+	if r, ok := retryableCodes[code]; ok {
+		return &im.SendError{Reason: r, Retryable: true, PlatformCode: code, StatusCode: status}
+	}
+	if r, ok := permanentCodes[code]; ok {
+		return &im.SendError{Reason: r, PlatformCode: code, StatusCode: status}
+	}
+	return &im.SendError{Reason: im.ReasonClient, PlatformCode: code, StatusCode: status}
+}
+
+// classify turns a slack-go error into an *im.SendError with the token
+// redacted from every text.
+func classify(err error, token string) *im.SendError {
+	var (
+		rl  *slack.RateLimitedError
+		sc  slack.StatusCodeError
+		ser slack.SlackErrorResponse
+	)
+	var se *im.SendError
+	switch {
+	case errors.As(err, &rl):
+		se = &im.SendError{Reason: im.ReasonRateLimited, Retryable: true, RetryAfter: rl.RetryAfter,
+			StatusCode: http.StatusTooManyRequests, PlatformCode: "ratelimited"}
+	case errors.As(err, &sc):
+		se = im.ClassifyStatus(sc.Code, nil, nil)
+		if se == nil {
+			se = &im.SendError{Reason: im.ReasonServer, Retryable: true, StatusCode: sc.Code}
+		}
+	case errors.As(err, &ser):
+		se = classifyCode(ser.Err, http.StatusOK)
+		se.Response = `{"ok":false,"error":"` + jsonEscape(ser.Err) + `"}`
+	default:
+		se = transportError(err)
+	}
+	se.Err = errors.New(botpost.Redact(err.Error(), token))
+	return se
+}
+
+func transportError(err error) *im.SendError {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &im.SendError{Reason: im.ReasonTimeout, Retryable: true}
+	}
+	var ue *url.Error
+	var oe *net.OpError
+	if errors.As(err, &ue) || errors.As(err, &oe) {
+		return &im.SendError{Reason: im.ReasonNetwork, Retryable: true}
+	}
+	// A response that would not decode: Slack answered, but not with JSON.
+	return &im.SendError{Reason: im.ReasonServer, Retryable: true}
+}
+
+func jsonEscape(s string) string {
+	b, _ := json.Marshal(s)
+	return strings.Trim(string(b), `"`)
+}
+
+func renderedJSON(posts []Post) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(posts)
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// sendWebhook posts the summary to an incoming webhook. Webhooks answer
+// in plain text ("ok", or an error code such as channel_not_found with a
+// 4xx), so the body is read here rather than through slack-go.
+func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, error) {
+	hookURL, err := botpost.ReadSecret("webhook_url", c.cfg.WebhookURLEnv, c.cfg.WebhookURLFile, c.baseDir)
+	if err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonAuth, Err: err}
+	}
+	if err := botpost.CheckWebhookURL("webhook_url", hookURL); err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
+	}
+	mention := ""
+	if msg.Author != nil && msg.Author.SlackID != "" {
+		mention = "<@" + Escape(msg.Author.SlackID) + ">"
+	}
+	post := RenderSummary(msg, mention, true)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(post); err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
+	}
+	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if err := c.limiter.Wait(ctx); err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonTimeout, Retryable: true, Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hookURL, bytes.NewReader(body))
+	if err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: errors.New("build request for " + botpost.RedactURL(hookURL))}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		se := transportError(err)
+		var ue *url.Error
+		inner := err
+		if errors.As(err, &ue) {
+			inner = ue.Err
+		}
+		se.Err = fmt.Errorf("post %s: %s", botpost.RedactURL(hookURL), botpost.Redact(inner.Error(), hookURL))
+		return im.Receipt{}, se
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if se := im.ClassifyStatus(resp.StatusCode, resp.Header, answer); se != nil {
+		code := strings.TrimSpace(string(answer))
+		if r, ok := permanentCodes[code]; ok && !se.Retryable {
+			se.Reason = r
+		}
+		if len(code) < 64 && !strings.ContainsAny(code, " <{") {
+			se.PlatformCode = code
+		}
+		se.Response = botpost.Redact(se.Response, hookURL)
+		return im.Receipt{}, se
+	}
+	return im.Receipt{Rendered: string(body), Parts: 1, StatusCode: resp.StatusCode,
+		Response: im.Excerpt(answer)}, nil
+}

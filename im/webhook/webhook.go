@@ -1,0 +1,242 @@
+// Package webhook is the generic channel: one JSON POST of the review
+// result with run and change metadata (schema in docs/webhook.md), signed
+// like the trigger protocol when a secret is set, and carrying an
+// Idempotency-Key that stays the same across retries.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/triggers"
+)
+
+// KindName is the value of `kind` that selects this channel.
+const KindName = "webhook"
+
+// PayloadVersion is the "version" field of every payload; it changes only
+// when a field is removed or changes meaning.
+const PayloadVersion = 1
+
+// HeaderIdempotencyKey carries Message.DedupeKey; receivers drop a
+// request whose key they have seen.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// Config is the webhook-specific part of a [[channel]] table.
+type Config struct {
+	// URLEnv / URLFile name where the endpoint URL lives: URLs often
+	// carry a token, so they are secrets.
+	URLEnv  string `toml:"url_env"`
+	URLFile string `toml:"url_file"`
+	// SecretEnv / SecretFile: optional HMAC key; when set, requests carry
+	// X-Aicr-Timestamp and X-Aicr-Signature.
+	SecretEnv  string `toml:"secret_env"`
+	SecretFile string `toml:"secret_file"`
+	// RatePerMinute throttles requests to the endpoint; 0 is unlimited.
+	RatePerMinute int `toml:"rate_per_minute"`
+}
+
+// Validate checks the webhook-specific keys.
+func (c *Config) Validate() error {
+	var errs []error
+	if err := botpost.SecretKeys("url", c.URLEnv, c.URLFile, true); err != nil {
+		errs = append(errs, err)
+	}
+	if err := botpost.SecretKeys("secret", c.SecretEnv, c.SecretFile, false); err != nil {
+		errs = append(errs, err)
+	}
+	if c.RatePerMinute < 0 {
+		errs = append(errs, &im.ConfigError{Key: "rate_per_minute", Value: strconv.Itoa(c.RatePerMinute), Err: im.ErrInvalidValue, Hint: "0 (unlimited) or more"})
+	}
+	return errors.Join(errs...)
+}
+
+// Build returns the webhook channel. Secrets are read at every Send, so a
+// rotated secret file takes effect without a restart.
+func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &Channel{name: common.Name, cfg: *c, baseDir: deps.BaseDir, now: deps.Clock(),
+		client: &http.Client{}}, nil
+}
+
+// Payload is the JSON body. See docs/webhook.md.
+type Payload struct {
+	Version        int              `json:"version"`
+	IdempotencyKey string           `json:"idempotency_key"`
+	Channel        string           `json:"channel"`
+	RunID          int64            `json:"run_id"`
+	Change         Change           `json:"change"`
+	Author         *im.Identity     `json:"author,omitempty"`
+	Counts         map[string]int   `json:"counts"`
+	Problems       []review.Problem `json:"problems"`
+	Summaries      []review.Summary `json:"summaries"`
+	Skip           *review.Skip     `json:"skip"`
+	Text           string           `json:"text"`
+	SentAt         time.Time        `json:"sent_at"`
+}
+
+// Change is the reviewed change's metadata in a Payload.
+type Change struct {
+	VCS         string `json:"vcs"`
+	Repo        string `json:"repo"`
+	Revision    string `json:"revision"`
+	Author      string `json:"author"`
+	Description string `json:"description"`
+	URL         string `json:"url,omitempty"`
+}
+
+// Channel posts Payloads.
+type Channel struct {
+	name    string
+	cfg     Config
+	baseDir string
+	now     func() time.Time
+	client  *http.Client
+}
+
+var (
+	_ im.Channel     = (*Channel)(nil)
+	_ im.RateLimited = (*Channel)(nil)
+)
+
+func (c *Channel) Name() string { return c.name }
+func (c *Channel) Kind() string { return KindName }
+
+// RateLimit implements im.RateLimited.
+func (c *Channel) RateLimit() (rate.Limit, int) {
+	if c.cfg.RatePerMinute == 0 {
+		return rate.Inf, 1
+	}
+	return rate.Limit(float64(c.cfg.RatePerMinute) / 60), 1
+}
+
+// Render builds the body Send posts.
+func (c *Channel) Render(msg im.Message) ([]byte, error) {
+	res := im.SanitizeResult(msg.Result)
+	p := Payload{
+		Version:        PayloadVersion,
+		IdempotencyKey: msg.DedupeKey,
+		Channel:        c.name,
+		RunID:          msg.RunID,
+		Author:         msg.Author,
+		Counts:         map[string]int{},
+		Problems:       res.Problems,
+		Summaries:      res.Summaries,
+		Skip:           res.Skip,
+		Text:           im.RenderText(msg),
+		SentAt:         c.now().UTC(),
+	}
+	for sev, n := range im.CountBySeverity(res.Problems) {
+		p.Counts[string(sev)] = n
+	}
+	if ch := msg.Change; ch != nil {
+		p.Change = Change{VCS: string(ch.VCS), Repo: im.Sanitize(ch.Repo), Revision: im.Sanitize(ch.Revision),
+			Author: im.Sanitize(ch.Author), Description: im.Sanitize(ch.Description)}
+	}
+	p.Change.URL = msg.ChangeURL
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil {
+		return nil, fmt.Errorf("encode payload: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// maxResponse bounds how much of an answer is read.
+const maxResponse = 64 << 10
+
+// Send posts the payload once. 2xx is success; the rest is classified by
+// im.ClassifyStatus. The URL never appears in errors: it may hold a token.
+func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
+	rawURL, err := botpost.ReadSecret("url", c.cfg.URLEnv, c.cfg.URLFile, c.baseDir)
+	if err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
+	}
+	if err := botpost.CheckWebhookURL("url", rawURL); err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
+	}
+	secret, err := botpost.ReadSecret("secret", c.cfg.SecretEnv, c.cfg.SecretFile, c.baseDir)
+	if err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
+	}
+	body, err := c.Render(msg)
+	if err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: errors.New("build request for " + botpost.RedactURL(rawURL))}
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("User-Agent", "aicr")
+	if msg.DedupeKey != "" {
+		req.Header.Set(HeaderIdempotencyKey, msg.DedupeKey)
+	}
+	if secret != "" {
+		// A fresh timestamp per request: receivers reject stale ones.
+		ts := c.now().Unix()
+		req.Header.Set(triggers.HeaderTimestamp, strconv.FormatInt(ts, 10))
+		req.Header.Set(triggers.HeaderSignature, triggers.Sign([]byte(secret), ts, body))
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return im.Receipt{}, transportError(err, rawURL, secret)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if se := im.ClassifyStatus(resp.StatusCode, resp.Header, answer); se != nil {
+		se.Response = botpost.Redact(se.Response, secret)
+		return im.Receipt{}, se
+	}
+	return im.Receipt{Rendered: string(body), Parts: 1, StatusCode: resp.StatusCode,
+		Response: botpost.Redact(im.Excerpt(answer), secret)}, nil
+}
+
+// transportError classifies a failure before any answer: both a refused
+// connection and a timeout are worth retrying, since the endpoint either
+// never got the request or dedupes it by Idempotency-Key.
+func transportError(err error, rawURL, secret string) *im.SendError {
+	var ue *url.Error
+	inner := err
+	if errors.As(err, &ue) {
+		inner = ue.Err
+	}
+	msg := botpost.Redact(inner.Error(), secret, rawURL)
+	wrapped := fmt.Errorf("post %s: %s: %w", botpost.RedactURL(rawURL), msg, errCause(inner))
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &im.SendError{Reason: im.ReasonTimeout, Retryable: true, Err: wrapped}
+	}
+	return &im.SendError{Reason: im.ReasonNetwork, Retryable: true, Err: wrapped}
+}
+
+// errCause keeps context errors visible to errors.Is without printing
+// the raw (unredacted) error a second time.
+func errCause(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return context.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	}
+	return errSend
+}
+
+var errSend = errors.New("request failed")

@@ -1,0 +1,186 @@
+package wecom
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/imtest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+const key = "693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"
+
+func newChannel(t *testing.T, hook string, maxParts int) *Channel {
+	t.Helper()
+	c, err := New("team", Options{WebhookURL: hook, MaxParts: maxParts, Limits: botpost.Limits{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestSendMentionsAuthor(t *testing.T) {
+	bot := imtest.NewWeCom(t, key)
+	rec, err := newChannel(t, bot.URL(), 0).Send(context.Background(), imtest.Message())
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	got := bot.Received()
+	if len(got) != rec.Parts || rec.Parts < 1 {
+		t.Fatalf("received %d, receipt %+v", len(got), rec)
+	}
+	// The agent's "<at ...>"/"<font ...>" are neutralised, so the only
+	// mention is the author.
+	if strings.Join(got[0].Mentioned, ",") != "alice.w" {
+		t.Fatalf("mentioned = %v", got[0].Mentioned)
+	}
+	imtest.AssertNoLeak(t, "receipt", rec.Rendered, key)
+}
+
+func TestErrorsNeverContainKey(t *testing.T) {
+	bot := imtest.NewWeCom(t, key)
+	hook := bot.URL()
+	// Wrong key: the platform's own error.
+	_, err := newChannel(t, strings.Replace(hook, key, key+"x", 1), 0).Send(context.Background(), imtest.Message())
+	var se *im.SendError
+	if !errors.As(err, &se) || se.Reason != im.ReasonAuth || se.PlatformCode != "93000" {
+		t.Fatalf("wrong key: %v", err)
+	}
+	imtest.AssertNoLeak(t, "error", err.Error(), key)
+	// Unreachable: the transport error.
+	bot.Server.Close()
+	_, err = newChannel(t, hook, 0).Send(context.Background(), imtest.Message())
+	if ok, _ := im.IsRetryable(err); !ok {
+		t.Fatalf("network error not retryable: %v", err)
+	}
+	imtest.AssertNoLeak(t, "error", err.Error(), key, hook)
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		body      string
+		reason    im.Reason
+		retryable bool
+	}{
+		{"ok", 200, imtest.WeComOK, "", false},
+		{"freq", 200, imtest.WeComFreqLimit, im.ReasonRateLimited, true},
+		{"busy", 200, `{"errcode":-1,"errmsg":"system busy"}`, im.ReasonServer, true},
+		{"bad key", 200, imtest.WeComBadKey, im.ReasonAuth, false},
+		{"too long", 200, imtest.WeComTooLong, im.ReasonTooLarge, false},
+		{"bad type", 200, imtest.WeComBadType, im.ReasonClient, false},
+		{"empty", 200, imtest.WeComEmpty, im.ReasonClient, false},
+		{"not json", 200, `gateway`, im.ReasonServer, true},
+		{"http 429", 429, ``, im.ReasonRateLimited, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			se := Classify(tt.status, http.Header{}, []byte(tt.body))
+			if tt.reason == "" {
+				if se != nil {
+					t.Fatalf("Classify = %v, want success", se)
+				}
+				return
+			}
+			if se == nil || se.Reason != tt.reason || se.Retryable != tt.retryable {
+				t.Fatalf("Classify = %+v, want %s retryable=%v", se, tt.reason, tt.retryable)
+			}
+		})
+	}
+}
+
+func TestStandInRateLimitReachesChannel(t *testing.T) {
+	bot := imtest.NewWeCom(t, key)
+	fixed := time.Unix(1700000000, 0)
+	bot.SetNow(func() time.Time { return fixed })
+	c := newChannel(t, bot.URL(), 0)
+	for i := range 20 {
+		if _, err := c.Send(context.Background(), imtest.EmptyMessage()); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	_, err := c.Send(context.Background(), imtest.EmptyMessage())
+	var se *im.SendError
+	if !errors.As(err, &se) || se.Reason != im.ReasonRateLimited || !se.Retryable || se.PlatformCode != "45009" {
+		t.Fatalf("21st send in a minute: %v", err)
+	}
+}
+
+func TestSplitHugeReview(t *testing.T) {
+	bot := imtest.NewWeCom(t, key)
+	clock := time.Unix(1700000000, 0)
+	bot.SetNow(func() time.Time { clock = clock.Add(time.Minute); return clock })
+	msg := imtest.BigMessage(300)
+	// 300 problems need far more than 5 messages of 4096 bytes: capped.
+	payloads, err := Render(msg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(payloads) != im.DefaultMaxParts {
+		t.Fatalf("%d parts, want %d", len(payloads), im.DefaultMaxParts)
+	}
+	for i, p := range payloads {
+		if n := len(p.Markdown.Content); n > MaxContentBytes {
+			t.Errorf("part %d is %d bytes", i+1, n)
+		}
+		head, body, _ := strings.Cut(p.Markdown.Content, "\n")
+		imtest.CheckPart(t, "wecom", head, body, i+1, len(payloads))
+	}
+	last := payloads[len(payloads)-1].Markdown.Content
+	if !strings.Contains(last, "problems were left out") {
+		t.Fatalf("last part does not say problems were left out:\n%s", last)
+	}
+	rec, err := newChannel(t, bot.URL(), 0).Send(context.Background(), msg)
+	if err != nil || rec.Parts != len(payloads) || len(bot.Received()) != len(payloads) {
+		t.Fatalf("Send: %v, parts %d, received %d", err, rec.Parts, len(bot.Received()))
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
+		t.Run(name, func(t *testing.T) {
+			payloads, err := Render(msg, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, p := range payloads {
+				body, _ := botpost.Encode(p)
+				b.Write(body)
+				b.WriteString("\n---\n" + p.Markdown.Content + "\n")
+			}
+			golden(t, name, b.String())
+		})
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from golden:\n%s", path, got)
+	}
+}
