@@ -120,7 +120,47 @@ var (
 	ErrBadRevision = errors.New("invalid revision")
 	// ErrToolMissing: the VCS command-line client is not installed.
 	ErrToolMissing = errors.New("vcs client not installed")
+	// ErrPathOutOfScope: a context or blame request names a path outside
+	// the reviewed repository directory; the review server maps it to
+	// PATH_OUT_OF_SCOPE.
+	ErrPathOutOfScope = errors.New("path out of scope")
 )
+
+// BlameStatus says how complete a BlameResult is.
+type BlameStatus string
+
+const (
+	BlameOK BlameStatus = "ok"
+	// BlamePartial: the range was clipped to the file's length, or the
+	// file is binary and has no lines to attribute; Reason says which.
+	BlamePartial  BlameStatus = "partial"
+	BlameNotFound BlameStatus = "not_found"
+)
+
+// BlameLine attributes one line. It never carries the line's text: blame
+// answers who and when, and the text is available through Cat.
+type BlameLine struct {
+	Line     int       `json:"line"`
+	Revision string    `json:"revision"`
+	Author   string    `json:"author"`
+	Date     time.Time `json:"date"`
+}
+
+// BlameResult is the attribution of a line range of one file.
+type BlameResult struct {
+	Path     string      `json:"path"`
+	Revision string      `json:"revision"`
+	Status   BlameStatus `json:"status"`
+	Reason   string      `json:"reason,omitempty"`
+	Lines    []BlameLine `json:"lines"`
+}
+
+// StateDirUser is implemented by settings that keep per-repository files
+// of their own (svn's --config-dir). The daemon hands each repo a
+// directory under its data_dir before building the adapter.
+type StateDirUser interface {
+	SetStateDir(dir string)
+}
 
 // RepoSettings is the kind-specific part of a [[repo]] table (url and
 // credentials for svn, port and depot paths for p4). The daemon decodes it
