@@ -40,10 +40,23 @@ var ErrUnknownKind = errors.New("unknown agent kind")
 type Config struct {
 	// Kind is the agent adapter; only "builtin" exists so far.
 	Kind string `toml:"kind"`
+	// Per-pass bounds on what the agent may record (zero: the review
+	// server's defaults, see docs/agent-contract.md).
+	MaxProblems            int `toml:"max_problems"`
+	MaxContextRequests     int `toml:"max_context_requests"`
+	MaxAttributionRequests int `toml:"max_attribution_requests"`
+}
+
+// Limits returns the configured bounds for the review server.
+func (c Config) Limits() review.Limits {
+	return review.Limits{MaxProblems: c.MaxProblems, MaxContextRequests: c.MaxContextRequests, MaxAttributionRequests: c.MaxAttributionRequests}
 }
 
 // Validate reports config errors, naming the TOML key.
 func (c Config) Validate() error {
+	if c.MaxProblems < 0 || c.MaxContextRequests < 0 || c.MaxAttributionRequests < 0 {
+		return fmt.Errorf("agent.max_problems, max_context_requests and max_attribution_requests must not be negative")
+	}
 	switch c.Kind {
 	case KindBuiltin:
 		return nil

@@ -165,3 +165,30 @@ func writeTemp(t testing.TB, content string) string {
 	}
 	return path
 }
+
+func TestAgentLimitsFromConfig(t *testing.T) {
+	path := writeTemp(t, `
+[daemon]
+secret_env = "X"
+[agent]
+kind = "builtin"
+max_problems = 3
+max_context_requests = 2
+[[repo]]
+name = "main"
+kind = "svn"
+url = "file:///x"
+`)
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Agent.Limits()
+	if l.MaxProblems != 3 || l.MaxContextRequests != 2 || l.MaxAttributionRequests != 0 {
+		t.Fatalf("limits: %+v", l)
+	}
+	bad := writeTemp(t, "[daemon]\nsecret_env = \"X\"\n[agent]\nmax_problems = -1\n[[repo]]\nname = \"m\"\nkind = \"svn\"\nurl = \"file:///x\"\n")
+	if _, err := LoadConfig(bad); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+		t.Fatalf("negative limit: %v", err)
+	}
+}

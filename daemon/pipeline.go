@@ -74,7 +74,7 @@ func NewPipeline(cfg *Config, deps PipelineDeps) (*Pipeline, error) {
 		}
 		bin = exe
 	}
-	ag, err := agent.New(cfg.Agent, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Logger: deps.Logger})
+	ag, err := agent.New(cfg.Agent, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Limits: cfg.Agent.Limits(), Logger: deps.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
