@@ -15,7 +15,7 @@ func newInstallCmd(ios *IOStreams) *cobra.Command {
 		Use:   "install",
 		Short: "Install hooks and triggers on the VCS server",
 	}
-	cmd.AddCommand(newInstallSVNHookCmd(ios))
+	cmd.AddCommand(newInstallSVNHookCmd(ios), newInstallP4TriggerCmd(ios))
 	return cmd
 }
 

@@ -22,7 +22,7 @@ about two seconds and always exits 0 so a commit is never blocked. If the
 daemon cannot be reached the event is written to the spool directory and
 sent later.`,
 	}
-	cmd.AddCommand(newNotifySVNCmd(ios))
+	cmd.AddCommand(newNotifySVNCmd(ios), newNotifyP4Cmd(ios))
 	return cmd
 }
 

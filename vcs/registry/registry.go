@@ -4,6 +4,7 @@ package registry
 
 import (
 	"github.com/aicr-dev/aicr/vcs"
+	"github.com/aicr-dev/aicr/vcs/p4"
 	"github.com/aicr-dev/aicr/vcs/svn"
 )
 
@@ -12,5 +13,6 @@ import (
 func Kinds() map[vcs.Kind]func() vcs.RepoSettings {
 	return map[vcs.Kind]func() vcs.RepoSettings{
 		vcs.KindSVN: func() vcs.RepoSettings { return &svn.Config{} },
+		vcs.KindP4:  func() vcs.RepoSettings { return &p4.Config{} },
 	}
 }

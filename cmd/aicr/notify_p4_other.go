@@ -1,0 +1,8 @@
+//go:build !unix
+
+package main
+
+import "os/exec"
+
+// detachAttrs: Windows children outlive their parent without help.
+func detachAttrs(c *exec.Cmd) {}

@@ -1,0 +1,272 @@
+package p4
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrAuth means the server refused the service user's credentials: the
+// ticket expired or was never created, or the password is wrong.
+var ErrAuth = errors.New("perforce login required")
+
+// authMessages are the server texts (msgs/msgserver.cc) that mean "log
+// in again"; matched without the trailing newline.
+var authMessages = []string{
+	"Your session has expired, please login again.",
+	"Your session was logged out, please login again.",
+	"Perforce password (P4PASSWD) invalid or unset.",
+	"Password invalid.",
+}
+
+// maxStderr bounds how much of p4's stderr ends up in an error message.
+const maxStderr = 4 << 10
+
+// serverError is an error record (or stderr line) from p4.
+type serverError struct {
+	msg      string
+	severity int // 2 warning, 3 failed, 4 fatal
+}
+
+// cmdError is a failed p4 invocation.
+type cmdError struct {
+	cmd  string
+	msgs []serverError
+	err  error
+}
+
+func (e *cmdError) Error() string {
+	var parts []string
+	for _, m := range e.msgs {
+		parts = append(parts, m.msg)
+	}
+	if len(parts) == 0 && e.err != nil {
+		return fmt.Sprintf("p4 %s: %v", e.cmd, e.err)
+	}
+	return fmt.Sprintf("p4 %s: %s", e.cmd, strings.Join(parts, "; "))
+}
+
+func (e *cmdError) Unwrap() error { return e.err }
+
+// says reports whether p4 printed a message containing s.
+func (e *cmdError) says(s string) bool {
+	for _, m := range e.msgs {
+		if strings.Contains(m.msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func p4Says(err error, s string) bool {
+	var ce *cmdError
+	return errors.As(err, &ce) && ce.says(s)
+}
+
+// authError turns a refused login into ErrAuth with the cure in it.
+func (a *Adapter) authError(err error) error {
+	var ce *cmdError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	for _, m := range authMessages {
+		if ce.says(m) {
+			return fmt.Errorf("%w: p4 %s: %s: run `p4 -p %s -u %s login` as the service user the daemon runs as (with P4TICKETS=%s), or configure password_env/password_file",
+				ErrAuth, ce.cmd, m, a.cfg.Port, a.cfg.User, orDefault(a.cfg.TicketFile, "its tickets file"))
+		}
+	}
+	return err
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// env is the child's environment: the daemon's, minus every P4* variable
+// a stray shell profile could have set, plus the configured credentials.
+// P4CONFIG/P4ENVIRO are pointed away so no file changes what we parse.
+func (a *Adapter) env() ([]string, error) {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if p4Vars[name] {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "P4CONFIG=", "P4ENVIRO="+os.DevNull, "P4CHARSET=none")
+	if a.cfg.TicketFile != "" {
+		env = append(env, "P4TICKETS="+a.cfg.TicketFile)
+	}
+	pw, err := a.cfg.password()
+	if err != nil {
+		return nil, err
+	}
+	if pw != "" {
+		env = append(env, "P4PASSWD="+pw)
+	}
+	return env, nil
+}
+
+// p4Vars are the variables p4 reads that could change what it does or
+// whom it logs in as.
+var p4Vars = map[string]bool{
+	"P4PORT": true, "P4USER": true, "P4CLIENT": true, "P4PASSWD": true, "P4TICKETS": true,
+	"P4CONFIG": true, "P4ENVIRO": true, "P4CHARSET": true, "P4COMMANDCHARSET": true,
+	"P4HOST": true, "P4LANGUAGE": true, "P4TRUST": true, "P4DIFF": true, "P4ALIASES": true,
+}
+
+// command builds `p4 <global flags> extra... args...`.
+func (a *Adapter) command(ctx context.Context, extra []string, args ...string) (*exec.Cmd, error) {
+	env, err := a.env()
+	if err != nil {
+		return nil, err
+	}
+	argv := []string{"-p", a.cfg.Port, "-u", a.cfg.User}
+	if a.cfg.Client != "" {
+		argv = append(argv, "-c", a.cfg.Client)
+	}
+	argv = append(argv, extra...)
+	argv = append(argv, args...)
+	cmd := exec.CommandContext(ctx, a.bin, argv...)
+	cmd.Env = env
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, nil
+}
+
+// charsetArgs is "-C utf8" on unicode servers.
+func (a *Adapter) charsetArgs(ctx context.Context) ([]string, error) {
+	uni, err := a.isUnicode(ctx)
+	if err != nil || !uni {
+		return nil, err
+	}
+	return []string{"-C", "utf8"}, nil
+}
+
+// runG runs `p4 -G args...` and returns its stat/text/binary/info
+// records. Error records of severity 3 and above fail the call; warnings
+// (severity 2: "no such file(s).") are returned to the caller.
+func (a *Adapter) runG(ctx context.Context, global []string, args ...string) ([]Record, []serverError, error) {
+	cs, err := a.charsetArgs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	extra := append(append([]string{"-G"}, cs...), global...)
+	cmd, err := a.command(ctx, extra, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var stderr boundedBuffer
+	stderr.max = maxStderr
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, a.startError(err)
+	}
+	recs, decErr := DecodeMarshal(out)
+	if decErr != nil {
+		_, _ = io.Copy(io.Discard, out)
+	}
+	waitErr := cmd.Wait()
+	name := args[0]
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("p4 %s: %w", name, ctx.Err())
+	}
+	var keep []Record
+	var warns, fails []serverError
+	for _, r := range recs {
+		if r.Code() != "error" {
+			keep = append(keep, r)
+			continue
+		}
+		sev, _ := strconv.Atoi(r.Get("severity"))
+		m := serverError{msg: strings.TrimRight(r.Get("data"), "\n"), severity: sev}
+		if sev >= 3 {
+			fails = append(fails, m)
+		} else {
+			warns = append(warns, m)
+		}
+	}
+	if s := strings.TrimSpace(stderr.String()); s != "" {
+		// Connection failures come from the client itself, on stderr.
+		fails = append(fails, serverError{msg: s, severity: 3})
+	}
+	switch {
+	case len(fails) > 0:
+		return nil, warns, a.authError(&cmdError{cmd: name, msgs: fails, err: waitErr})
+	case decErr != nil:
+		return nil, warns, fmt.Errorf("p4 %s: %w", name, decErr)
+	case waitErr != nil && len(warns) == 0:
+		return nil, warns, &cmdError{cmd: name, err: waitErr}
+	}
+	return keep, warns, nil
+}
+
+// runText runs p4 without -G and returns stdout.
+func (a *Adapter) runText(ctx context.Context, global []string, args ...string) ([]byte, error) {
+	cs, err := a.charsetArgs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := a.command(ctx, append(cs, global...), args...)
+	if err != nil {
+		return nil, err
+	}
+	var stdout bytes.Buffer
+	var stderr boundedBuffer
+	stderr.max = maxStderr
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("p4 %s: %w", args[0], ctx.Err())
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return nil, a.startError(err)
+		}
+		var msgs []serverError
+		for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+			if l != "" {
+				msgs = append(msgs, serverError{msg: l, severity: 3})
+			}
+		}
+		return nil, a.authError(&cmdError{cmd: args[0], msgs: msgs, err: err})
+	}
+	return stdout.Bytes(), nil
+}
+
+func (a *Adapter) startError(err error) error {
+	return fmt.Errorf("run p4 (%s): %w", a.bin, err)
+}
+
+// boundedBuffer keeps the first max bytes written to it.
+type boundedBuffer struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := b.max - b.buf.Len(); room > 0 {
+		if len(p) > room {
+			p = p[:room]
+		}
+		b.buf.Write(p)
+	}
+	return n, nil
+}
+
+func (b *boundedBuffer) String() string { return b.buf.String() }
