@@ -143,3 +143,45 @@ func TestInstallP4TriggerPrintsLines(t *testing.T) {
 		t.Errorf("steps: %s", stderr.String())
 	}
 }
+
+// A change submitted while the trigger is missing from the triggers table is
+// found by the reconciler (p4 counter maxCommitChange, p4 changes after the
+// mark) and reviewed once, with source reconcile.
+func TestP4ReconcilerFindsChangeWhoseTriggerNeverFired(t *testing.T) {
+	e := newP4Env(t)
+	cfg, err := os.ReadFile(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = []byte(strings.Replace(string(cfg), `channels = ["reports"]`, "channels = [\"reports\"]\nreconcile_every = \"@every 1s\"", 1))
+	os.WriteFile(e.config, cfg, 0o600)
+	e.startDaemon()
+	s := e.store()
+	// The first tick records the head, so history is not reviewed.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, ok, _ := s.RepoMark(t.Context(), "depot"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reconciler never recorded the head")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	depotPath := os.Getenv(p4emu.EnvDepot)
+	d, err := p4emu.Load(depotPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.Submit(&p4emu.Change{User: "dave", Client: "dave-ws", Desc: "no trigger fired for this one\n", Files: []*p4emu.File{
+		{Path: "//depot/main/svc/keys.go", Action: "add", Type: "text", Content: []byte("package svc\n\nconst key = \"AKIAIOSFODNN7EXAMPLE\"\n")},
+	}})
+	if err := d.Save(depotPath); err != nil {
+		t.Fatal(err)
+	}
+	runs := e.waitFinished(s, 1, 60*time.Second)
+	if len(runs) != 1 || runs[0].Revision != fmt.Sprint(c.Num) || runs[0].Source != "reconcile" || runs[0].ProblemCount != 1 {
+		t.Fatalf("want one reconciled run for change %d with its finding, got %+v", c.Num, runs)
+	}
+}
