@@ -192,3 +192,50 @@ url = "file:///x"
 		t.Fatalf("negative limit: %v", err)
 	}
 }
+
+// The bot kinds share their webhook keys through an embedded struct; the
+// loader must decode them as the kind's own keys.
+func TestBotChannelKeysDecode(t *testing.T) {
+	path := writeTemp(t, `
+[daemon]
+secret_env = "X"
+[[repo]]
+name = "main"
+kind = "svn"
+url = "file:///x"
+channels = ["fs", "wc"]
+[[channel]]
+name = "fs"
+kind = "feishu"
+webhook_url_env = "FS_HOOK"
+secret_file = "fs-secret"
+max_parts = 3
+[[channel]]
+name = "wc"
+kind = "wecom"
+webhook_url_file = "wc-hook"
+`)
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Channels) != 2 {
+		t.Fatalf("channels: %+v", cfg.Channels)
+	}
+	bad := writeTemp(t, `
+[daemon]
+secret_env = "X"
+[[repo]]
+name = "main"
+kind = "svn"
+url = "file:///x"
+[[channel]]
+name = "wc"
+kind = "wecom"
+webhook_url_file = "wc-hook"
+secret_env = "WC_SECRET"
+`)
+	if _, err := LoadConfig(bad); err == nil || !strings.Contains(err.Error(), "does not sign requests") {
+		t.Fatalf("a WeCom secret must be refused, got %v", err)
+	}
+}

@@ -1,7 +1,6 @@
 package feishu
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -17,36 +16,18 @@ const KindName = "feishu"
 // token, so it is a secret too; pointing it at a local server is how
 // tests and air-gapped setups work, so there is no separate base URL.
 type Config struct {
-	WebhookURLEnv  string `toml:"webhook_url_env"`
-	WebhookURLFile string `toml:"webhook_url_file"`
-	// The signing secret, when the bot has "signature verification" on.
-	SecretEnv  string `toml:"secret_env"`
-	SecretFile string `toml:"secret_file"`
-	// MaxParts caps how many messages one report becomes (default 5).
-	MaxParts int `toml:"max_parts"`
+	botpost.WebhookKeys
 }
 
 // Validate checks the keys without reading any secret.
-func (c *Config) Validate() error {
-	var errs []error
-	errs = append(errs, botpost.SecretKeys("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, true))
-	errs = append(errs, botpost.SecretKeys("secret", c.SecretEnv, c.SecretFile, false))
-	if c.MaxParts < 0 || c.MaxParts > 20 {
-		errs = append(errs, &im.ConfigError{Key: "max_parts", Err: im.ErrInvalidValue, Hint: "between 1 and 20"})
-	}
-	return errors.Join(errs...)
-}
+func (c *Config) Validate() error { return c.WebhookKeys.Validate(true) }
 
 // Build reads the secrets and returns the channel.
 func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	hook, err := botpost.ReadSecret("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, deps.BaseDir)
-	if err != nil {
-		return nil, err
-	}
-	secret, err := botpost.ReadSecret("secret", c.SecretEnv, c.SecretFile, deps.BaseDir)
+	hook, secret, err := c.Read(deps.BaseDir)
 	if err != nil {
 		return nil, err
 	}

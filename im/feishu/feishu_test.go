@@ -278,7 +278,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	err := (&Config{WebhookURLEnv: "A", WebhookURLFile: "b"}).Validate()
+	err := (&Config{botpost.WebhookKeys{WebhookURLEnv: "A", WebhookURLFile: "b"}}).Validate()
 	if err == nil || !strings.Contains(err.Error(), "webhook_url_env") {
 		t.Fatalf("both set: %v", err)
 	}
@@ -286,11 +286,11 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("none set: %v", err)
 	}
 	t.Setenv("AICR_TEST_FEISHU_HOOK", "https://open.feishu.cn/open-apis/bot/v2/hook/"+token)
-	ch, err := (&Config{WebhookURLEnv: "AICR_TEST_FEISHU_HOOK"}).Build(im.ChannelConfig{Name: "f", Kind: KindName}, im.Deps{})
+	ch, err := (&Config{botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_FEISHU_HOOK"}}).Build(im.ChannelConfig{Name: "f", Kind: KindName}, im.Deps{})
 	if err != nil || ch.Kind() != KindName {
 		t.Fatalf("Build: %v", err)
 	}
-	_, err = (&Config{WebhookURLEnv: "AICR_TEST_UNSET_VAR"}).Build(im.ChannelConfig{Name: "f"}, im.Deps{})
+	_, err = (&Config{botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_UNSET_VAR"}}).Build(im.ChannelConfig{Name: "f"}, im.Deps{})
 	if err == nil || !strings.Contains(err.Error(), "webhook_url_env") {
 		t.Fatalf("unset env: %v", err)
 	}

@@ -1,7 +1,6 @@
 package wecom
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/aicr-dev/aicr/im"
@@ -16,28 +15,18 @@ const KindName = "wecom"
 // token, so it is a secret too; pointing it at a local server is how
 // tests and air-gapped setups work, so there is no separate base URL.
 type Config struct {
-	WebhookURLEnv  string `toml:"webhook_url_env"`
-	WebhookURLFile string `toml:"webhook_url_file"`
-	// MaxParts caps how many messages one report becomes (default 5).
-	MaxParts int `toml:"max_parts"`
+	botpost.WebhookKeys
 }
 
 // Validate checks the keys without reading any secret.
-func (c *Config) Validate() error {
-	var errs []error
-	errs = append(errs, botpost.SecretKeys("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, true))
-	if c.MaxParts < 0 || c.MaxParts > 20 {
-		errs = append(errs, &im.ConfigError{Key: "max_parts", Err: im.ErrInvalidValue, Hint: "between 1 and 20"})
-	}
-	return errors.Join(errs...)
-}
+func (c *Config) Validate() error { return c.WebhookKeys.Validate(false) }
 
 // Build reads the secrets and returns the channel.
 func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	hook, err := botpost.ReadSecret("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, deps.BaseDir)
+	hook, _, err := c.Read(deps.BaseDir)
 	if err != nil {
 		return nil, err
 	}

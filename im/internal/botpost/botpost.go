@@ -263,3 +263,43 @@ func Encode(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// WebhookKeys are the [[channel]] keys every custom-bot webhook kind has:
+// the webhook URL (which carries the bot's token, so it is a secret), an
+// optional signing secret and the cap on split parts. Kinds embed it so
+// the keys, their validation and how they are read exist once.
+type WebhookKeys struct {
+	WebhookURLEnv  string `toml:"webhook_url_env"`
+	WebhookURLFile string `toml:"webhook_url_file"`
+	// The signing secret, for bots whose security setting signs requests.
+	SecretEnv  string `toml:"secret_env"`
+	SecretFile string `toml:"secret_file"`
+	// MaxParts caps how many messages one report becomes (default 5).
+	MaxParts int `toml:"max_parts"`
+}
+
+// Validate checks the keys without reading any secret. signable is false
+// for platforms that have no signing scheme, where a secret is a mistake.
+func (k WebhookKeys) Validate(signable bool) error {
+	errs := []error{SecretKeys("webhook_url", k.WebhookURLEnv, k.WebhookURLFile, true)}
+	if signable {
+		errs = append(errs, SecretKeys("secret", k.SecretEnv, k.SecretFile, false))
+	} else if k.SecretEnv != "" || k.SecretFile != "" {
+		errs = append(errs, &im.ConfigError{Key: "secret_env", Err: im.ErrInvalidValue, Hint: "this platform does not sign requests; remove secret_env/secret_file"})
+	}
+	if k.MaxParts < 0 || k.MaxParts > 20 {
+		errs = append(errs, &im.ConfigError{Key: "max_parts", Err: im.ErrInvalidValue, Hint: "between 1 and 20"})
+	}
+	return errors.Join(errs...)
+}
+
+// Read resolves the webhook URL and the secret (empty when unset).
+func (k WebhookKeys) Read(baseDir string) (webhookURL, secret string, err error) {
+	if webhookURL, err = ReadSecret("webhook_url", k.WebhookURLEnv, k.WebhookURLFile, baseDir); err != nil {
+		return "", "", err
+	}
+	if secret, err = ReadSecret("secret", k.SecretEnv, k.SecretFile, baseDir); err != nil {
+		return "", "", err
+	}
+	return webhookURL, secret, nil
+}
