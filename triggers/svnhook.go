@@ -14,6 +14,10 @@ import (
 const (
 	SVNHookBegin = "# >>> aicr post-commit >>>"
 	SVNHookEnd   = "# <<< aicr post-commit <<<"
+	// The same markers in a Windows post-commit.cmd (VisualSVN Server and
+	// other Windows servers run hooks/post-commit.cmd or .bat).
+	SVNHookBeginCmd = "REM >>> aicr post-commit >>>"
+	SVNHookEndCmd   = "REM <<< aicr post-commit <<<"
 )
 
 // hookPATH is set by the hook itself: svn runs hooks with an empty
@@ -35,6 +39,17 @@ type SVNHookOptions struct {
 	RepoName   string // repo name as configured in the daemon
 	SpoolDir   string // where notify spools; created and made writable for the repo owner
 	LogFile    string // notify's stderr; default <SpoolDir>/notify.log
+	// Windows writes hooks/post-commit.cmd (cmd.exe syntax) instead of the
+	// POSIX sh hooks/post-commit.
+	Windows bool
+}
+
+// SVNHookPath is the hook file InstallSVNHook writes in reposPath.
+func SVNHookPath(reposPath string, windows bool) string {
+	if windows {
+		return filepath.Join(reposPath, "hooks", "post-commit.cmd")
+	}
+	return filepath.Join(reposPath, "hooks", "post-commit")
 }
 
 // InstallSVNHook writes or updates <ReposPath>/hooks/post-commit so each
@@ -54,12 +69,17 @@ func InstallSVNHook(opts SVNHookOptions) (string, error) {
 		return "", err
 	}
 
-	hookPath := filepath.Join(o.ReposPath, "hooks", "post-commit")
+	hookPath := SVNHookPath(o.ReposPath, o.Windows)
 	existing, err := os.ReadFile(hookPath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("read existing hook: %w", err)
 	}
-	script, err := mergeHook(existing, svnHookBlock(o))
+	var script []byte
+	if o.Windows {
+		script, err = mergeCmdHook(existing, svnCmdHookBlock(o))
+	} else {
+		script, err = mergeHook(existing, svnHookBlock(o))
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", hookPath, err)
 	}
@@ -72,8 +92,17 @@ func InstallSVNHook(opts SVNHookOptions) (string, error) {
 // UninstallSVNHook removes the aicr block from the post-commit hook, and
 // the hook itself when nothing but a shebang and exit remain. A missing
 // hook or block is not an error.
-func UninstallSVNHook(reposPath string) error {
-	hookPath := filepath.Join(reposPath, "hooks", "post-commit")
+func UninstallSVNHook(reposPath string) error { return uninstallHook(reposPath, false) }
+
+// UninstallSVNCmdHook is UninstallSVNHook for the Windows post-commit.cmd.
+func UninstallSVNCmdHook(reposPath string) error { return uninstallHook(reposPath, true) }
+
+func uninstallHook(reposPath string, windows bool) error {
+	hookPath := SVNHookPath(reposPath, windows)
+	begin, end := SVNHookBegin, SVNHookEnd
+	if windows {
+		begin, end = SVNHookBeginCmd, SVNHookEndCmd
+	}
 	existing, err := os.ReadFile(hookPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -82,14 +111,14 @@ func UninstallSVNHook(reposPath string) error {
 		return fmt.Errorf("read hook: %w", err)
 	}
 	lines := splitLines(existing)
-	begin, end, err := findBlock(lines)
+	bi, ei, err := findMarkers(lines, begin, end)
 	if err != nil {
 		return fmt.Errorf("%s: %w", hookPath, err)
 	}
-	if begin < 0 {
+	if bi < 0 {
 		return nil
 	}
-	rest := append(append([]string{}, lines[:begin]...), lines[end+1:]...)
+	rest := append(append([]string{}, lines[:bi]...), lines[ei+1:]...)
 	if onlyBoilerplate(rest) {
 		if err := os.Remove(hookPath); err != nil {
 			return fmt.Errorf("remove hook: %w", err)
@@ -236,23 +265,27 @@ func checkShellScript(script []byte) error {
 
 // findBlock returns the line indexes of the markers, or -1, -1.
 func findBlock(lines []string) (begin, end int, err error) {
+	return findMarkers(lines, SVNHookBegin, SVNHookEnd)
+}
+
+func findMarkers(lines []string, beginMark, endMark string) (begin, end int, err error) {
 	begin, end = -1, -1
 	for i, l := range lines {
 		switch strings.TrimSpace(l) {
-		case SVNHookBegin:
+		case beginMark:
 			if begin >= 0 {
-				return 0, 0, fmt.Errorf("%w: two %q lines; remove the aicr block by hand", ErrHookMarkers, SVNHookBegin)
+				return 0, 0, fmt.Errorf("%w: two %q lines; remove the aicr block by hand", ErrHookMarkers, beginMark)
 			}
 			begin = i
-		case SVNHookEnd:
+		case endMark:
 			if begin < 0 || end >= 0 {
-				return 0, 0, fmt.Errorf("%w: %q without a matching begin; remove the aicr block by hand", ErrHookMarkers, SVNHookEnd)
+				return 0, 0, fmt.Errorf("%w: %q without a matching begin; remove the aicr block by hand", ErrHookMarkers, endMark)
 			}
 			end = i
 		}
 	}
 	if begin >= 0 && end < 0 {
-		return 0, 0, fmt.Errorf("%w: %q without a matching end; remove the aicr block by hand", ErrHookMarkers, SVNHookBegin)
+		return 0, 0, fmt.Errorf("%w: %q without a matching end; remove the aicr block by hand", ErrHookMarkers, beginMark)
 	}
 	return begin, end, nil
 }
@@ -278,7 +311,11 @@ func finalExit(lines []string) int {
 func onlyBoilerplate(lines []string) bool {
 	for _, l := range lines {
 		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "#!") || l == "exit 0" || l == "exit" {
+		switch strings.ToLower(l) {
+		case "", "exit 0", "exit", "@echo off", "exit /b 0", "exit /b":
+			continue
+		}
+		if strings.HasPrefix(l, "#!") {
 			continue
 		}
 		return false

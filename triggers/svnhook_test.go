@@ -464,3 +464,51 @@ func filepathWalkChown(root string, uid, gid int) error {
 		return os.Lchown(p, uid, gid)
 	})
 }
+
+func TestSVNCmdHookInstallKeepsExistingAndUninstalls(t *testing.T) {
+	fx := newHookFixture(t, t.TempDir())
+	fx.opts.Windows = true
+	cmdHook := SVNHookPath(fx.opts.ReposPath, true)
+
+	// Fresh install: @echo off, the block, exit /b 0, CRLF line endings.
+	_, err := InstallSVNHook(fx.opts)
+	must(t, err)
+	got, err := os.ReadFile(cmdHook)
+	must(t, err)
+	s := string(got)
+	if !strings.HasPrefix(s, "@echo off\r\n"+SVNHookBeginCmd+"\r\n") || !strings.HasSuffix(s, SVNHookEndCmd+"\r\nexit /b 0\r\n") {
+		t.Fatalf("fresh post-commit.cmd:\n%s", s)
+	}
+	for _, want := range []string{"set LC_ALL=C.UTF-8", `start "" /b "` + fx.opts.AicrPath + `" notify svn --config "`, `"%~1" "%~2" "%~3" <NUL >NUL 2>>"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("post-commit.cmd lacks %q:\n%s", want, s)
+		}
+	}
+	if _, err := os.Stat(fx.hook); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--windows also wrote the POSIX hook: %v", err)
+	}
+	must(t, UninstallSVNCmdHook(fx.opts.ReposPath))
+	if _, err := os.Stat(cmdHook); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("hook with only the aicr block not removed: %v", err)
+	}
+
+	// An existing hook keeps its lines; the block goes before exit /b.
+	original := "@echo off\r\nREM site mailer\r\ncall mailer.cmd %1 %2\r\nexit /b 0\r\n"
+	must(t, os.WriteFile(cmdHook, []byte(original), 0o755))
+	_, err = InstallSVNHook(fx.opts)
+	must(t, err)
+	first, _ := os.ReadFile(cmdHook)
+	s = string(first)
+	if !strings.HasPrefix(s, "@echo off\r\nREM site mailer\r\ncall mailer.cmd %1 %2\r\n"+SVNHookBeginCmd) || !strings.HasSuffix(s, SVNHookEndCmd+"\r\nexit /b 0\r\n") {
+		t.Fatalf("block not placed before exit /b:\n%s", s)
+	}
+	_, err = InstallSVNHook(fx.opts)
+	must(t, err)
+	if second, _ := os.ReadFile(cmdHook); !bytes.Equal(first, second) {
+		t.Fatalf("reinstall changed the hook:\n%s\n---\n%s", first, second)
+	}
+	must(t, UninstallSVNCmdHook(fx.opts.ReposPath))
+	if after, _ := os.ReadFile(cmdHook); string(after) != original {
+		t.Fatalf("uninstall did not restore the original hook:\n%q", after)
+	}
+}

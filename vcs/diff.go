@@ -1,8 +1,10 @@
 package vcs
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,8 +51,15 @@ type FileDiff struct {
 // ends before its counts are used up is an error, because a truncated diff
 // would give a wrong changed-line map.
 func ParseDiff(patch []byte) (map[string]FileDiff, error) {
-	p := &diffParser{files: map[string]*FileDiff{}}
-	if err := p.parse(patch); err != nil {
+	return ParseDiffReader(bytes.NewReader(patch))
+}
+
+// ParseDiffReader is ParseDiff over a stream. It holds one line at a time
+// (at most maxKeptLine bytes of it), so a diff of a huge file is parsed in
+// constant memory apart from the line ranges.
+func ParseDiffReader(r io.Reader) (map[string]FileDiff, error) {
+	p := &diffParser{files: map[string]*FileDiff{}, src: newLineReader(r)}
+	if err := p.parse(); err != nil {
 		return nil, err
 	}
 	out := make(map[string]FileDiff, len(p.files))
@@ -65,6 +74,7 @@ func ParseDiff(patch []byte) (map[string]FileDiff, error) {
 type diffParser struct {
 	files map[string]*FileDiff
 	cur   *FileDiff
+	src   *lineReader
 	// sawIndex is set while the current section was opened by an "Index:"
 	// line, whose path wins over the "---"/"+++" names.
 	sawIndex bool
@@ -73,18 +83,27 @@ type diffParser struct {
 	inProps bool
 }
 
-func (p *diffParser) parse(patch []byte) error {
-	lines := splitLines(patch)
-	for i := 0; i < len(lines); i++ {
-		ln := lines[i]
+func (p *diffParser) parse() error {
+	for {
+		ln, ok, err := p.src.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
 		text := ln.text
 		switch {
 		case strings.HasPrefix(text, "Index: "):
 			p.open(strings.TrimPrefix(text, "Index: "), ln.start)
 			p.sawIndex = true
-		case strings.HasPrefix(text, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1].text, "+++ "):
+		case strings.HasPrefix(text, "--- ") && p.src.peekHasPrefix("+++ "):
+			plus, _, err := p.src.next()
+			if err != nil {
+				return err
+			}
 			oldName, _ := headerName(strings.TrimPrefix(text, "--- "))
-			newName, gone := headerName(strings.TrimPrefix(lines[i+1].text, "+++ "))
+			newName, gone := headerName(strings.TrimPrefix(plus.text, "+++ "))
 			if !p.sawIndex || p.cur == nil {
 				name := newName
 				if gone {
@@ -95,14 +114,12 @@ func (p *diffParser) parse(patch []byte) error {
 			p.sawIndex = false
 			p.inProps = false
 			p.cur.Deleted = gone
-			i++
+			ln = plus
 		case p.inProps:
 			if isHunkHeader(text, "##") {
-				n, err := p.skipPropHunk(lines, i)
-				if err != nil {
+				if ln, err = p.skipPropHunk(ln); err != nil {
 					return err
 				}
-				i = n
 			}
 			// Anything else is property names or svn 1.6-style
 			// "   + value" lines: not content.
@@ -116,28 +133,25 @@ func (p *diffParser) parse(patch []byte) error {
 			p.sawIndex = false
 		case isHunkHeader(text, "@@"):
 			if p.cur == nil {
-				return fmt.Errorf("diff line %d: hunk before any file header", i+1)
+				return fmt.Errorf("diff line %d: hunk before any file header", ln.no)
 			}
-			n, err := p.readHunk(lines, i)
-			if err != nil {
+			if ln, err = p.readHunk(ln); err != nil {
 				return err
 			}
-			i = n
 		case text == "Cannot display: file marked as a binary type.",
 			strings.HasPrefix(text, "Binary files ") && strings.HasSuffix(text, " differ"),
 			text == "GIT binary patch":
 			if p.cur == nil {
-				return fmt.Errorf("diff line %d: binary marker before any file header", i+1)
+				return fmt.Errorf("diff line %d: binary marker before any file header", ln.no)
 			}
 			p.cur.Binary = true
 		case strings.HasPrefix(text, "svn:mime-type = ") && p.cur != nil:
 			p.cur.MimeType = strings.TrimPrefix(text, "svn:mime-type = ")
 		}
 		if p.cur != nil {
-			p.cur.End = lines[i].end
+			p.cur.End = ln.end
 		}
 	}
-	return nil
 }
 
 // open starts the section of path at byte offset start. A path that shows
@@ -208,23 +222,27 @@ func parseRange(s string) (start, count int, err error) {
 	return start, count, nil
 }
 
-// readHunk consumes the content hunk whose header is lines[at] and returns
-// the index of its last line.
-func (p *diffParser) readHunk(lines []line, at int) (int, error) {
-	_, oldLeft, newLine, newLeft, err := parseHunkHeader(lines[at].text, "@@")
+// readHunk consumes the content hunk whose header is hdr and returns its
+// last line.
+func (p *diffParser) readHunk(hdr line) (line, error) {
+	_, oldLeft, newLine, newLeft, err := parseHunkHeader(hdr.text, "@@")
 	if err != nil {
-		return 0, fmt.Errorf("diff line %d: %w", at+1, err)
+		return line{}, fmt.Errorf("diff line %d: %w", hdr.no, err)
 	}
 	if newLeft > 0 {
 		p.cur.Hunks = append(p.cur.Hunks, LineRange{Start: newLine, End: newLine + newLeft - 1})
 	}
-	i := at
+	last := hdr
 	for oldLeft > 0 || newLeft > 0 {
-		i++
-		if i >= len(lines) {
-			return 0, fmt.Errorf("diff ends inside hunk of %q (line %d)", p.cur.Path, at+1)
+		ln, ok, err := p.src.next()
+		if err != nil {
+			return line{}, err
 		}
-		text := lines[i].text
+		if !ok {
+			return line{}, fmt.Errorf("diff ends inside hunk of %q (line %d)", p.cur.Path, hdr.no)
+		}
+		last = ln
+		text := ln.text
 		var kind byte = ' ' // an empty line is a context line whose space was stripped
 		if text != "" {
 			kind = text[0]
@@ -232,50 +250,58 @@ func (p *diffParser) readHunk(lines []line, at int) (int, error) {
 		switch kind {
 		case ' ':
 			if oldLeft == 0 || newLeft == 0 {
-				return 0, fmt.Errorf("diff line %d: hunk of %q has more lines than its header says", i+1, p.cur.Path)
+				return line{}, fmt.Errorf("diff line %d: hunk of %q has more lines than its header says", ln.no, p.cur.Path)
 			}
 			oldLeft--
 			newLeft--
 			newLine++
 		case '+':
 			if newLeft == 0 {
-				return 0, fmt.Errorf("diff line %d: hunk of %q has more added lines than its header says", i+1, p.cur.Path)
+				return line{}, fmt.Errorf("diff line %d: hunk of %q has more added lines than its header says", ln.no, p.cur.Path)
 			}
 			p.cur.Added = appendLine(p.cur.Added, newLine)
 			newLeft--
 			newLine++
 		case '-':
 			if oldLeft == 0 {
-				return 0, fmt.Errorf("diff line %d: hunk of %q has more removed lines than its header says", i+1, p.cur.Path)
+				return line{}, fmt.Errorf("diff line %d: hunk of %q has more removed lines than its header says", ln.no, p.cur.Path)
 			}
 			oldLeft--
 		case '\\':
 			// "\ No newline at end of file"
 		default:
-			return 0, fmt.Errorf("diff line %d: hunk of %q ends early", i+1, p.cur.Path)
+			return line{}, fmt.Errorf("diff line %d: hunk of %q ends early", ln.no, p.cur.Path)
 		}
 	}
 	// The marker for a missing final newline follows the last counted line.
-	if i+1 < len(lines) && strings.HasPrefix(lines[i+1].text, `\`) {
-		i++
+	if p.src.peekHasPrefix(`\`) {
+		ln, _, err := p.src.next()
+		if err != nil {
+			return line{}, err
+		}
+		last = ln
 	}
-	return i, nil
+	return last, nil
 }
 
 // skipPropHunk consumes a "## -0,0 +1 ##" property hunk. Its lines are
 // property values, so they are counted only to find where it ends.
-func (p *diffParser) skipPropHunk(lines []line, at int) (int, error) {
-	_, oldLeft, _, newLeft, err := parseHunkHeader(lines[at].text, "##")
+func (p *diffParser) skipPropHunk(hdr line) (line, error) {
+	_, oldLeft, _, newLeft, err := parseHunkHeader(hdr.text, "##")
 	if err != nil {
-		return 0, fmt.Errorf("diff line %d: %w", at+1, err)
+		return line{}, fmt.Errorf("diff line %d: %w", hdr.no, err)
 	}
-	i := at
+	last := hdr
 	for oldLeft > 0 || newLeft > 0 {
-		i++
-		if i >= len(lines) {
-			return 0, fmt.Errorf("diff ends inside property hunk of %q (line %d)", p.cur.Path, at+1)
+		ln, ok, err := p.src.next()
+		if err != nil {
+			return line{}, err
 		}
-		text := lines[i].text
+		if !ok {
+			return line{}, fmt.Errorf("diff ends inside property hunk of %q (line %d)", p.cur.Path, hdr.no)
+		}
+		last = ln
+		text := ln.text
 		switch {
 		case strings.HasPrefix(text, `\`):
 		case strings.HasPrefix(text, "+") && newLeft > 0:
@@ -286,13 +312,17 @@ func (p *diffParser) skipPropHunk(lines []line, at int) (int, error) {
 			oldLeft--
 			newLeft--
 		default:
-			return 0, fmt.Errorf("diff line %d: property hunk of %q ends early", i+1, p.cur.Path)
+			return line{}, fmt.Errorf("diff line %d: property hunk of %q ends early", ln.no, p.cur.Path)
 		}
 	}
-	for i+1 < len(lines) && strings.HasPrefix(lines[i+1].text, `\`) {
-		i++
+	for p.src.peekHasPrefix(`\`) {
+		ln, _, err := p.src.next()
+		if err != nil {
+			return line{}, err
+		}
+		last = ln
 	}
-	return i, nil
+	return last, nil
 }
 
 // appendLine adds line to ranges that are built in ascending order.
@@ -327,23 +357,71 @@ func mergeRanges(rs []LineRange) []LineRange {
 type line struct {
 	text       string
 	start, end int // byte offsets of the line including its newline
+	no         int // 1-based line number
 }
 
-// splitLines splits on "\n" and drops one trailing "\r" from each line so
-// CRLF patches parse; content bytes beyond the first are never inspected.
-func splitLines(b []byte) []line {
-	var out []line
-	for off := 0; off < len(b); {
-		n := bytes.IndexByte(b[off:], '\n')
-		end := len(b)
-		if n >= 0 {
-			end = off + n + 1
-		}
-		text := string(b[off:end])
-		text = strings.TrimSuffix(text, "\n")
-		text = strings.TrimSuffix(text, "\r")
-		out = append(out, line{text: text, start: off, end: end})
-		off = end
+// maxKeptLine bounds the text kept per line: markers and headers are
+// short, and content lines are only classified by their first byte.
+const maxKeptLine = 64 << 10
+
+// lineReader yields lines with their byte offsets, with one line of
+// lookahead. A trailing "\r" is dropped so CRLF patches parse.
+type lineReader struct {
+	r      *bufio.Reader
+	off    int
+	no     int
+	peeked *line
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+func (lr *lineReader) next() (line, bool, error) {
+	if lr.peeked != nil {
+		ln := *lr.peeked
+		lr.peeked = nil
+		return ln, true, nil
 	}
-	return out
+	return lr.read()
+}
+
+func (lr *lineReader) peekHasPrefix(prefix string) bool {
+	if lr.peeked == nil {
+		ln, ok, err := lr.read()
+		if err != nil || !ok {
+			return false
+		}
+		lr.peeked = &ln
+	}
+	return strings.HasPrefix(lr.peeked.text, prefix)
+}
+
+func (lr *lineReader) read() (line, bool, error) {
+	start := lr.off
+	var buf []byte
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		lr.off += len(chunk)
+		if room := maxKeptLine - len(buf); room > 0 {
+			buf = append(buf, chunk[:min(len(chunk), room)]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF {
+			if lr.off == start {
+				return line{}, false, nil
+			}
+			break
+		}
+		if err != nil {
+			return line{}, false, fmt.Errorf("read diff: %w", err)
+		}
+		break
+	}
+	lr.no++
+	text := strings.TrimSuffix(string(buf), "\n")
+	text = strings.TrimSuffix(text, "\r")
+	return line{text: text, start: start, end: lr.off, no: lr.no}, true, nil
 }

@@ -15,6 +15,10 @@ const (
 	SkipBinary    = "binary"
 	SkipExcluded  = "excluded by filter"
 	SkipTooLarge  = "too large"
+	// SkipFileCap and SkipReviewBytesCap mark files left out because the
+	// change has more files, or more bytes, than one review takes.
+	SkipFileCap        = "over max_files"
+	SkipReviewBytesCap = "over max_review_bytes"
 )
 
 var (

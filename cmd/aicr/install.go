@@ -21,6 +21,7 @@ func newInstallCmd(ios *IOStreams) *cobra.Command {
 
 func newInstallSVNHookCmd(ios *IOStreams) *cobra.Command {
 	var reposPath, configPath, name, aicrPath string
+	var windows bool
 	cmd := &cobra.Command{
 		Use:   "svn-hook",
 		Short: "Write the post-commit hook of an SVN repository",
@@ -29,9 +30,14 @@ daemon. The hook uses absolute paths and its own LC_ALL (svn runs hooks with an
 empty environment), detaches so the committer never waits, and always exits 0.
 An existing post-commit hook is kept: the aicr block sits between marker
 comments and is replaced in place when you install again. The spool directory
-is created writable by the repository's owner.`,
-		Example: `  sudo aicr install svn-hook --repo /srv/svn/main --config /etc/aicr/aicr.toml`,
-		Args:    cobra.NoArgs,
+is created writable by the repository's owner.
+
+With --windows it writes hooks/post-commit.cmd for VisualSVN-style Windows
+servers instead: absolute paths, set LC_ALL, start "" /b detached, exit /b 0,
+between REM >>> aicr post-commit >>> markers.`,
+		Example: `  sudo aicr install svn-hook --repo /srv/svn/main --config /etc/aicr/aicr.toml
+  aicr install svn-hook --windows --repo C:\Repositories\main --config C:\aicr\aicr.toml`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(configPath)
 			if err != nil {
@@ -68,6 +74,7 @@ is created writable by the repository's owner.`,
 				ConfigPath: cfg.Path,
 				RepoName:   name,
 				SpoolDir:   cfg.Notify.SpoolDir,
+				Windows:    windows,
 			})
 			if err != nil {
 				return err
@@ -80,6 +87,7 @@ is created writable by the repository's owner.`,
 	addConfigFlag(cmd, &configPath)
 	cmd.Flags().StringVar(&name, "name", "", "repo name in the config (default: found by local_path/url)")
 	cmd.Flags().StringVar(&aicrPath, "aicr", "", "absolute path of the aicr binary the hook runs (default: this binary)")
+	cmd.Flags().BoolVar(&windows, "windows", false, "write post-commit.cmd for a Windows server (VisualSVN)")
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }

@@ -82,6 +82,7 @@ func newRootCmd(ios *IOStreams) *cobra.Command {
 		newDaemonCmd(ios),
 		newNotifyCmd(ios),
 		newInstallCmd(ios),
+		newUninstallCmd(ios),
 		newReviewCmd(ios),
 		newMCPCmd(ios),
 		newAuditCmd(ios),

@@ -18,6 +18,21 @@ import (
 // not fetched (it is listed with Skipped "too large").
 const DefaultMaxFileBytes int64 = 1 << 20
 
+// DefaultFetchParallelism is how many file contents are fetched at once.
+const DefaultFetchParallelism = 4
+
+// Access modes: how the adapter reads the repository.
+const (
+	// AccessSVN reads through the svn client and url (any scheme).
+	AccessSVN = "svn"
+	// AccessSvnlook reads the repository directory local_path with
+	// svnlook: no network, no credentials, for daemons on the SVN server.
+	AccessSvnlook = "svnlook"
+)
+
+// trustFailures are the values svn accepts for --trust-server-cert-failures.
+var trustFailures = map[string]bool{"unknown-ca": true, "cn-mismatch": true, "expired": true, "not-yet-valid": true, "other": true}
+
 // Config describes one Subversion repository to review.
 type Config struct {
 	// URL is the directory that is reviewed, e.g.
@@ -25,16 +40,39 @@ type Config struct {
 	// relative to it; changes elsewhere in the repository are ignored.
 	URL string `toml:"url"`
 	// LocalPath is the repository's directory on this host, when the
-	// daemon runs on the SVN server. It lets the hook find its [[repo]];
-	// with no URL, file://LocalPath is used.
+	// daemon runs on the SVN server. It lets the hook find its [[repo]],
+	// and makes the adapter read with svnlook (see Access); with no URL,
+	// file://LocalPath is used.
 	LocalPath string `toml:"local_path"`
-	// SvnPath is the svn client, a path or a name looked up in PATH.
-	// Default "svn".
-	SvnPath string `toml:"svn_path"`
-	// ConfigDir, when set, is passed as --config-dir: where svn keeps its
-	// servers file and cached credentials for this repository.
-	// Credentials never go on the command line.
+	// RepoPath is the reviewed directory inside the repository ("/trunk")
+	// for svnlook access. Default: the part of a file:// url below
+	// local_path, else the repository root when url is empty.
+	RepoPath string `toml:"repo_path"`
+	// Access is "svn", "svnlook" or empty for automatic: svnlook when
+	// local_path is a readable repository and the reviewed directory is
+	// known without the network (no url, a file:// url under local_path,
+	// or repo_path set); svn otherwise.
+	Access string `toml:"access"`
+	// SvnPath and SvnlookPath are the clients, paths or names looked up in
+	// PATH. Default "svn" and "svnlook".
+	SvnPath     string `toml:"svn_path"`
+	SvnlookPath string `toml:"svnlook_path"`
+	// ConfigDir, when set, is passed as --config-dir. By default each repo
+	// gets its own directory under the daemon's data_dir (repos/<name>/
+	// svn-config), so the service user's ~/.subversion is never read or
+	// written.
 	ConfigDir string `toml:"config_dir"`
+	// Username and the password from PasswordEnv or PasswordFile
+	// authenticate svn access. The password reaches svn on stdin
+	// (--password-from-stdin), never on its command line, and is never
+	// cached on disk.
+	Username     string `toml:"username"`
+	PasswordEnv  string `toml:"password_env"`
+	PasswordFile string `toml:"password_file"`
+	// TrustServerCertFailures is passed as --trust-server-cert-failures:
+	// a comma-separated subset of unknown-ca, cn-mismatch, expired,
+	// not-yet-valid, other.
+	TrustServerCertFailures string `toml:"trust_server_cert_failures"`
 	// Include and Exclude are globs over URL-relative paths ("**" matches
 	// any number of directories). An empty Include means every path.
 	// Out-of-scope files are listed with Skipped "excluded by filter".
@@ -43,13 +81,29 @@ type Config struct {
 	// MaxFileBytes caps the content fetched per file. Zero means
 	// DefaultMaxFileBytes.
 	MaxFileBytes int64 `toml:"max_file_bytes"`
+	// MaxReviewBytes caps the content fetched per revision; MaxFiles caps
+	// the files whose content is fetched. Files are taken in path order;
+	// the rest are listed with Skipped "over max_review_bytes" or "over
+	// max_files". Zero means no cap.
+	MaxReviewBytes int64 `toml:"max_review_bytes"`
+	MaxFiles       int   `toml:"max_files"`
+	// FetchParallelism is how many contents are fetched at once. Zero
+	// means DefaultFetchParallelism.
+	FetchParallelism int `toml:"fetch_parallelism"`
+
+	// stateDir is the daemon-provided per-repo directory (SetStateDir).
+	stateDir string
 }
 
 var (
 	_ vcs.RepoSettings = (*Config)(nil)
 	_ vcs.LocalPather  = (*Config)(nil)
 	_ vcs.PathResolver = (*Config)(nil)
+	_ vcs.StateDirUser = (*Config)(nil)
 )
+
+// SetStateDir implements vcs.StateDirUser.
+func (c *Config) SetStateDir(dir string) { c.stateDir = dir }
 
 // NewAdapter implements vcs.RepoSettings.
 func (c *Config) NewAdapter() (vcs.Adapter, error) { return New(c.withDefaults()) }
@@ -59,7 +113,7 @@ func (c *Config) LocalRepoPath() string { return c.LocalPath }
 
 // ResolvePaths implements vcs.PathResolver.
 func (c *Config) ResolvePaths(baseDir string) {
-	for _, p := range []*string{&c.LocalPath, &c.ConfigDir} {
+	for _, p := range []*string{&c.LocalPath, &c.ConfigDir, &c.PasswordFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(baseDir, *p)
 		}
@@ -83,8 +137,41 @@ func (c Config) Validate() error {
 	} else if err := checkURL(c.URL); err != nil {
 		errs = append(errs, fmt.Errorf("url %q: %w", c.URL, err))
 	}
-	if c.MaxFileBytes < 0 {
-		errs = append(errs, fmt.Errorf("max_file_bytes %d: must not be negative (0 means %d)", c.MaxFileBytes, DefaultMaxFileBytes))
+	for _, n := range []struct {
+		key string
+		v   int64
+	}{{"max_file_bytes", c.MaxFileBytes}, {"max_review_bytes", c.MaxReviewBytes}, {"max_files", int64(c.MaxFiles)}, {"fetch_parallelism", int64(c.FetchParallelism)}} {
+		if n.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %d: must not be negative (0 means the default)", n.key, n.v))
+		}
+	}
+	if c.FetchParallelism > 64 {
+		errs = append(errs, fmt.Errorf("fetch_parallelism %d: at most 64", c.FetchParallelism))
+	}
+	switch c.Access {
+	case "", AccessSVN:
+	case AccessSvnlook:
+		if c.LocalPath == "" {
+			errs = append(errs, errors.New(`access = "svnlook" needs local_path, the repository's directory on this host`))
+		}
+	default:
+		errs = append(errs, fmt.Errorf(`access %q: must be "svn", "svnlook" or unset (automatic)`, c.Access))
+	}
+	if c.RepoPath != "" && !strings.HasPrefix(c.RepoPath, "/") {
+		errs = append(errs, fmt.Errorf("repo_path %q: must start with / (e.g. /trunk)", c.RepoPath))
+	}
+	if c.PasswordEnv != "" && c.PasswordFile != "" {
+		errs = append(errs, errors.New("password_env and password_file: set one, not both"))
+	}
+	if (c.PasswordEnv != "" || c.PasswordFile != "") && c.Username == "" {
+		errs = append(errs, errors.New("password_env/password_file need username"))
+	}
+	if c.TrustServerCertFailures != "" {
+		for _, f := range strings.Split(c.TrustServerCertFailures, ",") {
+			if !trustFailures[strings.TrimSpace(f)] {
+				errs = append(errs, fmt.Errorf("trust_server_cert_failures %q: unknown failure %q (use unknown-ca, cn-mismatch, expired, not-yet-valid, other)", c.TrustServerCertFailures, f))
+			}
+		}
 	}
 	if err := c.filter().Validate(); err != nil {
 		errs = append(errs, err)

@@ -1,8 +1,11 @@
 package svn
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -10,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fixture is one real Subversion repository shared by the package's tests,
@@ -21,11 +25,23 @@ type fixture struct {
 	configDir string // isolated svn config dir, so ~/.subversion is never read
 
 	rAdd, rModify, rDelete, rBinary, rProp, rCopy, rFilter, rBranch int64
+	// Revisions after rBranch, all under trunk.
+	rRename, rReplace, rDoomed, rDoomedGone, rTen, rHundred, rThousand, rHuge int64
+	youngest                                                                  int64
+
+	repo    string // repository directory (local_path)
+	svnserv *svnserve
 }
+
+// hugeBytes is the size of huge.txt, the 50 MB file.
+const hugeBytes = 50 << 20
 
 var fx *fixture
 
 func TestMain(m *testing.M) {
+	if helperMain() {
+		return
+	}
 	tmp, err := os.MkdirTemp("", "aicr-svn-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -37,7 +53,14 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(tmp)
 		os.Exit(1)
 	}
+	fx.svnserv, err = startSvnserve(tmp, fx.repo)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start svnserve:", err)
+		os.RemoveAll(tmp)
+		os.Exit(1)
+	}
 	code := m.Run()
+	fx.svnserv.stop()
 	os.RemoveAll(tmp)
 	os.Exit(code)
 }
@@ -54,7 +77,7 @@ const weirdPath = "we#ird %41 ?.txt"
 func buildFixture(tmp string) (*fixture, error) {
 	repo := filepath.Join(tmp, "repo")
 	wc := filepath.Join(tmp, "wc")
-	f := &fixture{configDir: filepath.Join(tmp, "svnconfig")}
+	f := &fixture{configDir: filepath.Join(tmp, "svnconfig"), repo: repo}
 	root := (&url.URL{Scheme: "file", Path: repo}).String()
 	f.root, f.trunk = root, root+"/trunk"
 
@@ -140,5 +163,150 @@ func buildFixture(tmp string) (*fixture, error) {
 
 	svn("copy", "-q", f.trunk, root+"/branches/b1", "--username", "alice", "-m", "branch")
 	f.rBranch = commit("nothing") // nothing to commit: returns the branch revision
+
+	svn("update", "-q")
+	svn("move", "-q", "b.c", "renamed b.c")
+	f.rRename = commit("rename b.c")
+
+	svn("rm", "-q", "a.c")
+	write("a.c", "replaced\n")
+	svn("add", "-q", "a.c")
+	f.rReplace = commit("replace a.c")
+
+	write("doomed.txt", "soon gone\n")
+	svn("add", "-q", "doomed.txt")
+	f.rDoomed = commit("doomed")
+	svn("rm", "-q", "doomed.txt")
+	f.rDoomedGone = commit("delete doomed")
+
+	for _, n := range []int{10, 100, 1000} {
+		d := fmt.Sprintf("many%d", n)
+		for i := 0; i < n; i++ {
+			write(fmt.Sprintf("%s/f%04d.txt", d, i), fmt.Sprintf("file %d of %d\nsecond line\n", i, n))
+		}
+		svn("add", "-q", d)
+		r := commit(fmt.Sprintf("%d files", n))
+		switch n {
+		case 10:
+			f.rTen = r
+		case 100:
+			f.rHundred = r
+		default:
+			f.rThousand = r
+		}
+	}
+
+	// A 50 MB commit through a working copy takes minutes on a busy
+	// machine; svnadmin load of a generated dump takes a second.
+	if firstErr == nil {
+		firstErr = loadHuge(repo)
+	}
+	f.rHuge = commit("nothing")
+	f.youngest = f.rHuge
 	return f, firstErr
+}
+
+// loadHuge appends one revision adding trunk/huge.txt, hugeBytes of
+// numbered text lines, with svnadmin load of a dump generated on the fly.
+func loadHuge(repo string) error {
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(writeHugeDump(pw))
+	}()
+	cmd := exec.Command("svnadmin", "load", "-q", repo)
+	cmd.Stdin = pr
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	pr.Close()
+	if err != nil {
+		return fmt.Errorf("svnadmin load: %v: %s", err, stderr.String())
+	}
+	return nil
+}
+
+func writeHugeDump(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	kv := func(k, v string) string { return fmt.Sprintf("K %d\n%s\nV %d\n%s\n", len(k), k, len(v), v) }
+	props := kv("svn:author", "alice") + kv("svn:log", "50 MB") +
+		kv("svn:date", time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")) + "PROPS-END\n"
+	fmt.Fprintf(bw, "SVN-fs-dump-format-version: 2\n\nRevision-number: 1\nProp-content-length: %d\nContent-length: %d\n\n%s\n",
+		len(props), len(props), props)
+	const nodeProps = "PROPS-END\n"
+	fmt.Fprintf(bw, "Node-path: trunk/huge.txt\nNode-kind: file\nNode-action: add\nProp-content-length: %d\nText-content-length: %d\nContent-length: %d\n\n%s",
+		len(nodeProps), hugeBytes, len(nodeProps)+hugeBytes, nodeProps)
+	line := []byte("0000000 the quick brown fox jumps over the lazy dog\n")
+	for i, n := 0, 0; n < hugeBytes; i++ {
+		copy(line, fmt.Sprintf("%07d", i%10000000))
+		k := min(len(line), hugeBytes-n)
+		if k < len(line) {
+			line[k-1] = '\n'
+		}
+		bw.Write(line[:k])
+		n += k
+	}
+	bw.WriteString("\n\n")
+	return bw.Flush()
+}
+
+// svnserve is a real svnserve on loopback with password authentication
+// and anonymous access off.
+type svnserve struct {
+	url      string // svn://127.0.0.1:PORT/repo
+	trunk    string
+	user     string
+	passFile string // holds the password, for password_file
+	cmd      *exec.Cmd
+}
+
+func startSvnserve(tmp, repo string) (*svnserve, error) {
+	s := &svnserve{user: "reviewer", passFile: filepath.Join(tmp, "svn-password")}
+	const password = "s3cret pass"
+	conf := "[general]\nanon-access = none\nauth-access = write\npassword-db = passwd\nrealm = aicr-test\n"
+	if err := os.WriteFile(filepath.Join(repo, "conf", "svnserve.conf"), []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(repo, "conf", "passwd"), []byte("[users]\n"+s.user+" = "+password+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(s.passFile, []byte(password+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	s.cmd = exec.Command("svnserve", "-d", "--foreground", "--listen-host", "127.0.0.1",
+		"--listen-port", strconv.Itoa(port), "-r", filepath.Dir(repo))
+	s.cmd.Stderr = os.Stderr
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	// Wait until it accepts connections; the guard only turns a hang into
+	// a failure.
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i > 3000 {
+			s.stop()
+			return nil, fmt.Errorf("svnserve not listening on %d: %v", port, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.url = fmt.Sprintf("svn://127.0.0.1:%d/%s", port, filepath.Base(repo))
+	s.trunk = s.url + "/trunk"
+	return s, nil
+}
+
+func (s *svnserve) stop() {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
 }

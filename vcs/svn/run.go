@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -41,17 +43,48 @@ func svnSays(err error, code string) bool {
 	return ok && ce.has(code)
 }
 
-// run executes `svn sub args...` with stdout going to stdout.
+// run executes `svn sub args...` with stdout going to stdout, with the
+// adapter's config dir, credentials and certificate trust.
 func (a *Adapter) run(ctx context.Context, stdout io.Writer, sub string, args ...string) error {
-	argv := []string{sub, "--non-interactive"}
-	if a.cfg.ConfigDir != "" {
-		argv = append(argv, "--config-dir", a.cfg.ConfigDir)
+	argv := []string{sub, "--non-interactive", "--no-auth-cache", "--config-dir", a.configDir}
+	if a.cfg.TrustServerCertFailures != "" {
+		argv = append(argv, "--trust-server-cert-failures="+strings.ReplaceAll(a.cfg.TrustServerCertFailures, " ", ""))
+	}
+	var stdin io.Reader
+	if a.cfg.Username != "" {
+		argv = append(argv, "--username", a.cfg.Username)
+		pw, ok, err := a.password()
+		if err != nil {
+			return err
+		}
+		if ok {
+			argv = append(argv, "--password-from-stdin")
+			stdin = strings.NewReader(pw)
+		}
 	}
 	argv = append(argv, args...)
-	cmd := exec.CommandContext(ctx, a.svn, argv...)
+	return a.exec(ctx, a.svn, stdout, stdin, argv)
+}
+
+// look executes `svnlook sub -r rev repo args...`; svnlook reads the
+// repository's files directly and needs no credentials.
+func (a *Adapter) look(ctx context.Context, stdout io.Writer, sub string, rev int64, args ...string) error {
+	argv := []string{sub}
+	if rev > 0 {
+		argv = append(argv, "-r", strconv.FormatInt(rev, 10))
+	}
+	argv = append(append(argv, a.cfg.LocalPath), args...)
+	return a.exec(ctx, a.svnlook, stdout, nil, argv)
+}
+
+func (a *Adapter) exec(ctx context.Context, bin string, stdout io.Writer, stdin io.Reader, argv []string) error {
+	name := filepath.Base(bin) + " " + argv[0]
+	a.count(name)
+	cmd := exec.CommandContext(ctx, bin, argv...)
 	// C.UTF-8 makes svn print paths as UTF-8 instead of "?\228" escapes
 	// and keeps its messages in English for the code matching above.
 	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
+	cmd.Stdin = stdin
 	cmd.Stdout = stdout
 	stderr := &boundedBuffer{max: maxStderr}
 	cmd.Stderr = stderr
@@ -60,9 +93,9 @@ func (a *Adapter) run(ctx context.Context, stdout io.Writer, sub string, args ..
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("svn %s: %w", sub, ctx.Err())
+			return fmt.Errorf("%s: %w", name, ctx.Err())
 		}
-		return &cmdError{sub: sub, err: err, stderr: strings.TrimSpace(stderr.String())}
+		return &cmdError{sub: name, err: err, stderr: strings.TrimSpace(stderr.String())}
 	}
 	return nil
 }
@@ -72,6 +105,59 @@ func (a *Adapter) output(ctx context.Context, sub string, args ...string) ([]byt
 	var out bytes.Buffer
 	err := a.run(ctx, &out, sub, args...)
 	return out.Bytes(), err
+}
+
+// password reads the configured password at use, so a rotated file is
+// picked up without a restart. ok is false when none is configured.
+func (a *Adapter) password() (string, bool, error) {
+	switch {
+	case a.cfg.PasswordEnv != "":
+		v, set := os.LookupEnv(a.cfg.PasswordEnv)
+		if !set || v == "" {
+			return "", false, fmt.Errorf("%w: password_env: environment variable %s is empty or unset", ErrNoPassword, a.cfg.PasswordEnv)
+		}
+		return v, true, nil
+	case a.cfg.PasswordFile != "":
+		b, err := os.ReadFile(a.cfg.PasswordFile)
+		if err != nil {
+			return "", false, fmt.Errorf("%w: password_file: %v", ErrNoPassword, err)
+		}
+		v := strings.TrimRight(string(b), "\r\n")
+		if v == "" {
+			return "", false, fmt.Errorf("%w: password_file %s is empty", ErrNoPassword, a.cfg.PasswordFile)
+		}
+		return v, true, nil
+	}
+	return "", false, nil
+}
+
+// ErrNoPassword is wrapped when the configured password cannot be read.
+var ErrNoPassword = errors.New("svn password unavailable")
+
+func (a *Adapter) count(name string) {
+	a.countMu.Lock()
+	a.counts[name]++
+	a.countMu.Unlock()
+}
+
+// ProcessCounts returns how many child processes the adapter started,
+// by "tool subcommand" ("svn diff", "svnlook cat"). Benchmarks and tests
+// use it to check that metadata and diff cost does not grow per file.
+func (a *Adapter) ProcessCounts() map[string]int {
+	a.countMu.Lock()
+	defer a.countMu.Unlock()
+	out := make(map[string]int, len(a.counts))
+	for k, v := range a.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// ResetProcessCounts zeroes the counters.
+func (a *Adapter) ResetProcessCounts() {
+	a.countMu.Lock()
+	a.counts = map[string]int{}
+	a.countMu.Unlock()
 }
 
 // boundedBuffer keeps the first max bytes written to it and drops the

@@ -2,7 +2,6 @@ package svn
 
 import (
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -10,64 +9,196 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-// Adapter fetches revisions of one Subversion URL. It is safe for
-// concurrent use.
+// Adapter fetches revisions of one Subversion directory, through the svn
+// client (any URL) or through svnlook (the repository on this host). Both
+// produce the same vcs.Change. It is safe for concurrent use.
 type Adapter struct {
-	cfg    Config
-	svn    string
-	filter vcs.Filter
+	cfg       Config
+	access    string // AccessSVN or AccessSvnlook
+	svn       string // svn binary; may be empty in svnlook mode (no blame, no listing)
+	svnlook   string
+	configDir string
+	filter    vcs.Filter
 
 	mu   sync.Mutex
-	repo *repoInfo // cached after the first successful svn info
+	repo *repoInfo // cached after the first successful lookup
+
+	countMu sync.Mutex
+	counts  map[string]int
 }
 
-var _ vcs.Adapter = (*Adapter)(nil)
+var (
+	_ vcs.Adapter = (*Adapter)(nil)
+	_ vcs.Lister  = (*Adapter)(nil)
+)
 
-// repoInfo is what svn info says about the configured URL.
+// repoInfo says where the reviewed directory sits in its repository.
 type repoInfo struct {
 	url  string // canonical, escaped URL of the reviewed directory
 	root string // repository root URL
-	path string // the URL's path inside the repository: "/trunk", or "" for the root
+	path string // the directory's path inside the repository: "/trunk", or "" for the root
 }
 
-// New validates cfg and finds the svn client. It does not contact the
-// repository; the first Fetch does.
+// New validates cfg, chooses the access mode and finds the clients. It does
+// not contact the repository; the first Fetch does.
 func New(cfg Config) (*Adapter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("svn config: %w", err)
 	}
+	cfg = cfg.withDefaults()
 	if cfg.SvnPath == "" {
 		cfg.SvnPath = "svn"
+	}
+	if cfg.SvnlookPath == "" {
+		cfg.SvnlookPath = "svnlook"
 	}
 	if cfg.MaxFileBytes == 0 {
 		cfg.MaxFileBytes = DefaultMaxFileBytes
 	}
+	if cfg.FetchParallelism == 0 {
+		cfg.FetchParallelism = DefaultFetchParallelism
+	}
 	cfg.URL = strings.TrimRight(cfg.URL, "/")
+	a := &Adapter{cfg: cfg, filter: cfg.filter(), counts: map[string]int{}}
+
+	scope, canLook := cfg.svnlookScope()
+	a.access = cfg.Access
+	if a.access == "" {
+		a.access = AccessSVN
+		if canLook && readableRepo(cfg.LocalPath) {
+			a.access = AccessSvnlook
+		}
+	}
+	if a.access == AccessSvnlook {
+		if !canLook {
+			return nil, fmt.Errorf("svn config: access = \"svnlook\" cannot tell which directory of %s url %s is: set repo_path (e.g. /trunk)", cfg.LocalPath, cfg.URL)
+		}
+		if !readableRepo(cfg.LocalPath) {
+			return nil, fmt.Errorf("svn config: local_path %s is not a readable Subversion repository (no db/ or format): fix the path or permissions, or use access = \"svn\"", cfg.LocalPath)
+		}
+		bin, err := exec.LookPath(cfg.SvnlookPath)
+		if err != nil {
+			return nil, fmt.Errorf("%w: svnlook %q not found: install it with apt-get install subversion, or set svnlook_path: %v",
+				vcs.ErrToolMissing, cfg.SvnlookPath, err)
+		}
+		a.svnlook = bin
+		root := (&url.URL{Scheme: "file", Path: filepath.ToSlash(cfg.LocalPath)}).String()
+		a.repo = &repoInfo{url: root + escapePath(scope), root: root, path: scope}
+	}
 	bin, err := exec.LookPath(cfg.SvnPath)
-	if err != nil {
+	switch {
+	case err == nil:
+		a.svn = bin
+	case a.access == AccessSVN:
 		return nil, fmt.Errorf("%w: svn client %q not found: install it with apt-get install subversion, or set svn_path: %v",
 			vcs.ErrToolMissing, cfg.SvnPath, err)
 	}
-	return &Adapter{cfg: cfg, svn: bin, filter: cfg.filter()}, nil
+	if a.configDir, err = prepareConfigDir(cfg); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
-// Fetch reads revision rev of the configured URL into dir (see
-// vcs.Adapter). Paths in the returned Change are relative to the URL.
-// Change.Repo is left empty for the caller, which knows the repo's name.
+// Access reports the mode the adapter chose: AccessSVN or AccessSvnlook.
+func (a *Adapter) Access() string { return a.access }
+
+// svnlookScope returns the reviewed directory's path inside the
+// repository when it is known without the network.
+func (c Config) svnlookScope() (string, bool) {
+	if c.LocalPath == "" {
+		return "", false
+	}
+	if c.RepoPath != "" {
+		return strings.TrimRight(c.RepoPath, "/"), true
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || u.Scheme != "file" {
+		return "", false
+	}
+	root := strings.TrimRight(filepath.ToSlash(filepath.Clean(c.LocalPath)), "/")
+	p := strings.TrimRight(u.Path, "/")
+	if p == root {
+		return "", true
+	}
+	if rest, ok := strings.CutPrefix(p, root+"/"); ok {
+		return "/" + rest, true
+	}
+	return "", false
+}
+
+func readableRepo(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	f, err := os.Open(filepath.Join(dir, "format"))
+	if err != nil {
+		return false
+	}
+	f.Close()
+	d, err := os.Open(filepath.Join(dir, "db"))
+	if err != nil {
+		return false
+	}
+	d.Close()
+	return true
+}
+
+// svnConfigFiles make a config dir in which svn keeps no credentials and
+// asks no keyring: the password comes from aicr's config on every call.
+var svnConfigFiles = map[string]string{
+	"config": "# Written by aicr; this directory belongs to one [[repo]].\n[auth]\npassword-stores =\n\n[miscellany]\nenable-auto-props = no\n",
+	"servers": "# Written by aicr; this directory belongs to one [[repo]].\n[global]\nstore-auth-creds = no\nstore-passwords = no\nstore-plaintext-passwords = no\n" +
+		"store-ssl-client-cert-pp = no\nstore-ssl-client-cert-pp-plaintext = no\n",
+}
+
+// prepareConfigDir returns the --config-dir: config_dir as given (the
+// admin owns it), else a directory aicr owns under the daemon's state
+// dir, else a private temporary one.
+func prepareConfigDir(cfg Config) (string, error) {
+	if cfg.ConfigDir != "" {
+		return cfg.ConfigDir, nil
+	}
+	var dir string
+	if cfg.stateDir != "" {
+		dir = filepath.Join(cfg.stateDir, "svn-config")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("create svn config dir %s: %w (make the daemon's data_dir writable, or set config_dir)", dir, err)
+		}
+	} else {
+		d, err := os.MkdirTemp("", "aicr-svn-config-")
+		if err != nil {
+			return "", fmt.Errorf("create svn config dir: %w", err)
+		}
+		dir = d
+	}
+	for name, content := range svnConfigFiles {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			return "", fmt.Errorf("write svn config %s: %w", name, err)
+		}
+	}
+	return dir, nil
+}
+
+// Fetch reads revision rev of the configured directory into dir (see
+// vcs.Adapter). Paths in the returned Change are relative to that
+// directory. Change.Repo is left empty for the caller.
 //
-// Files are the paths svn log lists under the URL. Files that svn diff
-// shows only because a parent directory was copied (a branch, a tag) are
-// not listed and their sections are dropped from diff.patch, as are the
-// sections of files outside Include/Exclude.
+// The cost in child processes does not grow with the number of files for
+// metadata and diff: one log (or svnlook info + changed) and one diff per
+// revision. Contents are fetched one process per file, FetchParallelism at
+// a time, streamed to disk; files whose diff shows no content (property
+// changes, empty files) need one property lookup each to tell binaries.
+//
+// Files that svn diff shows only because a parent directory was copied
+// (a branch, a tag) are not listed and their sections are dropped from
+// diff.patch, as are the sections of files outside Include/Exclude.
 func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Change, error) {
 	r, err := parseRev(rev)
 	if err != nil {
@@ -77,7 +208,12 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Chang
 	if err != nil {
 		return nil, err
 	}
-	change, err := a.log(ctx, info, r)
+	var change *vcs.Change
+	if a.access == AccessSvnlook {
+		change, err = a.lookMeta(ctx, info, r)
+	} else {
+		change, err = a.log(ctx, info, r)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -88,115 +224,206 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Chang
 	if err != nil {
 		return nil, err
 	}
-	for i := range change.Files {
-		if err := a.fill(ctx, info, r, &change.Files[i], diffs, dir); err != nil {
-			return nil, err
-		}
+	if err := a.fetchContents(ctx, info, r, change, diffs, dir); err != nil {
+		return nil, err
 	}
 	return change, nil
 }
 
-// fill decides whether f is fetched, copies its diff facts in and fetches
-// its content to dir/src/<path>.
-func (a *Adapter) fill(ctx context.Context, info *repoInfo, rev int64, f *vcs.FileChange, diffs map[string]vcs.FileDiff, dir string) error {
-	d, inDiff := diffs[f.Path]
-	f.Binary = d.Binary
-	switch {
-	case !a.filter.Match(f.Path):
-		f.Skipped = vcs.SkipExcluded
-		return nil
-	case f.NodeKind == vcs.NodeDir:
-		f.Skipped = vcs.SkipDirectory
-		return nil
-	case f.Action == vcs.ActionDelete:
-		f.Skipped = vcs.SkipDeleted
-		return nil
-	}
-	f.Added, f.Hunks = d.Added, d.Hunks
-	if !f.Binary && (!inDiff || len(d.Hunks) == 0) {
-		// No content in the diff (property-only change, empty file): the
-		// diff cannot tell a binary file, the mime type can.
-		bin, err := a.isBinary(ctx, info, f.Path, rev)
-		if err != nil {
-			return err
+// fetchContents decides, per file, whether its content is fetched and
+// fetches the chosen ones in path order, FetchParallelism at a time.
+func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dir string) error {
+	var wanted []*vcs.FileChange
+	for i := range c.Files {
+		f := &c.Files[i]
+		d, inDiff := diffs[f.Path]
+		f.Binary = d.Binary
+		switch {
+		case !a.filter.Match(f.Path):
+			f.Skipped = vcs.SkipExcluded
+			continue
+		case f.NodeKind == vcs.NodeDir:
+			f.Skipped = vcs.SkipDirectory
+			continue
+		case f.Action == vcs.ActionDelete:
+			f.Skipped = vcs.SkipDeleted
+			continue
 		}
-		f.Binary = bin
+		f.Added, f.Hunks = d.Added, d.Hunks
+		if !f.Binary && (!inDiff || len(d.Hunks) == 0) {
+			// No content in the diff (property-only change, empty file):
+			// the diff cannot tell a binary file, the mime type can.
+			bin, err := a.isBinary(ctx, info, f.Path, rev)
+			if err != nil {
+				return err
+			}
+			f.Binary = bin
+		}
+		if f.Binary {
+			f.Skipped = vcs.SkipBinary
+			continue
+		}
+		wanted = append(wanted, f)
 	}
-	if f.Binary {
-		f.Skipped = vcs.SkipBinary
-		return nil
+	if n := a.cfg.MaxFiles; n > 0 && len(wanted) > n {
+		for _, f := range wanted[n:] {
+			f.Skipped = vcs.SkipFileCap
+		}
+		wanted = wanted[:n]
 	}
-	dst, err := srcPath(dir, f.Path)
-	if err != nil {
+
+	sizes := make([]int64, len(wanted))
+	started := make([]bool, len(wanted))
+	errs := make([]error, len(wanted))
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		fetched int64
+	)
+	sem := make(chan struct{}, a.cfg.FetchParallelism)
+	for i, f := range wanted {
+		mu.Lock()
+		over := a.cfg.MaxReviewBytes > 0 && fetched > a.cfg.MaxReviewBytes
+		mu.Unlock()
+		if over || ctx.Err() != nil {
+			// What is fetched already exceeds the review cap, so this file
+			// and every later one fall past it; don't fetch them.
+			break
+		}
+		sem <- struct{}{}
+		started[i] = true
+		wg.Add(1)
+		go func(i int, f *vcs.FileChange) {
+			defer func() { <-sem; wg.Done() }()
+			n, skipped, err := a.fetchFile(ctx, info, f.Path, rev, dir)
+			if err != nil {
+				errs[i] = fmt.Errorf("fetch %s: %w", f.Path, err)
+				return
+			}
+			f.Skipped = skipped
+			sizes[i] = n
+			mu.Lock()
+			fetched += n
+			mu.Unlock()
+		}(i, f)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	skipped, err := a.fetchFile(ctx, info, f.Path, rev, dst)
-	if err != nil {
-		return fmt.Errorf("fetch %s: %w", f.Path, err)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	f.Skipped = skipped
+	// Walk in path order: once the running total passes the cap, this and
+	// every later file are out, whatever order the fetches finished in.
+	var total int64
+	over := false
+	for i, f := range wanted {
+		if f.Skipped != "" {
+			continue
+		}
+		total += sizes[i]
+		if !over && a.cfg.MaxReviewBytes > 0 && total > a.cfg.MaxReviewBytes {
+			over = true
+		}
+		if !over {
+			continue
+		}
+		f.Skipped = vcs.SkipReviewBytesCap
+		if started[i] {
+			dst, _ := srcPath(dir, f.Path)
+			if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("remove %s over max_review_bytes: %w", f.Path, err)
+			}
+		}
+	}
 	return nil
 }
 
-// fetchFile streams the file into dst, returning a Skipped reason when the
-// content is not kept.
-func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, dst string) (string, error) {
+// fetchFile streams the file into dir/src/<rel>, returning its size, or a
+// Skipped reason when the content is not kept.
+func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, dir string) (int64, string, error) {
+	dst, err := srcPath(dir, rel)
+	if err != nil {
+		return 0, "", err
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", fmt.Errorf("create dir: %w", err)
+		return 0, "", fmt.Errorf("create dir: %w", err)
 	}
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return "", fmt.Errorf("create file: %w", err)
+		return 0, "", fmt.Errorf("create file: %w", err)
 	}
-	err = a.cat(ctx, info, rel, rev, out)
+	cw := &countWriter{w: out}
+	err = a.cat(ctx, info, rel, rev, cw)
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("write file: %w", cerr)
 	}
 	if err == nil {
-		return "", nil
+		return cw.n, "", nil
 	}
 	if rmErr := os.Remove(dst); rmErr != nil {
-		return "", fmt.Errorf("remove partial file: %w", rmErr)
+		return 0, "", fmt.Errorf("remove partial file: %w", rmErr)
 	}
 	switch {
 	case errors.Is(err, vcs.ErrTooLarge):
-		return vcs.SkipTooLarge, nil
+		return 0, vcs.SkipTooLarge, nil
 	case errors.Is(err, errIsDir):
 		// Old servers log paths without their kind.
-		return vcs.SkipDirectory, nil
+		return 0, vcs.SkipDirectory, nil
 	}
-	return "", err
+	return 0, "", err
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 var errIsDir = errors.New("is a directory")
 
-// cat writes path@rev to w, at most MaxFileBytes of it.
+// cat writes rel@rev to w, at most MaxFileBytes of it.
 func (a *Adapter) cat(ctx context.Context, info *repoInfo, rel string, rev int64, w io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	lw := &limitWriter{w: w, left: a.cfg.MaxFileBytes, cancel: cancel}
-	err := a.run(ctx, lw, "cat", fileURL(info.url, rel, rev))
+	var err error
+	if a.access == AccessSvnlook {
+		err = a.look(ctx, lw, "cat", rev, info.repoPath(rel))
+	} else {
+		err = a.run(ctx, lw, "cat", fileURL(info.url, rel, rev))
+	}
 	switch {
 	case lw.exceeded:
 		return fmt.Errorf("%s: %w (over %d bytes)", rel, vcs.ErrTooLarge, a.cfg.MaxFileBytes)
-	case svnSays(err, "W195007"):
+	case svnSays(err, "W195007"), svnSays(err, "E160017"):
 		return fmt.Errorf("%s: %w", rel, errIsDir)
 	case svnSays(err, "W160013"), svnSays(err, "E160013"):
 		return fmt.Errorf("%s at r%d: %w", rel, rev, vcs.ErrNoSuchPath)
+	case svnSays(err, "E160006"):
+		return fmt.Errorf("%w: r%d", vcs.ErrNoSuchRevision, rev)
 	}
 	return err
 }
 
-// Cat writes the content of path (relative to the URL) at revision rev
-// to w, for context requests after the review started. It fails with
-// vcs.ErrNoSuchPath for paths that are not files at rev and with
-// vcs.ErrTooLarge, after writing MaxFileBytes, for bigger files.
+// Cat writes the content of path (relative to the reviewed directory) at
+// revision rev to w, for context requests after the review started. Paths
+// that leave the directory (absolute, "..") fail with
+// vcs.ErrPathOutOfScope; paths that are not files at rev with
+// vcs.ErrNoSuchPath; files over MaxFileBytes with vcs.ErrTooLarge after
+// MaxFileBytes were written.
 func (a *Adapter) Cat(ctx context.Context, path string, rev string, w io.Writer) error {
 	r, err := parseRev(rev)
 	if err != nil {
 		return err
 	}
-	if err := checkRelPath(path); err != nil {
+	if err := checkScopedPath(path); err != nil {
 		return err
 	}
 	info, err := a.info(ctx)
@@ -210,15 +437,31 @@ func (a *Adapter) Cat(ctx context.Context, path string, rev string, w io.Writer)
 	return err
 }
 
+// checkScopedPath is checkRelPath for paths an agent chose.
+func checkScopedPath(p string) error {
+	if err := checkRelPath(p); err != nil {
+		return fmt.Errorf("%w: %v", vcs.ErrPathOutOfScope, err)
+	}
+	return nil
+}
+
 // Youngest returns the newest revision of the repository.
 func (a *Adapter) Youngest(ctx context.Context) (int64, error) {
-	out, err := a.output(ctx, "info", "--show-item", "revision", headURL(a.cfg.URL))
+	var out []byte
+	var err error
+	if a.access == AccessSvnlook {
+		var buf strings.Builder
+		err = a.look(ctx, &buf, "youngest", 0)
+		out = []byte(buf.String())
+	} else {
+		out, err = a.output(ctx, "info", "--show-item", "revision", headURL(a.cfg.URL))
+	}
 	if err != nil {
 		return 0, err
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("svn info: unexpected revision %q", strings.TrimSpace(string(out)))
+		return 0, fmt.Errorf("youngest: unexpected revision %q", strings.TrimSpace(string(out)))
 	}
 	return n, nil
 }
@@ -231,8 +474,8 @@ func parseRev(rev string) (int64, error) {
 	return n, nil
 }
 
-// checkRelPath rejects paths that could name something outside the URL
-// or outside dir/src once joined.
+// checkRelPath rejects paths that could name something outside the
+// reviewed directory or outside dir/src once joined.
 func checkRelPath(p string) error {
 	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
 		return fmt.Errorf("path %q: must be a non-empty path relative to the repository URL", p)
@@ -258,15 +501,21 @@ func srcPath(dir, rel string) (string, error) {
 	return p, nil
 }
 
-// fileURL is base/rel@rev with rel escaped segment by segment, so spaces,
-// '#', '%', '?' and non-ASCII survive; '@' inside rel is harmless because
-// svn takes the last '@' as the peg revision.
-func fileURL(base, rel string, rev int64) string {
-	segs := strings.Split(rel, "/")
+// escapePath escapes a slash-separated path segment by segment, so
+// spaces, '#', '%', '?' and non-ASCII survive in a URL.
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
 	}
-	return base + "/" + strings.Join(segs, "/") + "@" + strconv.FormatInt(rev, 10)
+	return strings.Join(segs, "/")
+}
+
+// fileURL is base/rel@rev. The peg revision is always given, so a file
+// deleted after rev is still found, and an '@' inside rel is harmless
+// because svn takes the last '@' as the peg revision.
+func fileURL(base, rel string, rev int64) string {
+	return base + "/" + escapePath(rel) + "@" + strconv.FormatInt(rev, 10)
 }
 
 // headURL appends an empty peg revision (HEAD) so an '@' inside the URL
@@ -277,122 +526,16 @@ func pegURL(base string, rev int64) string {
 	return base + "@" + strconv.FormatInt(rev, 10)
 }
 
-type infoXML struct {
-	Entry struct {
-		Kind        string `xml:"kind,attr"`
-		URL         string `xml:"url"`
-		RelativeURL string `xml:"relative-url"`
-		Root        string `xml:"repository>root"`
-	} `xml:"entry"`
-}
-
-// info learns where the URL sits in its repository; cached because it
-// cannot change while the daemon runs.
-func (a *Adapter) info(ctx context.Context) (*repoInfo, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.repo != nil {
-		return a.repo, nil
-	}
-	out, err := a.output(ctx, "info", "--xml", headURL(a.cfg.URL))
-	if err != nil {
-		return nil, err
-	}
-	var x infoXML
-	if err := xml.Unmarshal(out, &x); err != nil {
-		return nil, fmt.Errorf("svn info: parse xml: %w", err)
-	}
-	e := x.Entry
-	if e.URL == "" || e.Root == "" || !strings.HasPrefix(e.URL, e.Root) {
-		return nil, fmt.Errorf("svn info: no url/root for %s", a.cfg.URL)
-	}
-	if e.Kind != "dir" {
-		return nil, fmt.Errorf("svn info: %s is a %s: point url at a directory such as trunk", a.cfg.URL, e.Kind)
-	}
-	rel := strings.TrimPrefix(e.RelativeURL, "^")
-	if rel == "" {
-		rel = strings.TrimPrefix(e.URL, e.Root)
-	}
-	p, err := url.PathUnescape(rel)
-	if err != nil {
-		return nil, fmt.Errorf("svn info: bad relative url %q: %w", e.RelativeURL, err)
-	}
-	a.repo = &repoInfo{url: strings.TrimRight(e.URL, "/"), root: e.Root, path: strings.TrimRight(p, "/")}
-	return a.repo, nil
-}
-
-type logXML struct {
-	Entries []struct {
-		Author string `xml:"author"`
-		Date   string `xml:"date"`
-		Msg    string `xml:"msg"`
-		Paths  []struct {
-			Action       string `xml:"action,attr"`
-			Kind         string `xml:"kind,attr"`
-			CopyFromPath string `xml:"copyfrom-path,attr"`
-			CopyFromRev  string `xml:"copyfrom-rev,attr"`
-			Path         string `xml:",chardata"`
-		} `xml:"paths>path"`
-	} `xml:"logentry"`
-}
-
-// log reads the revision's metadata and the paths it changed under the URL.
-func (a *Adapter) log(ctx context.Context, info *repoInfo, rev int64) (*vcs.Change, error) {
-	revStr := strconv.FormatInt(rev, 10)
-	c := &vcs.Change{VCS: vcs.KindSVN, Revision: revStr}
-	out, err := a.output(ctx, "log", "--xml", "-v", "-r", revStr, pegURL(info.url, rev))
-	switch {
-	case svnSays(err, "E160006"):
-		return nil, a.noSuchRevision(ctx, rev)
-	case svnSays(err, "E160013"), svnSays(err, "E195012"):
-		// The URL did not exist at rev, so nothing under it changed.
-		return c, a.revProps(ctx, info, rev, c)
-	case err != nil:
-		return nil, err
-	}
-	var x logXML
-	if err := xml.Unmarshal(out, &x); err != nil {
-		return nil, fmt.Errorf("svn log: parse xml: %w", err)
-	}
-	if len(x.Entries) == 0 {
-		// svn log on a directory lists only revisions that touched it.
-		return c, a.revProps(ctx, info, rev, c)
-	}
-	e := x.Entries[0]
-	if err := setMeta(c, e.Author, e.Date, e.Msg); err != nil {
-		return nil, err
-	}
-	for _, p := range e.Paths {
-		rel, ok := info.relPath(p.Path)
-		if !ok {
-			continue
-		}
-		if err := checkRelPath(rel); err != nil {
-			return nil, fmt.Errorf("svn log: %w", err)
-		}
-		f := vcs.FileChange{Path: rel, Action: action(p.Action), NodeKind: vcs.NodeFile}
-		if p.Kind == "dir" {
-			f.NodeKind = vcs.NodeDir
-		}
-		if p.CopyFromPath != "" {
-			f.CopyFromPath = p.CopyFromPath
-			if from, ok := info.relPath(p.CopyFromPath); ok {
-				f.CopyFromPath = from
-			}
-			f.CopyFromRev = p.CopyFromRev
-		}
-		c.Files = append(c.Files, f)
-	}
-	sort.Slice(c.Files, func(i, j int) bool { return c.Files[i].Path < c.Files[j].Path })
-	return c, nil
-}
-
 // relPath turns a repository path ("/trunk/a.c") into one relative to the
-// URL ("a.c"); ok is false for paths outside the URL and the URL itself.
+// reviewed directory ("a.c"); ok is false for paths outside it and the
+// directory itself.
 func (r *repoInfo) relPath(p string) (string, bool) {
 	rel, ok := strings.CutPrefix(p, r.path+"/")
 	return rel, ok && rel != ""
 }
+
+// repoPath is rel as a path inside the repository, for svnlook.
+func (r *repoInfo) repoPath(rel string) string { return r.path + "/" + rel }
 
 func action(a string) vcs.Action {
 	switch a {
@@ -404,176 +547,6 @@ func action(a string) vcs.Action {
 		return vcs.ActionReplace
 	}
 	return vcs.ActionModify
-}
-
-func setMeta(c *vcs.Change, author, date, msg string) error {
-	c.Author = author
-	c.Description = msg
-	if date == "" {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, date)
-	if err != nil {
-		return fmt.Errorf("svn log: bad date %q: %w", date, err)
-	}
-	c.Date = t
-	return nil
-}
-
-type revpropsXML struct {
-	Props []struct {
-		Name  string `xml:"name,attr"`
-		Value string `xml:",chardata"`
-	} `xml:"revprops>property"`
-}
-
-// revProps fills author, date and message for a revision that svn log on
-// the URL does not show.
-func (a *Adapter) revProps(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change) error {
-	out, err := a.output(ctx, "proplist", "--revprop", "--xml", "-v", "-r", strconv.FormatInt(rev, 10), info.root)
-	if svnSays(err, "E160006") {
-		return a.noSuchRevision(ctx, rev)
-	}
-	if err != nil {
-		return err
-	}
-	var x revpropsXML
-	if err := xml.Unmarshal(out, &x); err != nil {
-		return fmt.Errorf("svn proplist: parse xml: %w", err)
-	}
-	var author, date, msg string
-	for _, p := range x.Props {
-		switch p.Name {
-		case "svn:author":
-			author = p.Value
-		case "svn:date":
-			date = p.Value
-		case "svn:log":
-			msg = p.Value
-		}
-	}
-	return setMeta(c, author, date, msg)
-}
-
-func (a *Adapter) noSuchRevision(ctx context.Context, rev int64) error {
-	if y, err := a.Youngest(ctx); err == nil {
-		return fmt.Errorf("%w: r%d (youngest is r%d)", vcs.ErrNoSuchRevision, rev, y)
-	}
-	return fmt.Errorf("%w: r%d", vcs.ErrNoSuchRevision, rev)
-}
-
-// diff writes the revision's diff under the URL to path, keeping only the
-// sections of listed, in-scope files, and returns the parsed diff.
-func (a *Adapter) diff(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, path string) (map[string]vcs.FileDiff, error) {
-	if len(c.Files) == 0 {
-		// Nothing under the URL changed; svn diff could even fail if the
-		// URL did not exist before rev.
-		if err := os.WriteFile(path, nil, 0o644); err != nil {
-			return nil, fmt.Errorf("write diff: %w", err)
-		}
-		return map[string]vcs.FileDiff{}, nil
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("write diff: %w", err)
-	}
-	// --internal-diff: a diff-cmd in the user's svn config must not change
-	// the format we parse.
-	err = a.run(ctx, out, "diff", "--internal-diff", "-c", strconv.FormatInt(rev, 10), pegURL(info.url, rev))
-	if cerr := out.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("write diff: %w", cerr)
-	}
-	if err != nil {
-		return nil, err
-	}
-	patch, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read diff: %w", err)
-	}
-	diffs, err := vcs.ParseDiff(patch)
-	if err != nil {
-		return nil, fmt.Errorf("parse diff: %w", err)
-	}
-	kept := keepSections(patch, diffs, c, a.filter)
-	if len(kept) != len(patch) {
-		if err := os.WriteFile(path, kept, 0o644); err != nil {
-			return nil, fmt.Errorf("write diff: %w", err)
-		}
-	}
-	return diffs, nil
-}
-
-// keepSections returns patch without the sections of files that are out
-// of scope or not listed in the change. Files under a listed deleted
-// directory stay, so reviewers can see what went away.
-func keepSections(patch []byte, diffs map[string]vcs.FileDiff, c *vcs.Change, filter vcs.Filter) []byte {
-	listed := map[string]bool{}
-	var deletedDirs []string
-	for _, f := range c.Files {
-		listed[f.Path] = true
-		if f.Action == vcs.ActionDelete || f.Action == vcs.ActionReplace {
-			deletedDirs = append(deletedDirs, f.Path+"/")
-		}
-	}
-	keep := func(p string) bool {
-		if !filter.Match(p) {
-			return false
-		}
-		if listed[p] {
-			return true
-		}
-		for _, d := range deletedDirs {
-			if strings.HasPrefix(p, d) && diffs[p].Deleted {
-				return true
-			}
-		}
-		return false
-	}
-	var sections []vcs.FileDiff
-	for _, d := range diffs {
-		sections = append(sections, d)
-	}
-	sort.Slice(sections, func(i, j int) bool { return sections[i].Start < sections[j].Start })
-	out := make([]byte, 0, len(patch))
-	prev := 0
-	for _, d := range sections {
-		if d.Start < prev {
-			// Overlapping sections only come from odd diffs; keep it all
-			// rather than cut one in half.
-			return patch
-		}
-		prev = d.End
-	}
-	for _, d := range sections {
-		if keep(d.Path) {
-			out = append(out, patch[d.Start:d.End]...)
-		}
-	}
-	return out
-}
-
-// isBinary applies Subversion's rule (svn_mime_type_is_binary) to the
-// file's svn:mime-type at rev.
-func (a *Adapter) isBinary(ctx context.Context, info *repoInfo, rel string, rev int64) (bool, error) {
-	out, err := a.output(ctx, "proplist", "--xml", "-v", fileURL(info.url, rel, rev))
-	if err != nil {
-		return false, err
-	}
-	var x struct {
-		Props []struct {
-			Name  string `xml:"name,attr"`
-			Value string `xml:",chardata"`
-		} `xml:"target>property"`
-	}
-	if err := xml.Unmarshal(out, &x); err != nil {
-		return false, fmt.Errorf("svn proplist: parse xml: %w", err)
-	}
-	for _, p := range x.Props {
-		if p.Name == "svn:mime-type" {
-			return MimeTypeIsBinary(p.Value), nil
-		}
-	}
-	return false, nil
 }
 
 // MimeTypeIsBinary reports whether Subversion treats a file with this

@@ -293,7 +293,7 @@ func TestFetchNoSuchRevision(t *testing.T) {
 	if !errors.Is(err, vcs.ErrNoSuchRevision) {
 		t.Fatalf("Fetch(999) = %v, want ErrNoSuchRevision", err)
 	}
-	if want := "youngest is r" + strconv.FormatInt(fx.rBranch, 10); !strings.Contains(err.Error(), want) {
+	if want := "youngest is r" + strconv.FormatInt(fx.youngest, 10); !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not name the youngest revision (%s)", err, want)
 	}
 }
@@ -341,8 +341,8 @@ func TestConfigValidate(t *testing.T) {
 
 func TestYoungest(t *testing.T) {
 	got, err := newAdapter(t, Config{}).Youngest(context.Background())
-	if err != nil || got != fx.rBranch {
-		t.Fatalf("Youngest = %d, %v; want %d", got, err, fx.rBranch)
+	if err != nil || got != fx.youngest {
+		t.Fatalf("Youngest = %d, %v; want %d", got, err, fx.youngest)
 	}
 }
 

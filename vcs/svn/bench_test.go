@@ -1,0 +1,61 @@
+package svn
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkFetch fetches the 10, 100 and 1,000-file revisions through the
+// svn client (url, file://) and through svnlook (local_path), reporting
+// child processes per fetch: "meta-procs" (log/changed, diff, info) must
+// stay flat while "cat-procs" grows with the files.
+func BenchmarkFetch(b *testing.B) {
+	for _, m := range []accessMode{modes()[0], modes()[2]} {
+		label := map[string]string{"file": "url", "svnlook": "local_path"}[m.name]
+		for _, n := range []struct {
+			files int
+			rev   func() int64
+		}{{10, func() int64 { return fx.rTen }}, {100, func() int64 { return fx.rHundred }}, {1000, func() int64 { return fx.rThousand }}} {
+			b.Run(fmt.Sprintf("%s/%d", label, n.files), func(b *testing.B) {
+				a := newModeAdapter(b, m, nil)
+				rev := strconv.FormatInt(n.rev(), 10)
+				a.ResetProcessCounts()
+				for i := 0; i < b.N; i++ {
+					if _, err := a.Fetch(context.Background(), rev, b.TempDir()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				meta, cats := 0, 0
+				for name, c := range a.ProcessCounts() {
+					if name == "svn cat" || name == "svnlook cat" {
+						cats += c
+					} else {
+						meta += c
+					}
+				}
+				b.ReportMetric(float64(meta)/float64(b.N), "meta-procs/op")
+				b.ReportMetric(float64(cats)/float64(b.N), "cat-procs/op")
+			})
+		}
+	}
+}
+
+// BenchmarkCatHuge reports the peak RSS of a child process that streams
+// the 50 MB file to disk.
+func BenchmarkCatHuge(b *testing.B) {
+	for _, m := range []accessMode{modes()[0], modes()[2]} {
+		label := map[string]string{"file": "url", "svnlook": "local_path"}[m.name]
+		b.Run(label, func(b *testing.B) {
+			cfg := m.cfg()
+			cfg.MaxFileBytes = hugeBytes + 1
+			cfg.ConfigDir = fx.configDir
+			var rss int64
+			for i := 0; i < b.N; i++ {
+				rss = max(rss, peakRSSFetch(b, cfg, fx.rHuge, b.TempDir(), true))
+			}
+			b.ReportMetric(float64(rss)/(1<<20), "peak-MiB")
+		})
+	}
+}

@@ -1,0 +1,373 @@
+package svn
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// This file reads a repository on this host with svnlook (access =
+// "svnlook") and turns what it prints into what the svn client would
+// print, so both modes yield the same Change and the same diff.patch.
+
+// lookMeta reads the revision's properties and changed paths: two
+// svnlook processes whatever the number of files.
+func (a *Adapter) lookMeta(ctx context.Context, info *repoInfo, rev int64) (*vcs.Change, error) {
+	c := &vcs.Change{VCS: vcs.KindSVN, Revision: strconv.FormatInt(rev, 10)}
+	var props bytes.Buffer
+	err := a.look(ctx, &props, "proplist", rev, "--revprop", "--xml", "-v")
+	if svnSays(err, "E160006") {
+		return nil, a.noSuchRevision(ctx, rev)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := setRevProps(c, props.Bytes()); err != nil {
+		return nil, err
+	}
+	var changed bytes.Buffer
+	if err := a.look(ctx, &changed, "changed", rev, "--copy-info"); err != nil {
+		return nil, err
+	}
+	files, err := parseChanged(changed.Bytes(), info)
+	if err != nil {
+		return nil, err
+	}
+	c.Files = files
+	return c, nil
+}
+
+// parseChanged reads `svnlook changed --copy-info`:
+//
+//	A   trunk/a.c
+//	A + trunk/b.c
+//	    (from trunk/a.c:r2)
+//	_U  trunk/dir/
+//
+// Column 1 is the action (A, D, U, R, or _ for properties only), column 3
+// '+' for a copy; directories end in '/'. svnlook prints a replaced path
+// as a D line and an A line, which svn log shows as one R.
+func parseChanged(out []byte, info *repoInfo) ([]vcs.FileChange, error) {
+	byPath := map[string]*vcs.FileChange{}
+	var order []string
+	var last *vcs.FileChange
+	for _, ln := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+		if ln == "" {
+			continue
+		}
+		if from, ok := strings.CutPrefix(ln, "    (from "); ok {
+			from = strings.TrimSuffix(from, ")")
+			i := strings.LastIndex(from, ":r")
+			if i < 0 {
+				return nil, fmt.Errorf("svnlook changed: unexpected line %q", ln)
+			}
+			if last == nil {
+				continue // the copy of a path outside the reviewed directory
+			}
+			p := "/" + strings.TrimSuffix(from[:i], "/")
+			last.CopyFromPath, last.CopyFromRev = p, from[i+2:]
+			if rel, ok := info.relPath(p); ok {
+				last.CopyFromPath = rel
+			}
+			continue
+		}
+		if len(ln) < 5 || ln[3] != ' ' {
+			return nil, fmt.Errorf("svnlook changed: unexpected line %q", ln)
+		}
+		last = nil
+		p := ln[4:]
+		kind := vcs.NodeFile
+		if strings.HasSuffix(p, "/") {
+			kind = vcs.NodeDir
+			p = strings.TrimSuffix(p, "/")
+		}
+		rel, ok := info.relPath("/" + p)
+		if !ok {
+			continue
+		}
+		if err := checkRelPath(rel); err != nil {
+			return nil, fmt.Errorf("svnlook changed: %w", err)
+		}
+		act := action(string(ln[0]))
+		if prev, seen := byPath[rel]; seen {
+			if prev.Action == vcs.ActionDelete && act == vcs.ActionAdd {
+				prev.Action, prev.NodeKind = vcs.ActionReplace, kind
+				last = prev
+			}
+			continue
+		}
+		f := &vcs.FileChange{Path: rel, Action: act, NodeKind: kind}
+		byPath[rel] = f
+		order = append(order, rel)
+		last = f
+	}
+	sort.Strings(order)
+	var files []vcs.FileChange
+	for _, p := range order {
+		files = append(files, *byPath[p])
+	}
+	return files, nil
+}
+
+// lookDiff streams `svnlook diff` through normalizeLookDiff into w.
+func (a *Adapter) lookDiff(ctx context.Context, info *repoInfo, rev int64, w io.Writer) error {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := normalizeLookDiff(pr, w, info)
+		// Unblock svnlook if we stopped reading early.
+		pr.CloseWithError(errors.Join(err, io.ErrClosedPipe))
+		done <- err
+	}()
+	err := a.look(ctx, pw, "diff", rev)
+	pw.CloseWithError(err)
+	if nerr := <-done; nerr != nil && err == nil {
+		err = nerr
+	}
+	return err
+}
+
+// normalizeLookDiff rewrites svnlook's diff into svn's format:
+//
+//	Modified: trunk/a.c                          Index: a.c
+//	Added: / Deleted: / Copied: P (from ...)  →  Index: a.c
+//	--- trunk/a.c	2024-... UTC (rev 2)         --- a.c	(revision 2)
+//	--- trunk/a.c	                (rev 0)      --- a.c	(nonexistent)
+//	(Binary files differ)                        Cannot display: file marked as a binary type.
+//	Property changes on: trunk/a.c               Property changes on: a.c
+//
+// Paths become relative to the reviewed directory and sections outside it
+// are dropped (svnlook diffs the whole repository). Hunks are copied by
+// their declared line counts, so content that looks like a header is
+// never rewritten; lines are streamed, never held whole.
+func normalizeLookDiff(r io.Reader, w io.Writer, info *repoInfo) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		keep               = true
+		kind               string // Added, Deleted, Copied, Modified, Index
+		oldLeft, newLeft   int
+		pending            []byte // a peeked line
+		pendingFull        bool
+		pendingOK, hasPend bool
+	)
+	// readLine returns a line's first chunk (up to the buffer size) and
+	// whether that chunk holds the whole line.
+	readLine := func() ([]byte, bool, bool, error) {
+		if hasPend {
+			hasPend = false
+			return pending, pendingFull, pendingOK, nil
+		}
+		b, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			return append([]byte(nil), b...), false, true, nil
+		case err == io.EOF:
+			return append([]byte(nil), b...), true, len(b) > 0, nil
+		case err != nil:
+			return nil, false, false, err
+		}
+		return append([]byte(nil), b...), true, true, nil
+	}
+	peek := func() ([]byte, error) {
+		if !hasPend {
+			b, full, ok, err := readLine()
+			if err != nil {
+				return nil, err
+			}
+			pending, pendingFull, pendingOK, hasPend = b, full, ok, true
+		}
+		if !pendingOK {
+			return nil, nil
+		}
+		return pending, nil
+	}
+	write := func(b []byte) error {
+		if !keep {
+			return nil
+		}
+		_, err := w.Write(b)
+		return err
+	}
+	// copyRest streams the remainder of a line longer than the buffer.
+	copyRest := func() error {
+		for {
+			b, err := br.ReadSlice('\n')
+			if werr := write(b); werr != nil {
+				return werr
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+	rel := func(p string) (string, bool) { return info.relPath("/" + p) }
+
+	for {
+		b, full, ok, err := readLine()
+		if err != nil {
+			return fmt.Errorf("read svnlook diff: %w", err)
+		}
+		if !ok {
+			return nil
+		}
+		if oldLeft > 0 || newLeft > 0 {
+			// Inside a hunk: count, copy verbatim.
+			switch c := firstByte(b); c {
+			case ' ':
+				oldLeft--
+				newLeft--
+			case '+':
+				newLeft--
+			case '-':
+				oldLeft--
+			}
+			if err := write(b); err != nil {
+				return err
+			}
+			if !full {
+				if err := copyRest(); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !full {
+			// Only content lines can be this long.
+			return fmt.Errorf("svnlook diff: line over %d bytes outside a hunk", br.Size())
+		}
+		text := strings.TrimRight(string(b), "\r\n")
+		if name, head, ok := lookSectionHeader(text); ok {
+			next, err := peek()
+			if err != nil {
+				return err
+			}
+			if strings.HasPrefix(string(next), "=====") {
+				r, in := rel(name)
+				keep, kind = in, head
+				if err := write([]byte("Index: " + r + "\n")); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		switch {
+		case strings.HasPrefix(text, "--- "):
+			next, err := peek()
+			if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(string(next), "+++ ") {
+				break
+			}
+			hasPend = false
+			oldName, oldRev := lookLabel(strings.TrimPrefix(text, "--- "))
+			newName, newRev := lookLabel(strings.TrimRight(strings.TrimPrefix(string(next), "+++ "), "\r\n"))
+			oldSide, newSide := "(revision "+oldRev+")", "(revision "+newRev+")"
+			switch kind {
+			case "Added", "Copied":
+				oldSide = "(nonexistent)"
+			case "Deleted":
+				newSide = "(nonexistent)"
+			}
+			or, _ := rel(oldName)
+			nr, _ := rel(newName)
+			if err := write([]byte("--- " + or + "\t" + oldSide + "\n+++ " + nr + "\t" + newSide + "\n")); err != nil {
+				return err
+			}
+			continue
+		case text == "(Binary files differ)":
+			if err := write([]byte("Cannot display: file marked as a binary type.\n")); err != nil {
+				return err
+			}
+			continue
+		case strings.HasPrefix(text, "Property changes on: "):
+			r, in := rel(strings.TrimPrefix(text, "Property changes on: "))
+			keep = in
+			if err := write([]byte("Property changes on: " + r + "\n")); err != nil {
+				return err
+			}
+			continue
+		case strings.HasPrefix(text, "@@ -"), strings.HasPrefix(text, "## -"):
+			var perr error
+			oldLeft, newLeft, perr = hunkCounts(text)
+			if perr != nil {
+				return fmt.Errorf("svnlook diff: %w", perr)
+			}
+		}
+		if err := write(b); err != nil {
+			return err
+		}
+	}
+}
+
+func firstByte(b []byte) byte {
+	if len(b) == 0 || b[0] == '\n' || b[0] == '\r' {
+		return ' ' // an empty line is a context line whose space was stripped
+	}
+	return b[0]
+}
+
+// lookSectionHeader recognises "Added: P", "Copied: P (from rev N, Q)"
+// and the like; the caller confirms with the "=====" line that follows,
+// since property names inside a property section look the same.
+func lookSectionHeader(text string) (path, kind string, ok bool) {
+	for _, k := range []string{"Added", "Deleted", "Modified", "Copied", "Index"} {
+		if p, found := strings.CutPrefix(text, k+": "); found {
+			if k == "Copied" {
+				if i := strings.LastIndex(p, " (from rev "); i >= 0 {
+					p = p[:i]
+				}
+			}
+			return p, k, true
+		}
+	}
+	return "", "", false
+}
+
+// lookLabel splits "trunk/a.c\t2024-01-01 00:00:00 UTC (rev 3)".
+func lookLabel(label string) (name, rev string) {
+	name, rest, _ := strings.Cut(label, "\t")
+	if i := strings.LastIndex(rest, "(rev "); i >= 0 {
+		rev = strings.TrimSuffix(rest[i+len("(rev "):], ")")
+	}
+	return name, rev
+}
+
+// hunkCounts reads the line counts of "@@ -a,b +c,d @@" or "## ... ##";
+// a missing count means 1.
+func hunkCounts(text string) (oldLines, newLines int, err error) {
+	f := strings.Fields(text)
+	if len(f) < 4 || !strings.HasPrefix(f[1], "-") || !strings.HasPrefix(f[2], "+") {
+		return 0, 0, fmt.Errorf("malformed hunk header %q", text)
+	}
+	count := func(s string) (int, error) {
+		_, c, has := strings.Cut(s[1:], ",")
+		if !has {
+			return 1, nil
+		}
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("malformed hunk header %q", text)
+		}
+		return n, nil
+	}
+	if oldLines, err = count(f[1]); err != nil {
+		return 0, 0, err
+	}
+	if newLines, err = count(f[2]); err != nil {
+		return 0, 0, err
+	}
+	return oldLines, newLines, nil
+}
