@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,12 @@ reported on stderr only and the exit status is always 0.`,
 		// A hook must never fail the commit, not even on a usage error.
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// aicr doctor's dry run; an environment variable because the
+			// hook forwards only svn's arguments (see NotifyCheckEnv).
+			if result := os.Getenv(triggers.NotifyCheckEnv); result != "" {
+				notifySVNCheck(cmd.Context(), ios, result, configPath, repoName, args)
+				return nil
+			}
 			if err := notifySVN(cmd, ios, configPath, repoName, args); err != nil {
 				fmt.Fprintln(ios.ErrOut, "aicr notify:", err)
 			}

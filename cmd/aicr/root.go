@@ -89,6 +89,7 @@ func newRootCmd(ios *IOStreams) *cobra.Command {
 		newConfigCmd(ios),
 		newChannelCmd(ios), newDispatchCmd(ios),
 		newDemoCmd(ios),
+		newDoctorCmd(ios),
 	)
 	return root
 }
