@@ -220,6 +220,11 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	if err != nil {
 		return audit.Outcome{}, fmt.Errorf("read agent state: %w", err)
 	}
+	// Until the agent ladder has a repair pass, a summary that claims
+	// problems nobody reported is at least visible to operators.
+	for _, f := range review.CheckSummaryHonesty(state) {
+		p.log.Warn("agent summary claims problems it did not report", "run_id", run.ID, "repo", run.Repo, "revision", run.Revision, "claim", f.Claim, "reason", f.Reason)
+	}
 	result := state.Result()
 	rep.Result = result
 
