@@ -1,9 +1,6 @@
 package dingtalk
 
 import (
-	"net/http"
-	"time"
-
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
 )
@@ -37,12 +34,4 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 }
 
 // Options configure a Channel built without a config file (tests).
-type Options struct {
-	WebhookURL string
-	Secret     string // empty: requests are not signed
-	Now        func() time.Time
-	Client     *http.Client // nil: a client with a 15 s timeout
-	MaxParts   int
-	// Limits overrides the platform's rate (tests); nil means 20/min.
-	Limits botpost.Limits
-}
+type Options = botpost.Options

@@ -23,80 +23,55 @@ import (
 
 // Channel is one DingTalk custom robot.
 type Channel struct {
-	name     string
-	hook     string
-	secret   string
-	now      func() time.Time
-	client   *http.Client
-	maxParts int
-	limits   botpost.Limits
+	botpost.Bot
 }
 
 var _ im.Channel = (*Channel)(nil)
 
 // New returns a DingTalk channel.
 func New(name string, o Options) (*Channel, error) {
-	if err := botpost.CheckWebhookURL("webhook_url", o.WebhookURL); err != nil {
+	// A custom robot may post 20 messages a minute.
+	b, err := botpost.NewBot(KindName, name, o, botpost.Limits{botpost.PerWindow(20, time.Minute, 5)})
+	if err != nil {
 		return nil, err
 	}
-	c := &Channel{name: name, hook: o.WebhookURL, secret: o.Secret, now: o.Now,
-		client: o.Client, maxParts: o.MaxParts, limits: o.Limits}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	if c.client == nil {
-		c.client = &http.Client{Timeout: 15 * time.Second}
-	}
-	if c.limits == nil {
-		// 20 messages per minute per robot.
-		c.limits = botpost.Limits{botpost.PerWindow(20, time.Minute, 5)}
-	}
-	return c, nil
+	return &Channel{b}, nil
 }
-
-func (c *Channel) Name() string { return c.name }
-func (c *Channel) Kind() string { return KindName }
 
 // Send posts the report, split into as many messages as the 20000-byte
 // limit needs, starting after msg.PartsDelivered.
 func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	payloads, err := Render(msg, c.maxParts)
+	payloads, err := Render(msg, c.MaxParts)
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
 	}
-	parts := make([]botpost.Part, len(payloads))
-	for i, p := range payloads {
-		body, err := botpost.Encode(p)
-		if err != nil {
-			return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
-		}
-		parts[i] = botpost.Part{Rendered: string(body), Send: func(ctx context.Context) (botpost.Response, error) {
-			return c.post(ctx, body)
-		}}
-	}
-	return botpost.SendParts(ctx, parts, msg.PartsDelivered, c.limits)
+	return botpost.SendAll(ctx, &c.Bot, payloads, msg.PartsDelivered, botpost.EncodedString[Payload], c.post)
 }
 
-func (c *Channel) post(ctx context.Context, body []byte) (botpost.Response, error) {
+func (c *Channel) post(ctx context.Context, p Payload) (botpost.Response, error) {
+	body, err := botpost.Encode(p)
+	if err != nil {
+		return botpost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
+	}
 	if len(body) > MaxBodyBytes {
 		return botpost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
 			Err: fmt.Errorf("message is %d bytes, limit %d", len(body), MaxBodyBytes)}
 	}
-	target := c.hook
-	if c.secret != "" {
+	target := c.Hook
+	if c.Secret != "" {
 		// Per request: DingTalk rejects timestamps more than an hour off.
 		var err error
-		target, err = SignedURL(c.hook, c.secret, c.now().UnixMilli())
+		target, err = SignedURL(c.Hook, c.Secret, c.Now().UnixMilli())
 		if err != nil {
 			return botpost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 		}
 	}
-	resp, err := botpost.Post(ctx, c.client, target, body, c.secret, c.hook)
+	resp, err := botpost.Post(ctx, c.Client, target, body, c.Secret, c.Hook)
 	if err != nil {
 		return resp, err
 	}
 	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		se.Response = botpost.Redact(se.Response, c.secret, c.hook)
+		se.Response = botpost.Redact(se.Response, c.Secret, c.Hook)
 		return resp, se
 	}
 	return resp, nil

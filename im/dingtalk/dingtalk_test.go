@@ -57,7 +57,7 @@ func TestSendSignsEveryRequestAndMentions(t *testing.T) {
 	bot.SetNow(func() time.Time { return clock })
 	var signs []string
 	c := newChannel(t, bot.URL(), secret, func() time.Time { return clock })
-	c.client = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+	c.Client = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
 		signs = append(signs, r.URL.Query().Get("timestamp")+"/"+r.URL.Query().Get("sign"))
 		return http.DefaultTransport.RoundTrip(r)
 	})}
@@ -181,7 +181,7 @@ func TestSplitHugeReview(t *testing.T) {
 		capped   bool
 	}{{0, false}, {2, true}} {
 		msg := imtest.BigMessage(300)
-		c.maxParts = tc.maxParts
+		c.MaxParts = tc.maxParts
 		payloads, err := Render(msg, tc.maxParts)
 		if err != nil {
 			t.Fatal(err)

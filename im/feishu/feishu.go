@@ -22,64 +22,38 @@ import (
 
 // Channel is one Feishu custom bot.
 type Channel struct {
-	name     string
-	hook     string
-	secret   string
-	now      func() time.Time
-	client   *http.Client
-	maxParts int
-	limits   botpost.Limits
+	botpost.Bot
 }
 
 var _ im.Channel = (*Channel)(nil)
 
 // New returns a Feishu channel.
 func New(name string, o Options) (*Channel, error) {
-	if err := botpost.CheckWebhookURL("webhook_url", o.WebhookURL); err != nil {
+	// Custom bots may post 5 times a second and 100 times a minute.
+	b, err := botpost.NewBot(KindName, name, o, botpost.Limits{botpost.PerWindow(5, time.Second, 3), botpost.PerWindow(100, time.Minute, 5)})
+	if err != nil {
 		return nil, err
 	}
-	c := &Channel{name: name, hook: o.WebhookURL, secret: o.Secret, now: o.Now,
-		client: o.Client, maxParts: o.MaxParts, limits: o.Limits}
-	if c.now == nil {
-		c.now = time.Now
-	}
-	if c.client == nil {
-		c.client = &http.Client{Timeout: 15 * time.Second}
-	}
-	if c.limits == nil {
-		// Custom bots: 5 per second and 100 per minute.
-		c.limits = botpost.Limits{botpost.PerWindow(5, time.Second, 3), botpost.PerWindow(100, time.Minute, 5)}
-	}
-	return c, nil
+	return &Channel{b}, nil
 }
-
-func (c *Channel) Name() string { return c.name }
-func (c *Channel) Kind() string { return KindName }
 
 // Send posts the report, split into as many cards as the 20 KB limit
 // needs, starting after msg.PartsDelivered.
 func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	payloads, err := Render(msg, c.secret != "", c.maxParts)
+	payloads, err := Render(msg, c.Secret != "", c.MaxParts)
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
 	}
-	parts := make([]botpost.Part, len(payloads))
-	for i, p := range payloads {
-		rendered, _ := botpost.Encode(p)
-		parts[i] = botpost.Part{Rendered: string(rendered), Send: func(ctx context.Context) (botpost.Response, error) {
-			return c.post(ctx, p)
-		}}
-	}
-	return botpost.SendParts(ctx, parts, msg.PartsDelivered, c.limits)
+	return botpost.SendAll(ctx, &c.Bot, payloads, msg.PartsDelivered, botpost.EncodedString[Payload], c.post)
 }
 
 func (c *Channel) post(ctx context.Context, p Payload) (botpost.Response, error) {
-	if c.secret != "" {
+	if c.Secret != "" {
 		// Per request: Feishu rejects timestamps more than an hour old, and
 		// a retry may come much later than the first attempt.
-		ts := c.now().Unix()
+		ts := c.Now().Unix()
 		p.Timestamp = strconv.FormatInt(ts, 10)
-		p.Sign = Sign(c.secret, ts)
+		p.Sign = Sign(c.Secret, ts)
 	}
 	body, err := botpost.Encode(p)
 	if err != nil {
@@ -89,12 +63,12 @@ func (c *Channel) post(ctx context.Context, p Payload) (botpost.Response, error)
 		return botpost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
 			Err: fmt.Errorf("card is %d bytes, limit %d", len(body), MaxBodyBytes)}
 	}
-	resp, err := botpost.Post(ctx, c.client, c.hook, body, c.secret)
+	resp, err := botpost.Post(ctx, c.Client, c.Hook, body, c.Secret)
 	if err != nil {
 		return resp, err
 	}
 	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		se.Response = botpost.Redact(se.Response, c.secret, c.hook)
+		se.Response = botpost.Redact(se.Response, c.Secret, c.Hook)
 		return resp, se
 	}
 	return resp, nil

@@ -182,7 +182,7 @@ func TestSplitHugeReview(t *testing.T) {
 		capped             bool
 	}{{300, 0, false}, {300, 2, true}} {
 		msg := imtest.BigMessage(tc.problems)
-		c.maxParts = tc.maxParts
+		c.MaxParts = tc.maxParts
 		payloads, err := Render(msg, true, tc.maxParts)
 		if err != nil {
 			t.Fatal(err)

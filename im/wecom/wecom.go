@@ -17,60 +17,47 @@ import (
 
 // Channel is one WeCom group robot.
 type Channel struct {
-	name     string
-	hook     string
-	client   *http.Client
-	maxParts int
-	limits   botpost.Limits
+	botpost.Bot
 }
 
 var _ im.Channel = (*Channel)(nil)
 
 // New returns a WeCom channel.
 func New(name string, o Options) (*Channel, error) {
-	if err := botpost.CheckWebhookURL("webhook_url", o.WebhookURL); err != nil {
+	// A group robot may post 20 messages a minute.
+	b, err := botpost.NewBot(KindName, name, o, botpost.Limits{botpost.PerWindow(20, time.Minute, 5)})
+	if err != nil {
 		return nil, err
 	}
-	c := &Channel{name: name, hook: o.WebhookURL, client: o.Client, maxParts: o.MaxParts, limits: o.Limits}
-	if c.client == nil {
-		c.client = &http.Client{Timeout: 15 * time.Second}
-	}
-	if c.limits == nil {
-		// 20 messages per minute per robot.
-		c.limits = botpost.Limits{botpost.PerWindow(20, time.Minute, 5)}
-	}
-	return c, nil
+	return &Channel{b}, nil
 }
-
-func (c *Channel) Name() string { return c.name }
-func (c *Channel) Kind() string { return KindName }
 
 // Send posts the report, split into as many messages as the 4096-byte
 // content limit needs, starting after msg.PartsDelivered.
 func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	payloads, err := Render(msg, c.maxParts)
+	payloads, err := Render(msg, c.MaxParts)
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
 	}
-	parts := make([]botpost.Part, len(payloads))
-	for i, p := range payloads {
-		body, err := botpost.Encode(p)
-		if err != nil {
-			return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
-		}
-		parts[i] = botpost.Part{Rendered: p.Markdown.Content, Send: func(ctx context.Context) (botpost.Response, error) {
-			resp, err := botpost.Post(ctx, c.client, c.hook, body)
-			if err != nil {
-				return resp, err
-			}
-			if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-				se.Response = botpost.Redact(se.Response, c.hook)
-				return resp, se
-			}
-			return resp, nil
-		}}
+	// The audit keeps the markdown: WeCom's JSON wrapper adds nothing.
+	markdown := func(p Payload) (string, error) { return p.Markdown.Content, nil }
+	return botpost.SendAll(ctx, &c.Bot, payloads, msg.PartsDelivered, markdown, c.post)
+}
+
+func (c *Channel) post(ctx context.Context, p Payload) (botpost.Response, error) {
+	body, err := botpost.Encode(p)
+	if err != nil {
+		return botpost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
 	}
-	return botpost.SendParts(ctx, parts, msg.PartsDelivered, c.limits)
+	resp, err := botpost.Post(ctx, c.Client, c.Hook, body)
+	if err != nil {
+		return resp, err
+	}
+	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
+		se.Response = botpost.Redact(se.Response, c.Hook)
+		return resp, se
+	}
+	return resp, nil
 }
 
 type response struct {
