@@ -21,6 +21,11 @@ type FileDiff struct {
 	Binary bool
 	// MimeType is the svn:mime-type svn printed under a binary marker.
 	MimeType string
+	// PropMimeType is the value a "Property changes on:" section gives
+	// svn:mime-type ("Added:" or "Modified:"); empty when the section does
+	// not set it. For a file added without history the section lists all
+	// its properties, so an empty value there means it has no mime type.
+	PropMimeType string
 	// Deleted is set when the new side of the header is svn's
 	// "(nonexistent)" or /dev/null.
 	Deleted bool
@@ -81,6 +86,9 @@ type diffParser struct {
 	// inProps is set inside a "Property changes on:" section, where
 	// anything that is not a new file header is property text.
 	inProps bool
+	// propName is the property whose "Added:"/"Modified:"/"Deleted:" line
+	// came last in the property section, so its hunk can be attributed.
+	propName string
 }
 
 func (p *diffParser) parse() error {
@@ -120,6 +128,8 @@ func (p *diffParser) parse() error {
 				if ln, err = p.skipPropHunk(ln); err != nil {
 					return err
 				}
+			} else if name, ok := propLine(text); ok {
+				p.propName = name
 			}
 			// Anything else is property names or svn 1.6-style
 			// "   + value" lines: not content.
@@ -130,6 +140,7 @@ func (p *diffParser) parse() error {
 			}
 			p.cur.PropsChanged = true
 			p.inProps = true
+			p.propName = ""
 			p.sawIndex = false
 		case isHunkHeader(text, "@@"):
 			if p.cur == nil {
@@ -159,6 +170,7 @@ func (p *diffParser) parse() error {
 // keeps one entry.
 func (p *diffParser) open(path string, start int) {
 	p.inProps = false
+	p.propName = ""
 	p.sawIndex = false
 	if f, ok := p.files[path]; ok {
 		p.cur = f
@@ -284,6 +296,17 @@ func (p *diffParser) readHunk(hdr line) (line, error) {
 	return last, nil
 }
 
+// propLine recognises the line that names the property a property hunk
+// belongs to: "Added: svn:mime-type", "Modified: x", "Deleted: y".
+func propLine(text string) (string, bool) {
+	for _, k := range []string{"Added: ", "Modified: ", "Deleted: "} {
+		if name, ok := strings.CutPrefix(text, k); ok {
+			return name, true
+		}
+	}
+	return "", false
+}
+
 // skipPropHunk consumes a "## -0,0 +1 ##" property hunk. Its lines are
 // property values, so they are counted only to find where it ends.
 func (p *diffParser) skipPropHunk(hdr line) (line, error) {
@@ -305,6 +328,11 @@ func (p *diffParser) skipPropHunk(hdr line) (line, error) {
 		switch {
 		case strings.HasPrefix(text, `\`):
 		case strings.HasPrefix(text, "+") && newLeft > 0:
+			if p.propName == "svn:mime-type" && p.cur.PropMimeType == "" {
+				// A mime type is one line; a multi-line value keeps its
+				// first line, which is what decides text or binary.
+				p.cur.PropMimeType = text[1:]
+			}
 			newLeft--
 		case strings.HasPrefix(text, "-") && oldLeft > 0:
 			oldLeft--

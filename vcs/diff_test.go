@@ -30,8 +30,8 @@ func TestParseDiffSvnCaptures(t *testing.T) {
 			"中文 目录/文件@2x.txt": {Deleted: true},
 		}},
 		{"binary", map[string]FileDiff{
-			"img.png": {Binary: true, MimeType: "application/octet-stream", PropsChanged: true},
-			"nul.dat": {Binary: true, MimeType: "application/octet-stream", PropsChanged: true},
+			"img.png": {Binary: true, MimeType: "application/octet-stream", PropMimeType: "application/octet-stream", PropsChanged: true},
+			"nul.dat": {Binary: true, MimeType: "application/octet-stream", PropMimeType: "application/octet-stream", PropsChanged: true},
 		}},
 		{"propsonly", map[string]FileDiff{
 			"a.txt": {PropsChanged: true},
@@ -225,4 +225,34 @@ func FuzzParseDiff(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The new value of svn:mime-type in a property section is kept, so a diff
+// that leaves out added files' text (svnlook diff --no-diff-added) still
+// tells binaries; other properties and deleted values are not taken.
+func TestParseDiffPropMimeType(t *testing.T) {
+	patch := "Index: a.png\n" +
+		"===================================================================\n" +
+		"--- a.png\t(revision 1)\n+++ a.png\t(revision 2)\n\n" +
+		"Property changes on: a.png\n" +
+		"___________________________________________________________________\n" +
+		"Added: custom\n## -0,0 +1 ##\n+text/plain\n\\ No newline at end of property\n" +
+		"Added: svn:mime-type\n## -0,0 +1 ##\n+image/png\n\\ No newline at end of property\n" +
+		"Index: b.txt\n" +
+		"===================================================================\n" +
+		"--- b.txt\t(revision 1)\n+++ b.txt\t(revision 2)\n\n" +
+		"Property changes on: b.txt\n" +
+		"___________________________________________________________________\n" +
+		"Deleted: svn:mime-type\n## -1 +0,0 ##\n-image/png\n\\ No newline at end of property\n" +
+		"Added: other\n## -0,0 +1 ##\n+x\n\\ No newline at end of property\n"
+	got, err := ParseDiff([]byte(patch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := got["a.png"].PropMimeType; m != "image/png" {
+		t.Errorf("a.png PropMimeType = %q, want image/png", m)
+	}
+	if m := got["b.txt"].PropMimeType; m != "" {
+		t.Errorf("b.txt PropMimeType = %q, want empty", m)
+	}
 }

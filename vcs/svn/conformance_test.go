@@ -105,16 +105,18 @@ var scenarios = []scenario{
 	{"file deleted later (peg revision)", func() int64 { return fx.rDoomed }},
 	{"delete of that file", func() int64 { return fx.rDoomedGone }},
 	{"1,000 files", func() int64 { return fx.rThousand }},
+	// Subversion's own diff of this file takes minutes; the adapter does
+	// not ask for it (--no-diff-added), so it runs in every mode.
+	{"50 MB file", func() int64 { return fx.rHuge }},
 }
 
-// hugeScenario runs through svnlook only, and only on request: both `svn
-// diff -c` and `svnlook diff` of a 50 MB added text file take minutes
-// inside Subversion. Streaming that file is checked through Cat in
-// TestFetchHugeFileStreams.
-var hugeScenario = scenario{"50 MB file", func() int64 { return fx.rHuge }}
+// hugeLines is the number of lines of huge.txt: writeHugeDump writes
+// 52-byte lines and ends the last, shorter one with a newline.
+const hugeLines = (hugeBytes + 51) / 52
 
 // TestConformance fetches every scenario through every access mode and
-// requires the same Change and the same fetched content.
+// requires the same Change and the same fetched content, and a diff.patch
+// whose parse agrees with the Change's line maps.
 func TestConformance(t *testing.T) {
 	ms := modes()
 	adapters := make([]*Adapter, len(ms))
@@ -124,22 +126,6 @@ func TestConformance(t *testing.T) {
 			c.Exclude = []string{"vendor/**"}
 		})
 	}
-	t.Run(hugeScenario.name, func(t *testing.T) {
-		if os.Getenv("AICR_SVN_HUGE_DIFF") == "" {
-			t.Skip("svnlook diff of a 50 MB added file takes minutes inside Subversion; set AICR_SVN_HUGE_DIFF=1")
-		}
-		a := adapters[2]
-		a.ResetProcessCounts()
-		c, dir := fetch(t, a, fx.rHuge)
-		f := file(t, c, "huge.txt")
-		if f.Skipped != "" || len(f.Added) != 1 || f.Added[0].Start != 1 || f.Added[0].End < 900000 {
-			t.Errorf("huge.txt = %+v", f)
-		}
-		if st, err := os.Stat(filepath.Join(dir, "src", "huge.txt")); err != nil || st.Size() != hugeBytes {
-			t.Errorf("src/huge.txt: %v", err)
-		}
-		checkProcessBound(t, "svnlook", a, c)
-	})
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			rev := sc.rev()
@@ -149,10 +135,15 @@ func TestConformance(t *testing.T) {
 				a.ResetProcessCounts()
 				c, dir := fetch(t, a, rev)
 				tree := srcTree(t, dir)
-				if _, err := vcs.ParseDiff(mustRead(t, filepath.Join(dir, "diff.patch"))); err != nil {
-					t.Errorf("%s: diff.patch does not parse: %v", ms[i].name, err)
-				}
+				checkPatchAgrees(t, ms[i].name, c, dir)
 				checkProcessBound(t, ms[i].name, a, c)
+				if rev == fx.rHuge {
+					f := file(t, c, "huge.txt")
+					want := []vcs.LineRange{lr(1, hugeLines)}
+					if f.Skipped != "" || !reflect.DeepEqual(f.Added, want) || !reflect.DeepEqual(f.Hunks, want) {
+						t.Errorf("%s: huge.txt = %+v, want lines 1-%d added", ms[i].name, f, hugeLines)
+					}
+				}
 				if i == 0 {
 					ref, refTree = c, tree
 					continue
@@ -164,6 +155,64 @@ func TestConformance(t *testing.T) {
 					t.Errorf("%s fetched %v, %s fetched %v", ms[i].name, tree, ms[0].name, refTree)
 				}
 			}
+		})
+	}
+}
+
+// checkPatchAgrees requires diff.patch to parse, to agree with every
+// listed file's line map, and to hold a section for every added file in
+// scope (the diff itself leaves them out; the adapter writes them).
+func checkPatchAgrees(t *testing.T, mode string, c *vcs.Change, dir string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "diff.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	parsed, err := vcs.ParseDiffReader(f)
+	if err != nil {
+		t.Errorf("%s r%s: diff.patch does not parse: %v", mode, c.Revision, err)
+		return
+	}
+	same := func(a, b []vcs.LineRange) bool { return len(a) == 0 && len(b) == 0 || reflect.DeepEqual(a, b) }
+	for _, fc := range c.Files {
+		if fc.Skipped == vcs.SkipExcluded || fc.NodeKind == vcs.NodeDir || fc.Action == vcs.ActionDelete {
+			continue
+		}
+		d, ok := parsed[fc.Path]
+		if !ok && fc.Action == vcs.ActionAdd {
+			t.Errorf("%s r%s: diff.patch has no section for added %s", mode, c.Revision, fc.Path)
+		}
+		if !same(d.Added, fc.Added) || !same(d.Hunks, fc.Hunks) {
+			t.Errorf("%s r%s: %s: diff.patch says added %v hunks %v, the change %v %v",
+				mode, c.Revision, fc.Path, d.Added, d.Hunks, fc.Added, fc.Hunks)
+		}
+		if fc.Action == vcs.ActionAdd && d.Binary != fc.Binary {
+			t.Errorf("%s r%s: %s: diff.patch binary %v, the change %v", mode, c.Revision, fc.Path, d.Binary, fc.Binary)
+		}
+	}
+}
+
+// An added file over max_file_bytes is sized by cutting its cat off, not
+// read whole and not diffed: listed too large, no line map, a note in
+// diff.patch, and no more processes than any other file.
+func TestFetchHugeTooLarge(t *testing.T) {
+	for _, m := range modes() {
+		t.Run(m.name, func(t *testing.T) {
+			a := newModeAdapter(t, m, nil)
+			a.ResetProcessCounts()
+			c, dir := fetch(t, a, fx.rHuge)
+			f := file(t, c, "huge.txt")
+			if f.Skipped != vcs.SkipTooLarge || len(f.Added) != 0 || len(f.Hunks) != 0 {
+				t.Errorf("huge.txt = %+v, want too large with no line map", f)
+			}
+			assertNoSrc(t, dir, "huge.txt")
+			patch := mustRead(t, filepath.Join(dir, "diff.patch"))
+			if !strings.Contains(string(patch), "Index: huge.txt\n") || !strings.Contains(string(patch), "too large") || len(patch) > 4096 {
+				t.Errorf("diff.patch = %q", patch)
+			}
+			checkPatchAgrees(t, m.name, c, dir)
+			checkProcessBound(t, m.name, a, c)
 		})
 	}
 }
@@ -286,9 +335,13 @@ func TestFetchCaps(t *testing.T) {
 			if tree := srcTree(t, dir); len(tree) != 3 {
 				t.Errorf("fetched %v", tree)
 			}
-			if f := file(t, c, "many100/f0099.txt"); len(f.Added) != 1 {
-				t.Errorf("capped file lost its changed lines: %+v", f)
+			// An added file's lines are counted from its content, which a
+			// capped file does not have: no line map, and a note in
+			// diff.patch.
+			if f := file(t, c, "many100/f0099.txt"); len(f.Added) != 0 || len(f.Hunks) != 0 {
+				t.Errorf("capped file has a line map: %+v", f)
 			}
+			checkPatchAgrees(t, m.name, c, dir)
 
 			// Each file is 28 or 29 bytes: 100 bytes take the first four.
 			a = newModeAdapter(t, m, func(c *Config) { c.MaxReviewBytes = 100; c.FetchParallelism = 2 })
@@ -308,6 +361,7 @@ func TestFetchCaps(t *testing.T) {
 			if tree := srcTree(t, dir); len(tree) != 3 {
 				t.Errorf("fetched %v", tree)
 			}
+			checkPatchAgrees(t, m.name, c, dir)
 		})
 	}
 }
@@ -447,13 +501,13 @@ func TestSvnserveCredentials(t *testing.T) {
 }
 
 // helperMain runs one Fetch in a child process so the test can read that
-// process's peak RSS; it returns false when this is not such a child.
+// process's peak RSS; it returns false when this is not such a child. It
+// prints the adapter's process counts as JSON on stdout.
 func helperMain() bool {
 	spec := os.Getenv("AICR_SVN_FETCH_HELPER")
 	if spec == "" {
 		return false
 	}
-	var cfg Config
 	var req struct {
 		Cfg     Config
 		Rev     string
@@ -464,8 +518,7 @@ func helperMain() bool {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	cfg = req.Cfg
-	a, err := New(cfg)
+	a, err := New(req.Cfg)
 	switch {
 	case err == nil && req.CatOnly:
 		var out *os.File
@@ -479,12 +532,50 @@ func helperMain() bool {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	json.NewEncoder(os.Stdout).Encode(childReport{Procs: a.ProcessCounts(), RSS: peakRSS()})
 	os.Exit(0)
 	return true
 }
 
-// peakRSSFetch fetches rev in a child process and returns its peak RSS.
-func peakRSSFetch(t testing.TB, cfg Config, rev int64, dir string, catOnly bool) int64 {
+type childReport struct {
+	Procs map[string]int
+	RSS   int64
+}
+
+// peakRSS is the largest resident set of this process and of the svn
+// processes it ran. The parent's view (wait4's ru_maxrss) will not do:
+// Go starts children with vfork, and Linux carries the parent's high-water
+// mark across exec, so a child of a test process that once held 100 MB
+// reports 100 MB. VmHWM belongs to the process's own address space, and
+// the svn children inherit only this small process's mark.
+func peakRSS() int64 {
+	var own int64
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, ln := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(ln, "VmHWM:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				own = kb * 1024
+			}
+		}
+	}
+	var ru syscall.Rusage
+	if own == 0 && syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		own = ru.Maxrss * 1024
+	}
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
+		own = max(own, ru.Maxrss*1024)
+	}
+	return own
+}
+
+// childResult is what a fetch in a child process cost.
+type childResult struct {
+	rss   int64          // peak resident set, bytes
+	procs map[string]int // child processes by "tool subcommand"
+}
+
+// fetchInChild fetches rev (or only cats huge.txt) in a child process.
+func fetchInChild(t testing.TB, cfg Config, rev int64, dir string, catOnly bool) childResult {
 	t.Helper()
 	spec, _ := json.Marshal(struct {
 		Cfg     Config
@@ -494,14 +585,22 @@ func peakRSSFetch(t testing.TB, cfg Config, rev int64, dir string, catOnly bool)
 	}{cfg, strconv.FormatInt(rev, 10), dir, catOnly})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "AICR_SVN_FETCH_HELPER="+string(spec))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("fetch helper: %v\n%s", err, out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fetch helper: %v\n%s", err, stderr.String())
 	}
-	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	var rep childReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("fetch helper output %q: %v", out, err)
+	}
+	return childResult{rss: rep.RSS, procs: rep.Procs}
 }
 
-// The 50 MB file is streamed to disk in both access modes: the fetching
-// process's peak RSS stays well under the file's size.
+// The 50 MB file's revision is fetched whole in both access modes, diff
+// and all, streamed: the fetching process's peak RSS stays well under the
+// file's size.
 func TestFetchHugeFileStreams(t *testing.T) {
 	for _, m := range []accessMode{modes()[0], modes()[2]} {
 		t.Run(m.name, func(t *testing.T) {
@@ -509,19 +608,17 @@ func TestFetchHugeFileStreams(t *testing.T) {
 			cfg.MaxFileBytes = hugeBytes + 1
 			cfg.ConfigDir = fx.configDir
 			dir := t.TempDir()
-			want := filepath.Join(dir, "src", "huge.txt")
-			catOnly := true
-			if catOnly {
-				want = filepath.Join(dir, "huge.txt")
-			}
-			rss := peakRSSFetch(t, cfg, fx.rHuge, dir, catOnly)
-			st, err := os.Stat(want)
+			res := fetchInChild(t, cfg, fx.rHuge, dir, false)
+			st, err := os.Stat(filepath.Join(dir, "src", "huge.txt"))
 			if err != nil || st.Size() != hugeBytes {
 				t.Fatalf("src/huge.txt: %v, %v", st, err)
 			}
-			t.Logf("%s: peak RSS %.1f MiB for a %d MiB file", m.name, float64(rss)/(1<<20), hugeBytes>>20)
-			if rss > hugeBytes/2 {
-				t.Errorf("%s: peak RSS %d bytes for a %d-byte file: not streamed", m.name, rss, hugeBytes)
+			if st, err := os.Stat(filepath.Join(dir, "diff.patch")); err != nil || st.Size() < hugeBytes {
+				t.Errorf("diff.patch: %v, %v: want the whole file's section", st, err)
+			}
+			t.Logf("%s: peak RSS %.1f MiB for a %d MiB file, processes %v", m.name, float64(res.rss)/(1<<20), hugeBytes>>20, res.procs)
+			if res.rss > hugeBytes/2 {
+				t.Errorf("%s: peak RSS %d bytes for a %d-byte file: not streamed", m.name, res.rss, hugeBytes)
 			}
 		})
 	}

@@ -193,8 +193,28 @@ func prepareConfigDir(cfg Config) (string, error) {
 // The cost in child processes does not grow with the number of files for
 // metadata and diff: one log (or svnlook info + changed) and one diff per
 // revision. Contents are fetched one process per file, FetchParallelism at
-// a time, streamed to disk; files whose diff shows no content (property
-// changes, empty files) need one property lookup each to tell binaries.
+// a time, streamed to disk.
+//
+// The diff leaves added files out (--no-diff-added): Subversion takes
+// minutes to diff a text file of tens of megabytes against nothing. Their
+// line maps (every line added) are counted while their content streams to
+// src/, and their sections are appended to diff.patch from that copy, in
+// path order. An added file over MaxFileBytes is cut off by cat after
+// MaxFileBytes bytes, costing no extra process to size, and is listed "too
+// large" with no line map and a one-line note in diff.patch.
+//
+// Telling binaries takes the svn:mime-type of files whose diff shows no
+// content: through svn one batched `svn proplist` per few hundred files;
+// through svnlook its diff lists the properties of files added without
+// history, and other such files (copies, property-only changes) take one
+// `svnlook propget` each.
+//
+// Known limit: a modified file is still diffed by Subversion, whatever its
+// size. A one-line edit of a 50 MB file takes under a second (svn skips
+// the common prefix and suffix), but rewriting much of such a file takes
+// minutes, and neither `svnlook diff` (no path arguments) nor one
+// `svn diff -c` over the directory can leave one file out; exclude such
+// files.
 //
 // Files that svn diff shows only because a parent directory was copied
 // (a branch, a tag) are not listed and their sections are dropped from
@@ -220,20 +240,32 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Chang
 	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
 		return nil, fmt.Errorf("create run dir: %w", err)
 	}
-	diffs, err := a.diff(ctx, info, r, change, filepath.Join(dir, "diff.patch"))
+	patch := filepath.Join(dir, "diff.patch")
+	diffs, err := a.diff(ctx, info, r, change, patch)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.fetchContents(ctx, info, r, change, diffs, dir); err != nil {
+	added, err := a.fetchContents(ctx, info, r, change, diffs, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := appendAdded(patch, dir, r, added); err != nil {
 		return nil, err
 	}
 	return change, nil
 }
 
 // fetchContents decides, per file, whether its content is fetched and
-// fetches the chosen ones in path order, FetchParallelism at a time.
-func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dir string) error {
-	var wanted []*vcs.FileChange
+// fetches the chosen ones in path order, FetchParallelism at a time. It
+// returns the files whose line maps it took from their content (see
+// linesFromContent), in path order, for appendAdded.
+func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dir string) ([]*addedFile, error) {
+	var (
+		candidates []*vcs.FileChange
+		added      []*addedFile
+		byPath     = map[string]*addedFile{}
+		needMime   []*vcs.FileChange
+	)
 	for i := range c.Files {
 		f := &c.Files[i]
 		d, inDiff := diffs[f.Path]
@@ -250,15 +282,40 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 			continue
 		}
 		f.Added, f.Hunks = d.Added, d.Hunks
-		if !f.Binary && (!inDiff || len(d.Hunks) == 0) {
-			// No content in the diff (property-only change, empty file):
-			// the diff cannot tell a binary file, the mime type can.
-			bin, err := a.isBinary(ctx, info, f.Path, rev)
-			if err != nil {
-				return err
-			}
-			f.Binary = bin
+		var af *addedFile
+		if linesFromContent(*f, diffs) {
+			af = &addedFile{f: f}
+			added = append(added, af)
+			byPath[f.Path] = af
 		}
+		switch {
+		case f.Binary:
+		case af != nil && a.access == AccessSvnlook && f.Action == vcs.ActionAdd && f.CopyFromPath == "":
+			// svnlook prints the property section of a file added
+			// without history even with --no-diff-added, listing all its
+			// properties: no svn:mime-type there means none.
+			af.mime = strings.TrimSpace(d.PropMimeType)
+			f.Binary = af.mime != "" && MimeTypeIsBinary(af.mime)
+		case af != nil || !inDiff || len(d.Hunks) == 0:
+			// No content in the diff (added, property-only change, empty
+			// file): the diff cannot tell a binary file, the mime type can.
+			needMime = append(needMime, f)
+		}
+		candidates = append(candidates, f)
+	}
+	mimes, err := a.mimeTypes(ctx, info, rev, needMime)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range needMime {
+		m := mimes[f.Path]
+		f.Binary = m != "" && MimeTypeIsBinary(m)
+		if af := byPath[f.Path]; af != nil {
+			af.mime = m
+		}
+	}
+	var wanted []*vcs.FileChange
+	for _, f := range candidates {
 		if f.Binary {
 			f.Skipped = vcs.SkipBinary
 			continue
@@ -273,6 +330,7 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 	}
 
 	sizes := make([]int64, len(wanted))
+	lines := make([]int, len(wanted))
 	started := make([]bool, len(wanted))
 	errs := make([]error, len(wanted))
 	var (
@@ -295,13 +353,13 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		wg.Add(1)
 		go func(i int, f *vcs.FileChange) {
 			defer func() { <-sem; wg.Done() }()
-			n, skipped, err := a.fetchFile(ctx, info, f.Path, rev, dir)
+			n, nl, skipped, err := a.fetchFile(ctx, info, f.Path, rev, dir)
 			if err != nil {
 				errs[i] = fmt.Errorf("fetch %s: %w", f.Path, err)
 				return
 			}
 			f.Skipped = skipped
-			sizes[i] = n
+			sizes[i], lines[i] = n, nl
 			mu.Lock()
 			fetched += n
 			mu.Unlock()
@@ -309,10 +367,10 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	// Walk in path order: once the running total passes the cap, this and
 	// every later file are out, whatever order the fetches finished in.
@@ -333,26 +391,37 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		if started[i] {
 			dst, _ := srcPath(dir, f.Path)
 			if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("remove %s over max_review_bytes: %w", f.Path, err)
+				return nil, fmt.Errorf("remove %s over max_review_bytes: %w", f.Path, err)
 			}
 		}
 	}
-	return nil
+	// Every line of an added file is added. One whose content is not
+	// here (too large, over a cap) gets no line map: nothing anchors to
+	// it, and learning its length would mean reading it whole.
+	for i, f := range wanted {
+		if byPath[f.Path] != nil && f.Skipped == "" && lines[i] > 0 {
+			f.Added = []vcs.LineRange{{Start: 1, End: lines[i]}}
+			f.Hunks = []vcs.LineRange{{Start: 1, End: lines[i]}}
+		}
+	}
+	return added, nil
 }
 
-// fetchFile streams the file into dir/src/<rel>, returning its size, or a
-// Skipped reason when the content is not kept.
-func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, dir string) (int64, string, error) {
+// fetchFile streams the file into dir/src/<rel>, returning its size and
+// line count, or a Skipped reason when the content is not kept. A file
+// over MaxFileBytes costs no extra process to size: cat stops it after
+// MaxFileBytes bytes, and it is listed "too large".
+func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, dir string) (int64, int, string, error) {
 	dst, err := srcPath(dir, rel)
 	if err != nil {
-		return 0, "", err
+		return 0, 0, "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return 0, "", fmt.Errorf("create dir: %w", err)
+		return 0, 0, "", fmt.Errorf("create dir: %w", err)
 	}
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return 0, "", fmt.Errorf("create file: %w", err)
+		return 0, 0, "", fmt.Errorf("create file: %w", err)
 	}
 	cw := &countWriter{w: out}
 	err = a.cat(ctx, info, rel, rev, cw)
@@ -360,29 +429,33 @@ func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev
 		err = fmt.Errorf("write file: %w", cerr)
 	}
 	if err == nil {
-		return cw.n, "", nil
+		return cw.n, cw.lines.lines(), "", nil
 	}
 	if rmErr := os.Remove(dst); rmErr != nil {
-		return 0, "", fmt.Errorf("remove partial file: %w", rmErr)
+		return 0, 0, "", fmt.Errorf("remove partial file: %w", rmErr)
 	}
 	switch {
 	case errors.Is(err, vcs.ErrTooLarge):
-		return 0, vcs.SkipTooLarge, nil
+		return 0, 0, vcs.SkipTooLarge, nil
 	case errors.Is(err, errIsDir):
 		// Old servers log paths without their kind.
-		return 0, vcs.SkipDirectory, nil
+		return 0, 0, vcs.SkipDirectory, nil
 	}
-	return 0, "", err
+	return 0, 0, "", err
 }
 
+// countWriter counts the bytes and lines that reach w, so an added file's
+// line map costs no second read.
 type countWriter struct {
-	w io.Writer
-	n int64
+	w     io.Writer
+	n     int64
+	lines lineCounter
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	c.lines.add(p[:n])
 	return n, err
 }
 

@@ -201,9 +201,13 @@ func TestFetchTooLarge(t *testing.T) {
 	if big.Skipped != vcs.SkipTooLarge {
 		t.Errorf("big.txt = %+v, want skipped too large", big)
 	}
-	// The diff still says which lines changed.
-	if want := []vcs.LineRange{lr(1, 200)}; !reflect.DeepEqual(big.Added, want) {
-		t.Errorf("big.txt Added = %v, want %v", big.Added, want)
+	// An added file's lines are counted from its content, which is not
+	// fetched: no line map, and a note instead of a section.
+	if len(big.Added) != 0 || len(big.Hunks) != 0 {
+		t.Errorf("big.txt Added = %v Hunks = %v, want none", big.Added, big.Hunks)
+	}
+	if patch := readPatch(t, dir); !strings.Contains(patch, "Index: big.txt\n") || !strings.Contains(patch, "(aicr: content not shown: too large)") {
+		t.Errorf("diff.patch lacks the note for big.txt:\n%s", patch)
 	}
 	assertNoSrc(t, dir, "big.txt")
 	if got := readSrc(t, dir, "notes.txt"); got != "notes\n" {
@@ -407,4 +411,13 @@ func TestFetchURLIsFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "point url at a directory") {
 		t.Fatalf("Fetch with a file URL = %v", err)
 	}
+}
+
+func readPatch(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "diff.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -117,7 +117,8 @@ func parseChanged(out []byte, info *repoInfo) ([]vcs.FileChange, error) {
 	return files, nil
 }
 
-// lookDiff streams `svnlook diff` through normalizeLookDiff into w.
+// lookDiff streams `svnlook diff --no-diff-added` (see Adapter.diff)
+// through normalizeLookDiff into w.
 func (a *Adapter) lookDiff(ctx context.Context, info *repoInfo, rev int64, w io.Writer) error {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
@@ -127,7 +128,7 @@ func (a *Adapter) lookDiff(ctx context.Context, info *repoInfo, rev int64, w io.
 		pr.CloseWithError(errors.Join(err, io.ErrClosedPipe))
 		done <- err
 	}()
-	err := a.look(ctx, pw, "diff", rev)
+	err := a.look(ctx, pw, "diff", rev, "--no-diff-added")
 	pw.CloseWithError(err)
 	if nerr := <-done; nerr != nil && err == nil {
 		err = nerr
