@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -183,5 +184,34 @@ func TestP4ReconcilerFindsChangeWhoseTriggerNeverFired(t *testing.T) {
 	runs := e.waitFinished(s, 1, 60*time.Second)
 	if len(runs) != 1 || runs[0].Revision != fmt.Sprint(c.Num) || runs[0].Source != "reconcile" || runs[0].ProblemCount != 1 {
 		t.Fatalf("want one reconciled run for change %d with its finding, got %+v", c.Num, runs)
+	}
+}
+
+func TestReviewP4DryRunJSON(t *testing.T) {
+	e := newP4Env(t)
+	out := e.aicr("review", "p4", "--repo", "depot", "--change", "7", "--config", e.config, "--dry-run", "--format", "json")
+	var res struct {
+		Status   string `json:"status"`
+		Revision string `json:"revision"`
+		Problems []struct {
+			File string `json:"file"`
+			Line int    `json:"line"`
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	found := false
+	for _, p := range res.Problems {
+		found = found || (p.File == "depot/main/svc/config.go" && p.Line == 5)
+	}
+	if res.Status != "succeeded" || res.Revision != "7" || !found {
+		t.Fatalf("review p4: %+v", res)
+	}
+	// The wrong kind of repo says which command to use.
+	cmd := exec.Command(aicrBin, "review", "svn", "--repo", "depot", "--rev", "7", "--config", e.config)
+	msg, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "use aicr review p4") {
+		t.Fatalf("want a pointer to review p4, got %v: %s", err, msg)
 	}
 }

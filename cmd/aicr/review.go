@@ -20,8 +20,22 @@ func newReviewCmd(ios *IOStreams) *cobra.Command {
 		Use:   "review",
 		Short: "Review one change now, in the foreground",
 	}
-	cmd.AddCommand(newReviewSVNCmd(ios))
+	cmd.AddCommand(
+		newReviewVCSCmd(ios, reviewKind{kind: vcs.KindSVN, title: "SVN revision", flag: "rev", noun: "revision",
+			example: "  aicr review svn --repo main --rev 42 --dry-run --format json"}),
+		newReviewVCSCmd(ios, reviewKind{kind: vcs.KindP4, title: "Perforce changelist", flag: "change", noun: "changelist",
+			example: "  aicr review p4 --repo depot --change 12345 --dry-run --format json"}),
+	)
 	return cmd
+}
+
+// reviewKind is what differs between `aicr review svn` and `aicr review p4`.
+type reviewKind struct {
+	kind    vcs.Kind
+	title   string // "SVN revision"
+	flag    string // "rev"
+	noun    string // "revision"
+	example string
 }
 
 // reviewOutput is what --format json prints: the Result at the top level
@@ -38,24 +52,24 @@ type reviewOutput struct {
 	Dispatches []daemon.DispatchNote `json:"dispatches,omitempty"`
 }
 
-func newReviewSVNCmd(ios *IOStreams) *cobra.Command {
+func newReviewVCSCmd(ios *IOStreams, k reviewKind) *cobra.Command {
 	var configPath, repoName, format string
 	var rev int64
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   "svn --repo NAME --rev N",
-		Short: "Review one SVN revision through the daemon's pipeline",
-		Long: `Review one SVN revision in the foreground through the same pipeline as the
+		Use:   fmt.Sprintf("%s --repo NAME --%s N", k.kind, k.flag),
+		Short: fmt.Sprintf("Review one %s through the daemon's pipeline", k.title),
+		Long: fmt.Sprintf(`Review one %s in the foreground through the same pipeline as the
 daemon: fetch, agent review, validation, channels and the audit trail (the run
-is recorded with source "manual"). --dry-run publishes to no channel.`,
-		Example: `  aicr review svn --repo main --rev 42 --dry-run --format json`,
+is recorded with source "manual"). --dry-run publishes to no channel.`, k.title),
+		Example: k.example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
 			}
 			if rev < 1 {
-				return &exitError{code: 2, err: fmt.Errorf("--rev must be a positive revision number")}
+				return &exitError{code: 2, err: fmt.Errorf("--%s must be a positive %s number", k.flag, k.noun)}
 			}
 			cfg, err := loadConfig(configPath)
 			if err != nil {
@@ -65,8 +79,8 @@ is recorded with source "manual"). --dry-run publishes to no channel.`,
 			if !ok {
 				return &exitError{code: 2, err: fmt.Errorf("--repo %q: no such [[repo]] in %s", repoName, cfg.Path)}
 			}
-			if repo.Kind != vcs.KindSVN {
-				return &exitError{code: 2, err: fmt.Errorf("--repo %q is a %s repo, not svn", repoName, repo.Kind)}
+			if repo.Kind != k.kind {
+				return &exitError{code: 2, err: fmt.Errorf("--repo %q is a %s repo: use aicr review %s", repoName, repo.Kind, repo.Kind)}
 			}
 			ctx := cmd.Context()
 			store, err := audit.Open(ctx, daemon.DBPath(cfg))
@@ -80,7 +94,7 @@ is recorded with source "manual"). --dry-run publishes to no channel.`,
 				return err
 			}
 			now := time.Now().UTC()
-			ev := triggers.Event{V: triggers.ProtocolVersion, VCS: string(vcs.KindSVN), Repo: repoName, Revision: strconv.FormatInt(rev, 10), Source: triggers.SourceManual, SentAt: now}
+			ev := triggers.Event{V: triggers.ProtocolVersion, VCS: string(k.kind), Repo: repoName, Revision: strconv.FormatInt(rev, 10), Source: triggers.SourceManual, SentAt: now}
 			run, err := store.EnqueueClaimed(ctx, ev, now)
 			if err != nil {
 				return err
@@ -107,11 +121,11 @@ is recorded with source "manual"). --dry-run publishes to no channel.`,
 	}
 	addConfigFlag(cmd, &configPath)
 	cmd.Flags().StringVar(&repoName, "repo", "", "repo name from the config (required)")
-	cmd.Flags().Int64Var(&rev, "rev", 0, "revision to review (required)")
+	cmd.Flags().Int64Var(&rev, k.flag, 0, k.noun+" to review (required)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "review and record, but publish to no channel")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
 	_ = cmd.MarkFlagRequired("repo")
-	_ = cmd.MarkFlagRequired("rev")
+	_ = cmd.MarkFlagRequired(k.flag)
 	return cmd
 }
 
