@@ -93,7 +93,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(maxOpenConns)
 	s := &Store{db: db, path: path, now: time.Now}
-	if err := db.PingContext(ctx); err != nil {
+	if err := pingUntilUnlocked(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -197,3 +197,31 @@ func parseNullTime(s sql.NullString) (time.Time, error) {
 	}
 	return parseTime(s.String)
 }
+
+// pingUntilUnlocked opens the first connection, waiting out SQLITE_BUSY.
+// Switching a new database file to WAL needs an exclusive lock and SQLite
+// reports BUSY for it at once, without calling the busy handler, so a
+// daemon and a CLI opening a fresh data_dir together would otherwise fail.
+func pingUntilUnlocked(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(busyTimeout)
+	wait := 5 * time.Millisecond
+	for {
+		err := db.PingContext(ctx)
+		var coded interface{ Code() int }
+		if err == nil || !errors.As(err, &coded) || coded.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		if wait < 100*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+// sqliteBusy is SQLITE_BUSY, the primary result code (extended codes keep
+// it in the low byte).
+const sqliteBusy = 5
