@@ -102,35 +102,31 @@ func (in *intake) parseEvent(body []byte) (ev triggers.Event, code, msg string) 
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return ev, "malformed_json", "event body is not valid JSON: " + err.Error()
 	}
-	if msg := checkEvent(in.cfg, ev); msg != "" {
-		if _, ok := in.cfg.Repo(ev.Repo); !ok && ev.Repo != "" {
-			return ev, "unknown_repo", msg
-		}
-		return ev, "invalid_event", msg
-	}
-	return ev, "", ""
+	code, msg = checkEvent(in.cfg, ev)
+	return ev, code, msg
 }
 
 // checkEvent validates an event against the config; it is shared by the
-// intake and the spool drain so both refuse the same things.
-func checkEvent(cfg *Config, ev triggers.Event) string {
+// intake and the spool drain so both refuse the same things. code is empty
+// when the event is valid.
+func checkEvent(cfg *Config, ev triggers.Event) (code, msg string) {
 	if ev.V != triggers.ProtocolVersion {
-		return fmt.Sprintf("unsupported protocol version v=%d (this daemon speaks v=%d)", ev.V, triggers.ProtocolVersion)
+		return "invalid_event", fmt.Sprintf("unsupported protocol version v=%d (this daemon speaks v=%d)", ev.V, triggers.ProtocolVersion)
 	}
 	if ev.Repo == "" {
-		return "missing repo"
+		return "invalid_event", "missing repo"
 	}
 	repo, ok := cfg.Repo(ev.Repo)
 	if !ok {
-		return fmt.Sprintf("unknown repo %q: add a [[repo]] with this name to the daemon's config", ev.Repo)
+		return "unknown_repo", fmt.Sprintf("unknown repo %q: add a [[repo]] with this name to the daemon's config", ev.Repo)
 	}
 	if vcs.Kind(ev.VCS) != repo.Kind {
-		return fmt.Sprintf("repo %q is kind %q but the event says vcs %q", ev.Repo, repo.Kind, ev.VCS)
+		return "invalid_event", fmt.Sprintf("repo %q is kind %q but the event says vcs %q", ev.Repo, repo.Kind, ev.VCS)
 	}
 	if n, err := strconv.ParseInt(ev.Revision, 10, 64); err != nil || n < 1 {
-		return fmt.Sprintf("revision %q is not a positive integer", ev.Revision)
+		return "invalid_event", fmt.Sprintf("revision %q is not a positive integer", ev.Revision)
 	}
-	return ""
+	return "", ""
 }
 
 func (in *intake) reject(w http.ResponseWriter, status int, code, msg string) {

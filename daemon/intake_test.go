@@ -124,6 +124,7 @@ func TestIntakeRejectsBadInput(t *testing.T) {
 		{"non-numeric revision", eventBody("main", "HEAD"), testSecret, f.now, 400, "invalid_event"},
 		{"zero revision", eventBody("main", "0"), testSecret, f.now, 400, "invalid_event"},
 		{"wrong protocol version", []byte(`{"v":2,"vcs":"svn","repo":"main","revision":"7"}`), testSecret, f.now, 400, "invalid_event"},
+		{"wrong version and unknown repo", []byte(`{"v":2,"vcs":"svn","repo":"nope","revision":"7"}`), testSecret, f.now, 400, "invalid_event"},
 		{"wrong vcs for repo", []byte(`{"v":1,"vcs":"p4","repo":"main","revision":"7"}`), testSecret, f.now, 400, "invalid_event"},
 	}
 	for _, tc := range cases {

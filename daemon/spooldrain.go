@@ -70,7 +70,7 @@ func (d *spoolDrainer) drain(ctx context.Context, sp triggers.Spool) (int, error
 			d.log.Warn("spooled event unreadable", "dir", sp.Dir, "file", name, "err", err)
 			continue
 		}
-		if msg := checkEvent(d.cfg, ev); msg != "" {
+		if code, msg := checkEvent(d.cfg, ev); code != "" {
 			raw, _ := json.Marshal(ev)
 			if _, err := d.store.RecordRejectedEvent(ctx, audit.RejectedEvent{ReceivedAt: d.now(), Reason: "spool " + sp.Dir + ": " + msg, Payload: raw}); err != nil {
 				return n, err
