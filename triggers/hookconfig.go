@@ -275,4 +275,3 @@ func SameRepoPath(a, b string) bool {
 	rb, errB := filepath.EvalSymlinks(b)
 	return errA == nil && errB == nil && ra == rb
 }
-
