@@ -152,7 +152,7 @@ func checkEvent(cfg *Config, ev triggers.Event) (_ triggers.Event, code, msg str
 	}
 	rev, err := triggers.CanonicalRevision(ev.Revision)
 	if err != nil {
-		return ev, "invalid_revision", err.Error()
+		return ev, "invalid_event", err.Error()
 	}
 	ev.Revision = rev
 	repo, ok := cfg.Repo(ev.Repo)
