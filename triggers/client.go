@@ -143,7 +143,10 @@ func statusError(status int, body []byte) *DeliveryError {
 			de.Code = eb.Code
 		}
 		de.Message = eb.Error
-		if eb.Code == CodeUnknownRepo {
+		// unknown_repo waits for a daemon restart; replayed means the same
+		// bytes were signed within the same second (two hooks re-sending
+		// one spooled event) and the next attempt is signed afresh.
+		if eb.Code == CodeUnknownRepo || eb.Code == "replayed" {
 			de.Permanent = false
 		}
 	} else {

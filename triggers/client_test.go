@@ -380,7 +380,9 @@ func TestDeliverClassifiesStatus(t *testing.T) {
 		{400, ErrorBody{Error: "bad", Code: "invalid_event"}, "invalid_event", true},
 		{401, ErrorBody{Error: "sig", Code: "bad_signature"}, "bad_signature", true},
 		{408, "timeout", "http_408", false},
-		{409, ErrorBody{Error: "again", Code: "replayed"}, "replayed", true},
+		// Two hooks re-sending one spooled event in the same second sign the
+		// same bytes; the next attempt is signed afresh, so it is retryable.
+		{409, ErrorBody{Error: "again", Code: "replayed"}, "replayed", false},
 		{422, ErrorBody{Error: "who", Code: "unknown_repo"}, "unknown_repo", false}, // retryable: the daemon may not be restarted yet
 		{400, ErrorBody{Error: "bad", Code: "invalid_event"}, "invalid_event", true},
 		{429, ErrorBody{Error: "slow", Code: "rate_limited"}, "rate_limited", false},
