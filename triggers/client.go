@@ -37,7 +37,11 @@ type ClientConfig struct {
 	// rejected/ (default DefaultUnknownRepoRetry). A repo just added to the
 	// config is unknown until the daemon is restarted.
 	UnknownRepoRetry time.Duration
-	HTTPClient       *http.Client // optional
+	// SpoolOnly, when set, is why the event must not be sent now (the
+	// config could not be read, so the URL would be a guess): Notify
+	// spools it and says so.
+	SpoolOnly  string
+	HTTPClient *http.Client // optional
 }
 
 // DefaultUnknownRepoRetry is how long unknown_repo events stay spooled.
@@ -207,7 +211,13 @@ func Notify(ctx context.Context, cfg ClientConfig, ev Event, stderr io.Writer) O
 	what := fmt.Sprintf("%s %s@%s", ev.VCS, ev.Repo, ev.Revision)
 	daemon := redactURL(cfg.URL)
 
-	acc, err := Deliver(ctx, cfg, ev)
+	var acc Accepted
+	var err error
+	if cfg.SpoolOnly != "" {
+		err = errors.New(cfg.SpoolOnly)
+	} else {
+		acc, err = Deliver(ctx, cfg, ev)
+	}
 	if err == nil {
 		out := Outcome{Delivered: true, EventID: acc.EventID}
 		out.Resent, out.Rejected = resend(ctx, cfg, stderr)

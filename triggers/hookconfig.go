@@ -76,10 +76,11 @@ type hookFile struct {
 // fall back to defaults with a warning, so a config the daemon would
 // refuse still lets the hook deliver or spool.
 //
-// When the file cannot be read or parsed at all, the returned config still
-// carries the best spool dir it can find (spool_dir or data_dir lines
-// found by a line scan, else DefaultSpoolDir) together with the error, so
-// the caller can spool the event and say why.
+// When the file cannot be parsed, the returned config still carries the
+// best spool dir it can find (spool_dir or data_dir lines found by a line
+// scan, else DefaultSpoolDir) together with the error, so the caller can
+// spool the event and say why. When it cannot be read at all, the spool
+// dir is DefaultSpoolDir if that exists, else empty (nowhere to spool).
 func LoadHookConfig(path string) (*HookConfig, []string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -89,6 +90,11 @@ func LoadHookConfig(path string) (*HookConfig, []string, error) {
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		cfg.fillDefaults(hookFile{}, filepath.Dir(abs))
+		// Only a spool an installation already made: a hook pointed at a
+		// wrong path must not create /var/lib/aicr on a host without aicr.
+		if st, serr := os.Stat(cfg.SpoolDir); serr != nil || !st.IsDir() {
+			cfg.SpoolDir = ""
+		}
 		return cfg, nil, fmt.Errorf("read config %s: %w", abs, err)
 	}
 	var f hookFile
@@ -170,8 +176,10 @@ func durationValue(v any, def time.Duration) (time.Duration, error) {
 	return def, fmt.Errorf("%v is not a duration", v)
 }
 
-// scanHookFile finds spool_dir under [notify] and data_dir under [daemon]
-// line by line, for a file the TOML decoder refused.
+// scanHookFile finds where to spool and the secret to sign the spool file
+// with ([notify] spool_dir and secret_*, [daemon] data_dir and secret_*)
+// line by line, for a file the TOML decoder refused: a signed spool file
+// is delivered once the file is fixed, an unsigned one is not.
 func scanHookFile(data []byte) hookFile {
 	var f hookFile
 	table := ""
@@ -196,11 +204,19 @@ func scanHookFile(data []byte) hookFile {
 				continue
 			}
 		}
-		switch {
-		case table == "notify" && key == "spool_dir":
+		switch table + "." + key {
+		case "notify.spool_dir":
 			f.Notify.SpoolDir = s
-		case table == "daemon" && key == "data_dir":
+		case "notify.secret_file":
+			f.Notify.SecretFile = s
+		case "notify.secret_env":
+			f.Notify.SecretEnv = s
+		case "daemon.data_dir":
 			f.Daemon.DataDir = s
+		case "daemon.secret_file":
+			f.Daemon.SecretFile = s
+		case "daemon.secret_env":
+			f.Daemon.SecretEnv = s
 		}
 	}
 	return f

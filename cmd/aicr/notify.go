@@ -115,13 +115,16 @@ func loadHookConfig(ios *IOStreams, configPath string) (hookConfig, triggers.Cli
 	for _, w := range warnings {
 		fmt.Fprintf(ios.ErrOut, "aicr notify: config %s: %s\n", cfg.Path, w)
 	}
-	if err != nil {
+	if err != nil && cfg.SpoolDir == "" {
+		fmt.Fprintf(ios.ErrOut, "aicr notify: %s; no spool dir is known either (%s does not exist): fix --config in the hook\n", oneLineErr(err), triggers.DefaultSpoolDir)
+	} else if err != nil {
 		fmt.Fprintf(ios.ErrOut, "aicr notify: %s; events are spooled to %s until it is fixed\n", oneLineErr(err), cfg.SpoolDir)
 	}
 	clientCfg, secretErr := cfg.ClientConfig()
 	if err != nil {
-		// The URL may be a default that is not the daemon: spool only.
-		clientCfg.URL = ""
+		// The URL would be a guess: spool, and let the daemon's drain or
+		// the next working hook deliver it.
+		clientCfg.SpoolOnly = "the config could not be read (see above), so nothing was sent"
 	}
 	if secretErr != nil {
 		// Without a secret the daemon would refuse the event; it is
