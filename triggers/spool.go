@@ -422,3 +422,20 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// OpenNotifyLog opens <spoolDir>/notify.log for appending, creating the
+// spool dir like Write does, so a trigger run as root leaves a log the
+// spool's owner and group can read.
+func OpenNotifyLog(spoolDir string) (*os.File, error) {
+	dirInfo, err := ensureSpoolDir(spoolDir)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(spoolDir, "notify.log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, spoolFileMode)
+	if err != nil {
+		return nil, err
+	}
+	_ = shareWithDir(path, dirInfo)
+	return f, nil
+}

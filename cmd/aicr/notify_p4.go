@@ -121,11 +121,9 @@ func detachNotify(spoolDir, absConfig string) error {
 	defer devnull.Close()
 	logw := devnull
 	if spoolDir != "" {
-		if err := os.MkdirAll(spoolDir, 0o750); err == nil {
-			if f, err := os.OpenFile(filepath.Join(spoolDir, "notify.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640); err == nil {
-				defer f.Close()
-				logw = f
-			}
+		if f, err := triggers.OpenNotifyLog(spoolDir); err == nil {
+			defer f.Close()
+			logw = f
 		}
 	}
 	child := exec.Command(exe, withConfig(os.Args[1:], absConfig)...)
