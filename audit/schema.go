@@ -163,4 +163,13 @@ var migrations = [][]string{
 			UNIQUE (dispatch_id, attempt)
 		)`,
 	},
+	// h-intake: the intake's replay window survives restarts, so a signed
+	// request captured before a restart cannot be sent again after it.
+	{
+		`CREATE TABLE replay_signatures (
+			signature  TEXT PRIMARY KEY,
+			expires_at TEXT NOT NULL
+		) WITHOUT ROWID`,
+		`CREATE INDEX replay_signatures_expiry ON replay_signatures (expires_at)`,
+	},
 }

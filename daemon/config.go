@@ -76,6 +76,9 @@ type NotifyConfig struct {
 	SpoolDir   string        `toml:"spool_dir"`
 	Timeout    time.Duration `toml:"timeout"`
 	ResendMax  int           `toml:"resend_max"`
+	// UnknownRepoRetry is how long events for a repo the running daemon
+	// does not know stay spooled and re-sent (h-intake; issue 10 item 4).
+	UnknownRepoRetry time.Duration `toml:"unknown_repo_retry"`
 }
 
 // RepoConfig is one [[repo]] table: the keys every kind shares, plus the

@@ -7,7 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
@@ -28,6 +28,9 @@ type intake struct {
 	now    func() time.Time
 	// wake tells idle workers that work was queued.
 	wake func()
+	// unauthLog keeps a flood of unsigned or forged requests from
+	// flooding the log too.
+	unauthLog logLimiter
 }
 
 func (in *intake) routes() http.Handler {
@@ -48,6 +51,10 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	err = triggers.Verify(in.secret, r.Header.Get(triggers.HeaderTimestamp), r.Header.Get(triggers.HeaderSignature), body, received)
 	switch {
+	case err != nil:
+		in.unauthenticated(r, err)
+	}
+	switch {
 	case errors.Is(err, triggers.ErrMissingSignature):
 		in.reject(w, http.StatusUnauthorized, "missing_signature", "missing "+triggers.HeaderTimestamp+" or "+triggers.HeaderSignature+" header: sign requests with the shared secret")
 		return
@@ -61,7 +68,7 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 		in.reject(w, http.StatusUnauthorized, "bad_signature", "signature does not match: the hook and the daemon must use the same secret")
 		return
 	}
-	if err := in.replay.Check(r.Header.Get(triggers.HeaderSignature), received); err != nil {
+	if in.replayed(r, received) {
 		in.reject(w, http.StatusConflict, "replayed", "this exact signed request was already received; re-sign to send again")
 		return
 	}
@@ -69,7 +76,7 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 	ev, code, msg := in.parseEvent(body)
 	if code != "" {
 		status := http.StatusBadRequest
-		if code == "unknown_repo" {
+		if code == triggers.CodeUnknownRepo {
 			status = http.StatusUnprocessableEntity
 		}
 		// Authenticated but unusable: keep it so an operator can see what
@@ -80,10 +87,7 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 		in.reject(w, status, code, msg)
 		return
 	}
-	source := ev.Source
-	if source == "" {
-		source = triggers.SourceTrigger
-	}
+	source := intakeSource(ev.Source)
 	res, err := in.store.Enqueue(r.Context(), ev, source, received)
 	if err != nil {
 		in.log.Error("enqueue event", "repo", ev.Repo, "revision", ev.Revision, "err", err)
@@ -97,40 +101,90 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, triggers.Accepted{EventID: res.EventID, Duplicate: res.Duplicate})
 }
 
+// intakeSource is the source recorded for an event POSTed by a hook or
+// trigger. Only the signing secret authenticates the sender, and only hooks
+// hold it, so the body may say at most whether the hook re-sent it from
+// its spool; "manual" (which bypasses de-duplication) or "reconcile" are
+// never taken from the wire.
+func intakeSource(claimed triggers.Source) triggers.Source {
+	if claimed == triggers.SourceSpool {
+		return triggers.SourceSpool
+	}
+	return triggers.SourceTrigger
+}
+
+// replayed checks the signature against the in-memory guard (cheap, and
+// enough within one process) and then the store, which remembers the
+// window across restarts. A store failure is logged and the request let
+// through: the signature's own age limit still bounds a replay to minutes.
+func (in *intake) replayed(r *http.Request, received time.Time) bool {
+	sig := r.Header.Get(triggers.HeaderSignature)
+	if in.replay != nil && in.replay.Check(sig, received) != nil {
+		return true
+	}
+	seen, err := in.store.SeenSignature(r.Context(), sig, received, triggers.ReplayWindow)
+	if err != nil {
+		in.log.Error("replay window: store unavailable, checked in memory only", "err", err)
+		return false
+	}
+	return seen
+}
+
 // parseEvent decodes and checks an event body; code is empty when valid.
+// The returned event carries the canonical revision.
 func (in *intake) parseEvent(body []byte) (ev triggers.Event, code, msg string) {
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return ev, "malformed_json", "event body is not valid JSON: " + err.Error()
 	}
-	code, msg = checkEvent(in.cfg, ev)
-	return ev, code, msg
+	return checkEvent(in.cfg, ev)
 }
 
-// checkEvent validates an event against the config; it is shared by the
-// intake and the spool drain so both refuse the same things. code is empty
-// when the event is valid.
-func checkEvent(cfg *Config, ev triggers.Event) (code, msg string) {
+// checkEvent validates an event against the config and canonicalises its
+// revision ("+1" and "01" are "1", so they de-duplicate); it is shared by
+// the intake and the spool drain so both refuse the same things. code is
+// empty when the event is valid.
+func checkEvent(cfg *Config, ev triggers.Event) (_ triggers.Event, code, msg string) {
 	if ev.V != triggers.ProtocolVersion {
-		return "invalid_event", fmt.Sprintf("unsupported protocol version v=%d (this daemon speaks v=%d)", ev.V, triggers.ProtocolVersion)
+		return ev, "invalid_event", fmt.Sprintf("unsupported protocol version v=%d (this daemon speaks v=%d)", ev.V, triggers.ProtocolVersion)
 	}
 	if ev.Repo == "" {
-		return "invalid_event", "missing repo"
+		return ev, "invalid_event", "missing repo"
 	}
+	rev, err := triggers.CanonicalRevision(ev.Revision)
+	if err != nil {
+		return ev, "invalid_event", err.Error()
+	}
+	ev.Revision = rev
 	repo, ok := cfg.Repo(ev.Repo)
 	if !ok {
-		return "unknown_repo", fmt.Sprintf("unknown repo %q: add a [[repo]] with this name to the daemon's config", ev.Repo)
+		// Typically the repo was just added to the config file and the
+		// daemon not restarted: the hook keeps the event and re-sends it.
+		return ev, triggers.CodeUnknownRepo, fmt.Sprintf("the running daemon does not know repo %q: reload it (restart the daemon after adding the [[repo]] to its config); the hook keeps the event spooled and re-sends it", ev.Repo)
 	}
 	if vcs.Kind(ev.VCS) != repo.Kind {
-		return "invalid_event", fmt.Sprintf("repo %q is kind %q but the event says vcs %q", ev.Repo, repo.Kind, ev.VCS)
+		return ev, "invalid_event", fmt.Sprintf("repo %q is kind %q but the event says vcs %q", ev.Repo, repo.Kind, ev.VCS)
 	}
-	if n, err := strconv.ParseInt(ev.Revision, 10, 64); err != nil || n < 1 {
-		return "invalid_event", fmt.Sprintf("revision %q is not a positive integer", ev.Revision)
+	return ev, "", ""
+}
+
+// unauthenticated counts a request that failed the signature check and
+// logs it, at most unauthLogBurst lines a minute: a flood of forged
+// requests must not fill the disk with log lines.
+func (in *intake) unauthenticated(r *http.Request, err error) {
+	total, suppressed, ok := in.unauthLog.allow(in.now())
+	if suppressed > 0 {
+		in.log.Warn("unauthenticated requests: log lines suppressed", "suppressed", suppressed, "total_unauthenticated", total)
 	}
-	return "", ""
+	if ok {
+		in.log.Warn("unauthenticated request", "remote", r.RemoteAddr, "err", err, "total_unauthenticated", total)
+	}
 }
 
 func (in *intake) reject(w http.ResponseWriter, status int, code, msg string) {
-	in.log.Warn("event rejected", "status", status, "code", code, "reason", msg)
+	// 401s were logged (rate-limited) by unauthenticated.
+	if status != http.StatusUnauthorized {
+		in.log.Warn("event rejected", "status", status, "code", code, "reason", msg)
+	}
 	writeJSON(w, status, triggers.ErrorBody{Error: msg, Code: code})
 }
 
@@ -138,4 +192,38 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// unauthLogBurst is how many unauthenticated requests are logged per
+// minute before the rest are only counted.
+const unauthLogBurst = 10
+
+// logLimiter lets the first unauthLogBurst events of each minute be
+// logged; the rest are counted and reported once, as a summary, when the
+// next minute's first event arrives. The zero value is ready.
+type logLimiter struct {
+	mu          sync.Mutex
+	windowStart time.Time
+	inWindow    int
+	suppressed  int
+	total       int64
+}
+
+// allow counts one event at now. ok says whether to log it; suppressed is
+// the number of events the previous window swallowed (to log as a summary
+// once), and total counts every event since start.
+func (l *logLimiter) allow(now time.Time) (total int64, suppressed int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total++
+	if now.Sub(l.windowStart) >= time.Minute || now.Before(l.windowStart) {
+		suppressed = l.suppressed
+		l.windowStart, l.inWindow, l.suppressed = now, 0, 0
+	}
+	l.inWindow++
+	if l.inWindow > unauthLogBurst {
+		l.suppressed++
+		return l.total, suppressed, false
+	}
+	return l.total, suppressed, true
 }

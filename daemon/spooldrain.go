@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -52,25 +53,54 @@ func (d *spoolDrainer) drainAll(ctx context.Context) {
 
 // drain enqueues every spooled event, oldest first. A file leaves the
 // spool only after the queue has it, or when it is moved to rejected/ with
-// its reason, so a crash mid-drain loses nothing.
+// its reason, so a crash mid-drain loses nothing. Files must carry a valid
+// signature made with the shared secret; their age is not checked (a
+// spooled event may be hours old) and de-duplication by (repo, revision)
+// makes a second delivery harmless.
 func (d *spoolDrainer) drain(ctx context.Context, sp triggers.Spool) (int, error) {
 	names, err := sp.List()
 	if err != nil {
 		return 0, err
+	}
+	if len(names) == 0 {
+		return 0, nil
+	}
+	if sp.Secret == nil {
+		secret, err := d.cfg.DaemonSecret()
+		if err != nil {
+			return 0, fmt.Errorf("cannot verify spooled events without the secret: %w", err)
+		}
+		sp.Secret = secret
 	}
 	n := 0
 	for _, name := range names {
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
-		ev, err := sp.Read(name)
+		ev, spooledAt, err := sp.Read(name)
+		var bad *triggers.RejectedFileError
+		if errors.As(err, &bad) {
+			// Read moved it to rejected/; keep a trace in the audit trail
+			// too, with only the start of the file.
+			if _, rerr := d.store.RecordRejectedEvent(ctx, audit.RejectedEvent{ReceivedAt: d.now(), Reason: "spool " + sp.Dir + "/" + name + ": " + bad.Reason, Payload: bad.Prefix}); rerr != nil {
+				d.log.Error("record rejected spool file", "file", name, "err", rerr)
+			}
+			d.log.Warn("spooled event rejected", "dir", sp.Dir, "file", name, "reason", bad.Reason)
+			continue
+		}
 		if err != nil {
-			// Read has already moved a corrupt file to rejected/ with its
-			// reason; anything else (permissions) stays for the next drain.
+			// Permissions and the like: the file stays for the next drain.
 			d.log.Warn("spooled event unreadable", "dir", sp.Dir, "file", name, "err", err)
 			continue
 		}
-		if code, msg := checkEvent(d.cfg, ev); code != "" {
+		ev, code, msg := checkEvent(d.cfg, ev)
+		if code == triggers.CodeUnknownRepo && d.now().Sub(spooledAt) < d.unknownRepoRetry() {
+			// The repo may be in the config file already; it is retried
+			// until the window closes.
+			d.log.Warn("spooled event kept", "file", name, "reason", msg)
+			continue
+		}
+		if code != "" {
 			raw, _ := json.Marshal(ev)
 			if _, err := d.store.RecordRejectedEvent(ctx, audit.RejectedEvent{ReceivedAt: d.now(), Reason: "spool " + sp.Dir + ": " + msg, Payload: raw}); err != nil {
 				return n, err
@@ -90,4 +120,11 @@ func (d *spoolDrainer) drain(ctx context.Context, sp triggers.Spool) (int, error
 		n++
 	}
 	return n, nil
+}
+
+func (d *spoolDrainer) unknownRepoRetry() time.Duration {
+	if r := d.cfg.Notify.UnknownRepoRetry; r > 0 {
+		return r
+	}
+	return triggers.DefaultUnknownRepoRetry
 }

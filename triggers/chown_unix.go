@@ -3,6 +3,7 @@
 package triggers
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -18,4 +19,24 @@ func chownLike(path string, like os.FileInfo) error {
 		return nil
 	}
 	return os.Lchown(path, int(st.Uid), int(st.Gid))
+}
+
+// shareWithDir gives path the group of dir (and, when run as root, its
+// owner too), so whoever owns the spool can read what a hook run as
+// another user (root, typically) wrote there. As a non-root user only the
+// group can change, and only to a group the user is in; a refusal leaves
+// the file with the user's group, which the setgid spool dir normally
+// already made right.
+func shareWithDir(path string, dir os.FileInfo) error {
+	st, ok := dir.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if os.Geteuid() == 0 {
+		return os.Lchown(path, int(st.Uid), int(st.Gid))
+	}
+	if err := os.Lchown(path, -1, int(st.Gid)); err != nil && !errors.Is(err, syscall.EPERM) {
+		return err
+	}
+	return nil
 }

@@ -31,8 +31,32 @@ type ClientConfig struct {
 	Timeout time.Duration
 	// ResendMax caps how many spooled events one notify re-sends
 	// (default 20).
-	ResendMax  int
+	ResendMax int
+	// UnknownRepoRetry is how long a spooled event the daemon answers
+	// unknown_repo for keeps being re-sent before it is moved to
+	// rejected/ (default DefaultUnknownRepoRetry). A repo just added to the
+	// config is unknown until the daemon is restarted.
+	UnknownRepoRetry time.Duration
+	// SpoolOnly, when set, is why the event must not be sent now (the
+	// config could not be read, so the URL would be a guess): Notify
+	// spools it and says so.
+	SpoolOnly  string
 	HTTPClient *http.Client // optional
+}
+
+// DefaultUnknownRepoRetry is how long unknown_repo events stay spooled.
+const DefaultUnknownRepoRetry = 24 * time.Hour
+
+// CodeUnknownRepo is the intake's error code for a repo the running
+// daemon does not know. It is retryable: the repo may be in the config
+// file already and the daemon not yet restarted.
+const CodeUnknownRepo = "unknown_repo"
+
+func (c ClientConfig) unknownRepoRetry() time.Duration {
+	if c.UnknownRepoRetry > 0 {
+		return c.UnknownRepoRetry
+	}
+	return DefaultUnknownRepoRetry
 }
 
 func (c ClientConfig) timeout() time.Duration {
@@ -123,6 +147,12 @@ func statusError(status int, body []byte) *DeliveryError {
 			de.Code = eb.Code
 		}
 		de.Message = eb.Error
+		// unknown_repo waits for a daemon restart; replayed means the same
+		// bytes were signed within the same second (two hooks re-sending
+		// one spooled event) and the next attempt is signed afresh.
+		if eb.Code == CodeUnknownRepo || eb.Code == "replayed" {
+			de.Permanent = false
+		}
 	} else {
 		de.Message = strings.TrimSpace(string(body))
 		if len(de.Message) > 200 {
@@ -181,7 +211,13 @@ func Notify(ctx context.Context, cfg ClientConfig, ev Event, stderr io.Writer) O
 	what := fmt.Sprintf("%s %s@%s", ev.VCS, ev.Repo, ev.Revision)
 	daemon := redactURL(cfg.URL)
 
-	acc, err := Deliver(ctx, cfg, ev)
+	var acc Accepted
+	var err error
+	if cfg.SpoolOnly != "" {
+		err = errors.New(cfg.SpoolOnly)
+	} else {
+		acc, err = Deliver(ctx, cfg, ev)
+	}
 	if err == nil {
 		out := Outcome{Delivered: true, EventID: acc.EventID}
 		out.Resent, out.Rejected = resend(ctx, cfg, stderr)
@@ -198,15 +234,19 @@ func Notify(ctx context.Context, cfg ClientConfig, ev Event, stderr io.Writer) O
 		reason = oneLine(err.Error())
 	}
 	out := Outcome{Err: err}
-	name, spoolErr := Spool{Dir: cfg.SpoolDir}.Write(ev)
+	spool := Spool{Dir: cfg.SpoolDir, Secret: cfg.Secret}
+	name, spoolErr := spool.Write(ev)
 	if spoolErr != nil {
 		out.Err = errors.Join(err, fmt.Errorf("spool: %w", spoolErr))
 		fmt.Fprintf(stderr, "aicr notify: %s NOT RECORDED: daemon %s: %s; spooling to %q also failed: %s\n",
 			what, daemon, reason, cfg.SpoolDir, oneLine(spoolErr.Error()))
 		return out
 	}
-	out.Spooled = Spool{Dir: cfg.SpoolDir}.Path(name)
+	out.Spooled = spool.Path(name)
 	fmt.Fprintf(stderr, "aicr notify: %s not delivered to daemon %s: %s; spooled to %s\n", what, daemon, reason, out.Spooled)
+	if len(cfg.Secret) == 0 {
+		fmt.Fprintf(stderr, "aicr notify: %s was spooled UNSIGNED because the hook has no secret; the daemon will move it to %s: fix the secret, then re-send the revision with aicr review\n", what, spool.Path(RejectedDir))
+	}
 	return out
 }
 
@@ -214,8 +254,8 @@ func Notify(ctx context.Context, cfg ClientConfig, ev Event, stderr io.Writer) O
 // stops at the first failure that is not permanent: the daemon is
 // struggling and its own spool drain will pick the rest up.
 func resend(ctx context.Context, cfg ClientConfig, stderr io.Writer) (resent, rejected int) {
-	spool := Spool{Dir: cfg.SpoolDir}
-	if cfg.SpoolDir == "" {
+	spool := Spool{Dir: cfg.SpoolDir, Secret: cfg.Secret}
+	if cfg.SpoolDir == "" || len(cfg.Secret) == 0 {
 		return 0, 0
 	}
 	names, err := spool.List()
@@ -230,7 +270,7 @@ func resend(ctx context.Context, cfg ClientConfig, stderr io.Writer) (resent, re
 		if attempts >= cfg.resendMax() || ctx.Err() != nil {
 			return resent, rejected
 		}
-		ev, err := spool.Read(name)
+		ev, spooledAt, err := spool.Read(name)
 		if errors.Is(err, ErrCorruptSpoolFile) {
 			rejected++
 			fmt.Fprintf(stderr, "aicr notify: %s\n", oneLine(err.Error()))
@@ -250,7 +290,11 @@ func resend(ctx context.Context, cfg ClientConfig, stderr io.Writer) (resent, re
 				fmt.Fprintf(stderr, "aicr notify: re-sent %s but could not remove it (the daemon will ignore the duplicate): %s\n", spool.Path(name), oneLine(err.Error()))
 			}
 			resent++
-		case errors.As(err, &de) && de.Permanent:
+		case errors.As(err, &de) && de.Code == CodeUnknownRepo && time.Since(spooledAt) < cfg.unknownRepoRetry():
+			// Other repos' events may go through; this one waits for the
+			// daemon to be restarted with the new [[repo]].
+			fmt.Fprintf(stderr, "aicr notify: spooled %s kept: %s\n", name, oneLine(de.Message))
+		case errors.As(err, &de) && (de.Permanent || de.Code == CodeUnknownRepo):
 			if err := spool.Reject(name, de.Error()); err != nil {
 				fmt.Fprintf(stderr, "aicr notify: daemon refused %s (%s) and moving it aside failed: %s\n", spool.Path(name), oneLine(de.Error()), oneLine(err.Error()))
 				return resent, rejected

@@ -142,7 +142,7 @@ func TestNotifySpoolsOnFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spool := Spool{Dir: filepath.Join(t.TempDir(), "spool")}
+			spool := Spool{Dir: filepath.Join(t.TempDir(), "spool"), Secret: []byte(testSecret)}
 			url := tt.url(t)
 			var stderr bytes.Buffer
 			out := Notify(context.Background(), clientConfig(url, spool.Dir), Event{VCS: "svn", Repo: "main", Revision: "42"}, &stderr)
@@ -157,7 +157,7 @@ func TestNotifySpoolsOnFailure(t *testing.T) {
 			if len(names) != 1 || out.Spooled != spool.Path(names[0]) {
 				t.Fatalf("spool holds %v, Outcome.Spooled = %q; want the one file", names, out.Spooled)
 			}
-			ev, err := spool.Read(names[0])
+			ev, _, err := spool.Read(names[0])
 			if err != nil || ev.Revision != "42" || ev.Source != SourceTrigger || ev.SentAt.IsZero() {
 				t.Fatalf("spooled event %+v, %v", ev, err)
 			}
@@ -172,7 +172,7 @@ func TestNotifySpoolsOnFailure(t *testing.T) {
 
 func TestNotifyWithoutSecretSpoolsAndSaysHowToFix(t *testing.T) {
 	d := newFakeDaemon(t, nil)
-	spool := Spool{Dir: t.TempDir()}
+	spool := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	cfg := clientConfig(d.srv.URL, spool.Dir)
 	cfg.Secret = nil
 	var stderr bytes.Buffer
@@ -213,7 +213,7 @@ func TestNotifyHangingDaemonTimesOut(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
 
-	spool := Spool{Dir: t.TempDir()}
+	spool := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	cfg := clientConfig(srv.URL, spool.Dir)
 	cfg.Timeout = 200 * time.Millisecond
 	var stderr bytes.Buffer
@@ -234,7 +234,7 @@ func TestNotifyHangingConnectTimesOut(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	t.Cleanup(func() { ln.Close() })
-	spool := Spool{Dir: t.TempDir()}
+	spool := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	cfg := clientConfig("http://"+ln.Addr().String(), spool.Dir)
 	cfg.Timeout = 200 * time.Millisecond
 	out := Notify(context.Background(), cfg, Event{VCS: "svn", Repo: "main", Revision: "8"}, io.Discard)
@@ -267,7 +267,7 @@ func revisions(evs []Event) []string {
 
 func TestNotifyResendsSpooledOldestFirst(t *testing.T) {
 	d := newFakeDaemon(t, nil)
-	spool := Spool{Dir: t.TempDir()}
+	spool := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	spoolOlder(t, spool, "10", "11", "12")
 	var stderr bytes.Buffer
 	out := Notify(context.Background(), clientConfig(d.srv.URL, spool.Dir), Event{VCS: "svn", Repo: "main", Revision: "13"}, &stderr)
@@ -293,11 +293,11 @@ func TestNotifyResendsSpooledOldestFirst(t *testing.T) {
 func TestNotifyResendRejectsPermanentFailure(t *testing.T) {
 	d := newFakeDaemon(t, func(ev Event) (int, any) {
 		if ev.Revision == "11" {
-			return 422, ErrorBody{Error: `unknown repo "main"`, Code: "unknown_repo"}
+			return 400, ErrorBody{Error: `repo "main" is kind "p4" but the event says vcs "svn"`, Code: "invalid_event"}
 		}
 		return 202, Accepted{EventID: 1}
 	})
-	spool := Spool{Dir: t.TempDir()}
+	spool := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	names := spoolOlder(t, spool, "10", "11", "12")
 	var stderr bytes.Buffer
 	out := Notify(context.Background(), clientConfig(d.srv.URL, spool.Dir), Event{VCS: "svn", Repo: "main", Revision: "13"}, &stderr)
@@ -309,7 +309,7 @@ func TestNotifyResendRejectsPermanentFailure(t *testing.T) {
 	}
 	reason, err := os.ReadFile(filepath.Join(spool.Dir, RejectedDir, names[1]+".reason"))
 	must(t, err)
-	if !strings.Contains(string(reason), "422") || !strings.Contains(string(reason), `unknown repo "main"`) {
+	if !strings.Contains(string(reason), "400") || !strings.Contains(string(reason), `is kind "p4"`) {
 		t.Fatalf("reason %q, want the daemon's error", reason)
 	}
 	if _, err := os.Stat(filepath.Join(spool.Dir, RejectedDir, names[1])); err != nil {
@@ -327,7 +327,7 @@ func TestNotifyResendStopsWhenDaemonStruggles(t *testing.T) {
 		}
 		return 202, Accepted{EventID: 1}
 	})
-	spool := Spool{Dir: t.TempDir()}
+	spool := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	names := spoolOlder(t, spool, "10", "11", "12")
 	out := Notify(context.Background(), clientConfig(d.srv.URL, spool.Dir), Event{VCS: "svn", Repo: "main", Revision: "13"}, io.Discard)
 	if out.Resent != 1 || out.Rejected != 0 {
@@ -343,7 +343,7 @@ func TestNotifyResendStopsWhenDaemonStruggles(t *testing.T) {
 
 func TestNotifyResendStopsAtResendMax(t *testing.T) {
 	d := newFakeDaemon(t, nil)
-	spool := Spool{Dir: t.TempDir()}
+	spool := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	names := spoolOlder(t, spool, "1", "2", "3", "4", "5")
 	cfg := clientConfig(d.srv.URL, spool.Dir)
 	cfg.ResendMax = 2
@@ -361,7 +361,7 @@ func TestNotifyResendStopsAtResendMax(t *testing.T) {
 
 func TestNotifyResendSkipsCorruptFile(t *testing.T) {
 	d := newFakeDaemon(t, nil)
-	spool := Spool{Dir: t.TempDir()}
+	spool := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	must(t, os.WriteFile(spool.Path("00000000000000000001-main-1.json"), []byte("garbage"), 0o600))
 	spoolOlder(t, spool, "2")
 	out := Notify(context.Background(), clientConfig(d.srv.URL, spool.Dir), Event{VCS: "svn", Repo: "main", Revision: "3"}, io.Discard)
@@ -380,8 +380,11 @@ func TestDeliverClassifiesStatus(t *testing.T) {
 		{400, ErrorBody{Error: "bad", Code: "invalid_event"}, "invalid_event", true},
 		{401, ErrorBody{Error: "sig", Code: "bad_signature"}, "bad_signature", true},
 		{408, "timeout", "http_408", false},
-		{409, ErrorBody{Error: "again", Code: "replayed"}, "replayed", true},
-		{422, ErrorBody{Error: "who", Code: "unknown_repo"}, "unknown_repo", true},
+		// Two hooks re-sending one spooled event in the same second sign the
+		// same bytes; the next attempt is signed afresh, so it is retryable.
+		{409, ErrorBody{Error: "again", Code: "replayed"}, "replayed", false},
+		{422, ErrorBody{Error: "who", Code: "unknown_repo"}, "unknown_repo", false}, // retryable: the daemon may not be restarted yet
+		{400, ErrorBody{Error: "bad", Code: "invalid_event"}, "invalid_event", true},
 		{429, ErrorBody{Error: "slow", Code: "rate_limited"}, "rate_limited", false},
 		{500, "", "http_500", false},
 		{503, ErrorBody{Error: "busy", Code: "store_unavailable"}, "store_unavailable", false},

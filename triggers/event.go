@@ -4,7 +4,12 @@
 // scripts and trigger lines.
 package triggers
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // ProtocolVersion is the "v" field of every event body.
 const ProtocolVersion = 1
@@ -54,3 +59,25 @@ type ErrorBody struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
 }
+
+// CanonicalRevision returns the one spelling of an SVN revision or a
+// Perforce change number that de-duplication compares: a positive decimal
+// without sign or leading zeros. "+1", "01" and "1" are the same revision,
+// so all three become "1"; anything else (0, negatives, hex, spaces, a
+// number over int64) is an error naming the value.
+func CanonicalRevision(rev string) (string, error) {
+	digits := strings.TrimPrefix(rev, "+")
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return "", fmt.Errorf("revision %q is not a positive decimal number: send the SVN revision or Perforce change number as digits, e.g. \"42\"", rev)
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n < 1 {
+		return "", fmt.Errorf("revision %q is not a positive number that fits 64 bits: send the SVN revision or Perforce change number, e.g. \"42\"", rev)
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// ReplayWindow is how long the intake remembers a signature: Verify
+// accepts a timestamp up to MaxSkew either side of the receiver's clock,
+// so a signature stays usable for at most 2*MaxSkew after it is first seen.
+const ReplayWindow = 2 * MaxSkew

@@ -1,9 +1,12 @@
 package triggers
 
 import (
+	"crypto/hmac"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,9 +22,24 @@ const (
 	spoolExt       = ".json"
 	reasonExt      = ".reason"
 	spoolTmpPrefix = ".tmp-"
-	spoolDirMode   = 0o770
-	spoolFileMode  = 0o660
+	// The setgid bit makes files a root-run hook writes inherit the spool
+	// dir's group, so the daemon (owner or group member) can read them.
+	spoolDirMode  = 0o770 | os.ModeSetgid
+	spoolFileMode = 0o640
+	// MaxSpoolFileBytes bounds what is read of a spool file. A real one is
+	// a few hundred bytes; the intake takes bodies up to 64 KiB and the
+	// envelope adds a little. Anything larger is not a hook's event.
+	MaxSpoolFileBytes = 80 << 10
 )
+
+// spoolEnvelope is a spool file: the event body exactly as it was signed,
+// with the timestamp and signature the hook made with its secret, so the
+// daemon can tell a hook's event from a file anyone dropped in the spool.
+type spoolEnvelope struct {
+	Timestamp int64           `json:"timestamp"`
+	Signature string          `json:"signature,omitempty"`
+	Event     json.RawMessage `json:"event"`
+}
 
 var (
 	// ErrCorruptSpoolFile means a spool file could not be parsed; Read has
@@ -33,20 +51,30 @@ var (
 
 // Spool is a directory of events that could not be delivered. Names sort
 // oldest first, so draining in name order keeps commit order.
-type Spool struct{ Dir string }
+//
+// Secret is the hook's signing secret: Write signs with it and Read
+// verifies with it. A spool dir is writable by the hook's user and the
+// daemon's group, so without the signature anyone who can write there
+// could inject events the daemon would take as a hook's.
+type Spool struct {
+	Dir    string
+	Secret []byte
+}
 
 // Write stores ev atomically (temp file, fsync, rename, fsync dir) and
-// returns the new file's name inside Dir.
+// returns the new file's name inside Dir. Without a Secret the file is
+// written unsigned, so the event is kept for an operator, but no drain
+// will accept it (it lands in rejected/ with the reason).
 func (s Spool) Write(ev Event) (string, error) {
 	if s.Dir == "" {
 		return "", errors.New("write spool: no spool directory configured")
 	}
-	body, err := json.Marshal(ev)
+	body, err := s.encode(ev, time.Now())
 	if err != nil {
-		return "", fmt.Errorf("encode event: %w", err)
+		return "", err
 	}
-	body = append(body, '\n')
-	if err := os.MkdirAll(s.Dir, spoolDirMode); err != nil {
+	dirInfo, err := ensureSpoolDir(s.Dir)
+	if err != nil {
 		return "", fmt.Errorf("create spool dir: %w", err)
 	}
 	tmp, err := os.CreateTemp(s.Dir, spoolTmpPrefix+"*"+spoolExt)
@@ -63,6 +91,10 @@ func (s Spool) Write(ev Event) (string, error) {
 	if err := tmp.Chmod(spoolFileMode); err != nil {
 		tmp.Close()
 		return "", fmt.Errorf("chmod spool file: %w", err)
+	}
+	if err := shareWithDir(tmpName, dirInfo); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("give spool file the spool dir's owner/group: %w", err)
 	}
 	if _, err := tmp.Write(body); err != nil {
 		tmp.Close()
@@ -159,32 +191,145 @@ func (s Spool) List() ([]string, error) {
 	return names, nil
 }
 
-// Read returns the event in the named spool file. A file that is not a
-// valid event is moved to RejectedDir and ErrCorruptSpoolFile returned, so
-// one bad file never blocks a drain.
-func (s Spool) Read(name string) (Event, error) {
+// Read returns the event in the named spool file and when it was
+// spooled. A file that is too large, not an event, unsigned or signed with
+// another secret is moved to RejectedDir with its reason and a
+// *RejectedFileError (matching ErrCorruptSpoolFile) returned, so one bad
+// file never blocks a drain. Without a Secret nothing can be verified and
+// ErrNoSecret is returned, leaving the file in place.
+//
+// The signature is checked but not its age: a spooled event is
+// legitimately hours old, and re-sending one twice is harmless because
+// the daemon de-duplicates by (repo, revision).
+func (s Spool) Read(name string) (Event, time.Time, error) {
 	path, err := s.path(name)
 	if err != nil {
-		return Event{}, err
+		return Event{}, time.Time{}, err
 	}
-	body, err := os.ReadFile(path)
+	if len(s.Secret) == 0 {
+		return Event{}, time.Time{}, ErrNoSecret
+	}
+	body, size, err := readCapped(path, MaxSpoolFileBytes)
 	if err != nil {
-		return Event{}, fmt.Errorf("read spool file: %w", err)
+		return Event{}, time.Time{}, fmt.Errorf("read spool file: %w", err)
 	}
-	var ev Event
-	reason := ""
-	if err := json.Unmarshal(body, &ev); err != nil {
-		reason = "not valid event JSON: " + err.Error()
-	} else if ev.Repo == "" || ev.Revision == "" {
-		reason = "event has no repo or revision"
-	}
+	ev, spooledAt, reason := s.decode(body, size)
 	if reason != "" {
-		if err := s.Reject(name, reason); err != nil {
-			return Event{}, fmt.Errorf("%w %s: %s (and could not move it aside: %v)", ErrCorruptSpoolFile, name, reason, err)
+		prefix := body
+		if len(prefix) > maxRejectedPrefix {
+			prefix = prefix[:maxRejectedPrefix]
 		}
-		return Event{}, fmt.Errorf("%w %s: %s; moved to %s", ErrCorruptSpoolFile, name, reason, filepath.Join(s.Dir, RejectedDir))
+		rerr := &RejectedFileError{Name: name, Reason: reason, Prefix: prefix}
+		if err := s.Reject(name, reason); err != nil {
+			rerr.MoveErr = err
+		} else {
+			rerr.MovedTo = filepath.Join(s.Dir, RejectedDir)
+		}
+		return Event{}, time.Time{}, rerr
 	}
-	return ev, nil
+	return ev, spooledAt, nil
+}
+
+// maxRejectedPrefix is how much of a refused file is kept in the audit
+// trail: enough to see what it was, never the 300 MB someone dropped.
+const maxRejectedPrefix = 4 << 10
+
+// RejectedFileError is a spool file Read refused and moved aside.
+type RejectedFileError struct {
+	Name    string
+	Reason  string
+	Prefix  []byte // the start of the file, for the audit trail
+	MovedTo string // empty when moving it failed
+	MoveErr error
+}
+
+func (e *RejectedFileError) Error() string {
+	if e.MoveErr != nil {
+		return fmt.Sprintf("%s %s: %s (and could not move it aside: %v)", ErrCorruptSpoolFile, e.Name, e.Reason, e.MoveErr)
+	}
+	return fmt.Sprintf("%s %s: %s; moved to %s", ErrCorruptSpoolFile, e.Name, e.Reason, e.MovedTo)
+}
+
+func (e *RejectedFileError) Is(target error) bool { return target == ErrCorruptSpoolFile }
+
+// encode signs ev (when there is a secret) and wraps it in the envelope.
+func (s Spool) encode(ev Event, now time.Time) ([]byte, error) {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("encode event: %w", err)
+	}
+	env := spoolEnvelope{Timestamp: now.Unix(), Event: body}
+	if len(s.Secret) > 0 {
+		env.Signature = Sign(s.Secret, env.Timestamp, body)
+	}
+	out, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("encode spool envelope: %w", err)
+	}
+	return append(out, '\n'), nil
+}
+
+// decode checks a spool file's size, envelope and signature; reason is
+// empty when the event is good.
+func (s Spool) decode(body []byte, size int64) (ev Event, spooledAt time.Time, reason string) {
+	if size > MaxSpoolFileBytes {
+		return ev, spooledAt, fmt.Sprintf("file is %d bytes, over the %d-byte limit of a spooled event: not written by aicr notify", size, MaxSpoolFileBytes)
+	}
+	var env spoolEnvelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return ev, spooledAt, "not a spooled event (invalid JSON): " + err.Error()
+	}
+	if len(env.Event) == 0 {
+		return ev, spooledAt, "unsigned spool file (no signed event envelope; written by an aicr before signed spools, or not by aicr notify): check it and re-send with `aicr review` if it is genuine"
+	}
+	if env.Signature == "" {
+		return ev, spooledAt, "unsigned spool file: the hook had no secret when it spooled this event; fix the hook's secret and re-send the revision with `aicr review` if it is genuine"
+	}
+	if !validMAC(s.Secret, env.Timestamp, env.Signature, env.Event) {
+		return ev, spooledAt, "signature does not match this secret: the file was altered or not written by a hook sharing the daemon's secret"
+	}
+	if err := json.Unmarshal(env.Event, &ev); err != nil {
+		return ev, spooledAt, "signed event is not valid event JSON: " + err.Error()
+	}
+	if ev.Repo == "" || ev.Revision == "" {
+		return ev, spooledAt, "event has no repo or revision"
+	}
+	return ev, time.Unix(env.Timestamp, 0), ""
+}
+
+// validMAC checks a signature without Verify's age limit.
+func validMAC(secret []byte, timestamp int64, signature string, body []byte) bool {
+	hexSig, ok := strings.CutPrefix(strings.TrimSpace(signature), signaturePrefix)
+	if !ok {
+		return false
+	}
+	got, err := hex.DecodeString(hexSig)
+	if err != nil {
+		return false
+	}
+	return hmac.Equal(got, mac(secret, timestamp, body))
+}
+
+// readCapped reads at most limit+1 bytes of path and reports its size, so
+// an oversized file is recognised without being loaded.
+func readCapped(path string, limit int64) ([]byte, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	body, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, 0, err
+	}
+	size := int64(len(body))
+	if size > limit {
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		return body[:0], size, nil
+	}
+	return body, size, nil
 }
 
 // Remove deletes a delivered event. A file already gone is not an error:
@@ -209,15 +354,18 @@ func (s Spool) Reject(name, reason string) error {
 		return err
 	}
 	dir := filepath.Join(s.Dir, RejectedDir)
-	if err := os.MkdirAll(dir, spoolDirMode); err != nil {
+	dirInfo, err := ensureSpoolDir(dir)
+	if err != nil {
 		return fmt.Errorf("create rejected dir: %w", err)
 	}
 	if err := os.Rename(path, filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("move to rejected: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+reasonExt), []byte(strings.TrimSpace(reason)+"\n"), spoolFileMode); err != nil {
+	reasonPath := filepath.Join(dir, name+reasonExt)
+	if err := os.WriteFile(reasonPath, []byte(strings.TrimSpace(reason)+"\n"), spoolFileMode); err != nil {
 		return fmt.Errorf("write reject reason: %w", err)
 	}
+	_ = shareWithDir(reasonPath, dirInfo)
 	if err := syncDir(dir); err != nil {
 		return fmt.Errorf("sync rejected dir: %w", err)
 	}
@@ -234,6 +382,38 @@ func (s Spool) path(name string) (string, error) {
 	return filepath.Join(s.Dir, name), nil
 }
 
+// ensureSpoolDir creates dir (and missing parents) readable by the
+// group that will read it: a new dir takes the owner and group of the dir
+// it is created in, so a hook run as root does not leave a root-only spool
+// behind. It returns dir's final FileInfo.
+func ensureSpoolDir(dir string) (os.FileInfo, error) {
+	if st, err := os.Stat(dir); err == nil {
+		if !st.IsDir() {
+			return nil, fmt.Errorf("%s is not a directory", dir)
+		}
+		return st, nil
+	}
+	parent := filepath.Dir(dir)
+	if _, err := ensureSpoolDir(parent); err != nil && parent != dir {
+		return nil, err
+	}
+	parentInfo, err := os.Stat(parent)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dir, 0o770); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	// Mkdir honours the umask and drops setgid; set the mode explicitly.
+	if err := os.Chmod(dir, spoolDirMode); err != nil {
+		return nil, err
+	}
+	if err := shareWithDir(dir, parentInfo); err != nil {
+		return nil, err
+	}
+	return os.Stat(dir)
+}
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -241,4 +421,21 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// OpenNotifyLog opens <spoolDir>/notify.log for appending, creating the
+// spool dir like Write does, so a trigger run as root leaves a log the
+// spool's owner and group can read.
+func OpenNotifyLog(spoolDir string) (*os.File, error) {
+	dirInfo, err := ensureSpoolDir(spoolDir)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(spoolDir, "notify.log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, spoolFileMode)
+	if err != nil {
+		return nil, err
+	}
+	_ = shareWithDir(path, dirInfo)
+	return f, nil
 }

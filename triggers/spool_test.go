@@ -15,7 +15,7 @@ func testEvent(rev string) Event {
 }
 
 func TestSpoolWriteListReadRemove(t *testing.T) {
-	s := Spool{Dir: filepath.Join(t.TempDir(), "missing", "spool")}
+	s := Spool{Dir: filepath.Join(t.TempDir(), "missing", "spool"), Secret: []byte(testSecret)}
 	if names, err := s.List(); err != nil || len(names) != 0 {
 		t.Fatalf("List of missing dir = %v, %v; want empty, nil", names, err)
 	}
@@ -48,7 +48,7 @@ func TestSpoolWriteListReadRemove(t *testing.T) {
 	}
 	var revs []string
 	for _, n := range names {
-		ev, err := s.Read(n)
+		ev, _, err := s.Read(n)
 		if err != nil {
 			t.Fatalf("Read %s: %v", n, err)
 		}
@@ -68,7 +68,7 @@ func TestSpoolWriteListReadRemove(t *testing.T) {
 }
 
 func TestSpoolNamesAreSafeAndUnique(t *testing.T) {
-	s := Spool{Dir: t.TempDir()}
+	s := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	ev := testEvent("../../etc/passwd")
 	ev.Repo = "my repo/with:odd*chars"
 	seen := map[string]bool{}
@@ -89,14 +89,14 @@ func TestSpoolNamesAreSafeAndUnique(t *testing.T) {
 		t.Fatalf("List has %d files, want 50", len(names))
 	}
 	for _, bad := range []string{"../x.json", "sub/x.json", ".tmp-1.json", "x.txt", ""} {
-		if _, err := s.Read(bad); !errors.Is(err, ErrBadSpoolName) {
+		if _, _, err := s.Read(bad); !errors.Is(err, ErrBadSpoolName) {
 			t.Errorf("Read(%q) = %v, want ErrBadSpoolName", bad, err)
 		}
 	}
 }
 
 func TestSpoolReject(t *testing.T) {
-	s := Spool{Dir: t.TempDir()}
+	s := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	name, err := s.Write(testEvent("9"))
 	must(t, err)
 	must(t, s.Reject(name, "daemon answered 422 unknown_repo: unknown repo \"main\"\n"))
@@ -116,7 +116,7 @@ func TestSpoolReject(t *testing.T) {
 }
 
 func TestSpoolCorruptFileMovedAside(t *testing.T) {
-	s := Spool{Dir: t.TempDir()}
+	s := Spool{Dir: t.TempDir(), Secret: []byte(testSecret)}
 	good, err := s.Write(testEvent("1"))
 	must(t, err)
 	bad := "00000000000000000001-main-2.json" // sorts before good
@@ -128,7 +128,7 @@ func TestSpoolCorruptFileMovedAside(t *testing.T) {
 	must(t, err)
 	var ok []string
 	for _, n := range names {
-		ev, err := s.Read(n)
+		ev, _, err := s.Read(n)
 		if errors.Is(err, ErrCorruptSpoolFile) {
 			continue
 		}
@@ -145,7 +145,7 @@ func TestSpoolCorruptFileMovedAside(t *testing.T) {
 	}
 	reason, err := os.ReadFile(filepath.Join(s.Dir, RejectedDir, bad+".reason"))
 	must(t, err)
-	if !strings.Contains(string(reason), "not valid event JSON") {
+	if !strings.Contains(string(reason), "invalid JSON") {
 		t.Fatalf("reason %q does not give the parse error", reason)
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, RejectedDir, empty+".reason")); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/triggers"
+	"github.com/aicr-dev/aicr/vcs"
 )
 
 func newInstallCmd(ios *IOStreams) *cobra.Command {
@@ -53,8 +54,12 @@ between REM >>> aicr post-commit >>> markers.`,
 					return &exitError{code: 2, err: fmt.Errorf("no [[repo]] in %s has local_path = %q or url = \"file://%s\"; add one or pass --name", cfg.Path, absRepos, absRepos)}
 				}
 				name = repo.Name
-			} else if _, ok := cfg.Repo(name); !ok {
+			} else if repo, ok := cfg.Repo(name); !ok {
 				return &exitError{code: 2, err: fmt.Errorf("--name %q: no such [[repo]] in %s", name, cfg.Path)}
+			} else if lp, ok := repo.Settings.(vcs.LocalPather); ok && lp.LocalRepoPath() != "" && !triggers.SameRepoPath(lp.LocalRepoPath(), absRepos) {
+				// The hook will refuse every commit (it checks REPOS_PATH
+				// against local_path), so say so now.
+				fmt.Fprintf(ios.ErrOut, "warning: repo %q has local_path = %q, not %s: the hook will refuse this repository's commits (they would be reviewed as %q's revisions); pass the right --name or fix local_path\n", name, lp.LocalRepoPath(), absRepos, name)
 			}
 			if aicrPath == "" {
 				exe, err := os.Executable()

@@ -3,13 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -64,21 +63,12 @@ func notifySVN(cmd *cobra.Command, ios *IOStreams, configPath, repoName string, 
 	if len(args) < 2 || len(args) > 3 {
 		return fmt.Errorf("usage: aicr notify svn REPOS_PATH REV [TXN] (got %d arguments)", len(args))
 	}
-	reposPath, rev := args[0], args[1]
-	if n, err := strconv.ParseInt(rev, 10, 64); err != nil || n < 1 {
-		return fmt.Errorf("revision %q is not a positive integer", rev)
-	}
-	cfg, err := daemon.LoadConfig(configPath)
+	reposPath := args[0]
+	rev, err := triggers.CanonicalRevision(args[1])
 	if err != nil {
-		return fmt.Errorf("event for %s r%s not sent: %w", reposPath, rev, err)
+		return fmt.Errorf("event for %s not sent: %w", reposPath, err)
 	}
-	if repoName == "" {
-		repo, ok := cfg.RepoForPath(reposPath)
-		if !ok {
-			return fmt.Errorf("event for %s r%s not sent: no [[repo]] has local_path or url file://%s; pass --repo NAME in the hook", reposPath, rev, strings.TrimPrefix(reposPath, "/"))
-		}
-		repoName = repo.Name
-	}
+	cfg, clientCfg := loadHookConfig(ios, configPath)
 	ev := triggers.Event{
 		V:        triggers.ProtocolVersion,
 		VCS:      string(vcs.KindSVN),
@@ -90,23 +80,73 @@ func notifySVN(cmd *cobra.Command, ios *IOStreams, configPath, repoName string, 
 	if len(args) == 3 {
 		ev.Txn = args[2]
 	}
-	clientCfg, err := notifyClientConfig(cfg)
-	if err != nil {
-		// Without a secret the daemon would refuse the event; spool it so
-		// it is sent once the secret is configured.
-		fmt.Fprintln(ios.ErrOut, "aicr notify:", err)
+	if cfg.loaded {
+		if repoName == "" {
+			repo, ok := cfg.RepoForPath(reposPath)
+			if !ok {
+				ev.Repo = filepath.Base(reposPath)
+				return spoolRejected(ios, clientCfg, ev, fmt.Sprintf("no [[repo]] in %s has local_path = %q; add one or pass --repo NAME in the hook", cfg.Path, reposPath))
+			}
+			ev.Repo = repo.Name
+		} else if repo, ok := cfg.Repo(repoName); ok && repo.LocalPath != "" && !triggers.SameRepoPath(repo.LocalPath, reposPath) {
+			// A hook installed with --name of another repo would have this
+			// repository's commits reviewed as that repo's revisions.
+			return spoolRejected(ios, clientCfg, ev, fmt.Sprintf("the hook of %s names repo %q, whose local_path is %s: the revision would be reviewed in the wrong repository; re-install the hook with the right --name (aicr install svn-hook --repo %s)", reposPath, repoName, repo.LocalPath, reposPath))
+		}
+	} else if repoName == "" {
+		ev.Repo = filepath.Base(reposPath)
+		return spoolRejected(ios, clientCfg, ev, "the config could not be read, so the repo name of "+reposPath+" is unknown; fix the config, or pass --repo NAME in the hook, then re-send this revision with aicr review")
 	}
 	triggers.Notify(cmd.Context(), clientCfg, ev, ios.ErrOut)
 	return nil
 }
 
-func notifyClientConfig(cfg *daemon.Config) (triggers.ClientConfig, error) {
-	secret, err := cfg.NotifySecret()
-	return triggers.ClientConfig{
-		URL:       cfg.Notify.URL,
-		Secret:    secret,
-		SpoolDir:  cfg.Notify.SpoolDir,
-		Timeout:   cfg.Notify.Timeout,
-		ResendMax: cfg.Notify.ResendMax,
-	}, err
+// hookConfig is the lenient hook config plus whether the file was read.
+type hookConfig struct {
+	*triggers.HookConfig
+	loaded bool
 }
+
+// loadHookConfig reads only what the hook needs, leniently, and reports
+// every problem on stderr: whatever is wrong, the caller still gets a
+// spool dir to keep the event in.
+func loadHookConfig(ios *IOStreams, configPath string) (hookConfig, triggers.ClientConfig) {
+	cfg, warnings, err := triggers.LoadHookConfig(configPath)
+	for _, w := range warnings {
+		fmt.Fprintf(ios.ErrOut, "aicr notify: config %s: %s\n", cfg.Path, w)
+	}
+	if err != nil && cfg.SpoolDir == "" {
+		fmt.Fprintf(ios.ErrOut, "aicr notify: %s; no spool dir is known either (%s does not exist): fix --config in the hook\n", oneLineErr(err), triggers.DefaultSpoolDir)
+	} else if err != nil {
+		fmt.Fprintf(ios.ErrOut, "aicr notify: %s; events are spooled to %s until it is fixed\n", oneLineErr(err), cfg.SpoolDir)
+	}
+	clientCfg, secretErr := cfg.ClientConfig()
+	if err != nil {
+		// The URL would be a guess: spool, and let the daemon's drain or
+		// the next working hook deliver it.
+		clientCfg.SpoolOnly = "the config could not be read (see above), so nothing was sent"
+	}
+	if secretErr != nil {
+		// Without a secret the daemon would refuse the event; it is
+		// spooled (unsigned) so it is not lost.
+		fmt.Fprintln(ios.ErrOut, "aicr notify:", secretErr)
+	}
+	return hookConfig{HookConfig: cfg, loaded: err == nil}, clientCfg
+}
+
+// spoolRejected keeps an event the hook refuses to send in the spool's
+// rejected/ dir with the reason, so it is never lost silently.
+func spoolRejected(ios *IOStreams, clientCfg triggers.ClientConfig, ev triggers.Event, reason string) error {
+	spool := triggers.Spool{Dir: clientCfg.SpoolDir, Secret: clientCfg.Secret}
+	name, err := spool.Write(ev)
+	if err == nil {
+		err = spool.Reject(name, reason)
+	}
+	if err != nil {
+		return fmt.Errorf("%s r%s NOT RECORDED: %s; keeping it in %s failed: %w", ev.Repo, ev.Revision, reason, clientCfg.SpoolDir, err)
+	}
+	fmt.Fprintf(ios.ErrOut, "aicr notify: %s r%s not sent: %s; kept in %s\n", ev.Repo, ev.Revision, reason, spool.Path(triggers.RejectedDir))
+	return nil
+}
+
+func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

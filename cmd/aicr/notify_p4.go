@@ -5,12 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -73,16 +72,23 @@ func notifyP4(cmd *cobra.Command, ios *IOStreams, o NotifyP4Options, args []stri
 	if o.Repo == "" {
 		return fmt.Errorf("--repo is required")
 	}
-	if n, err := strconv.ParseInt(o.Change, 10, 64); err != nil || n < 1 {
-		return fmt.Errorf("--change %q is not a positive changelist number", o.Change)
-	}
-	cfg, err := daemon.LoadConfig(o.ConfigPath)
+	change, err := triggers.CanonicalRevision(o.Change)
 	if err != nil {
-		return fmt.Errorf("event for %s change %s not sent: %w", o.Repo, o.Change, err)
+		return fmt.Errorf("--change: %w", err)
 	}
+	o.Change = change
 	if !o.Foreground && os.Getenv(envNotifyChild) == "" {
-		return detachNotify(cfg.Notify.SpoolDir)
+		// The child starts in / (so it holds no directory of p4d's open):
+		// a relative --config must be resolved here or the child loses the
+		// event.
+		abs, err := filepath.Abs(o.ConfigPath)
+		if err != nil {
+			return fmt.Errorf("event for %s change %s not sent: config path %s: %w", o.Repo, o.Change, o.ConfigPath, err)
+		}
+		cfg, _, _ := triggers.LoadHookConfig(abs)
+		return detachNotify(cfg.SpoolDir, abs)
 	}
+	_, clientCfg := loadHookConfig(ios, o.ConfigPath)
 	ev := triggers.Event{
 		V:          triggers.ProtocolVersion,
 		VCS:        string(vcs.KindP4),
@@ -95,10 +101,6 @@ func notifyP4(cmd *cobra.Command, ios *IOStreams, o NotifyP4Options, args []stri
 		Source:     triggers.SourceTrigger,
 		SentAt:     time.Now().UTC(),
 	}
-	clientCfg, err := notifyClientConfig(cfg)
-	if err != nil {
-		fmt.Fprintln(ios.ErrOut, "aicr notify p4:", err)
-	}
 	triggers.Notify(cmd.Context(), clientCfg, ev, ios.ErrOut)
 	return nil
 }
@@ -107,7 +109,7 @@ func notifyP4(cmd *cobra.Command, ios *IOStreams, o NotifyP4Options, args []stri
 // on /dev/null and stderr appended to <spool>/notify.log, and returns
 // without waiting: p4d waits for the trigger's output pipes, so nothing
 // of the child may stay attached to them.
-func detachNotify(spoolDir string) error {
+func detachNotify(spoolDir, absConfig string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find own binary: %w", err)
@@ -119,14 +121,12 @@ func detachNotify(spoolDir string) error {
 	defer devnull.Close()
 	logw := devnull
 	if spoolDir != "" {
-		if err := os.MkdirAll(spoolDir, 0o750); err == nil {
-			if f, err := os.OpenFile(filepath.Join(spoolDir, "notify.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640); err == nil {
-				defer f.Close()
-				logw = f
-			}
+		if f, err := triggers.OpenNotifyLog(spoolDir); err == nil {
+			defer f.Close()
+			logw = f
 		}
 	}
-	child := exec.Command(exe, os.Args[1:]...)
+	child := exec.Command(exe, withConfig(os.Args[1:], absConfig)...)
 	child.Env = append(os.Environ(), envNotifyChild+"=1")
 	child.Stdin, child.Stdout, child.Stderr = devnull, devnull, logw
 	child.Dir = "/"
@@ -135,4 +135,29 @@ func detachNotify(spoolDir string) error {
 		return fmt.Errorf("start detached notifier: %w", err)
 	}
 	return child.Process.Release()
+}
+
+// withConfig replaces the --config value in args (every spelling cobra
+// accepts) with path, or adds it when absent.
+func withConfig(args []string, path string) []string {
+	out := make([]string, 0, len(args)+2)
+	replaced := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--config":
+			out = append(out, "--config="+path)
+			i++
+			replaced = true
+		case strings.HasPrefix(a, "--config="):
+			out = append(out, "--config="+path)
+			replaced = true
+		default:
+			out = append(out, a)
+		}
+	}
+	if !replaced {
+		out = append(out, "--config="+path)
+	}
+	return out
 }
