@@ -44,7 +44,7 @@ func TestSignGoldenVector(t *testing.T) {
 
 func newChannel(t *testing.T, hook, sec string, now func() time.Time) *Channel {
 	t.Helper()
-	c, err := New("team", Options{WebhookURL: hook, Secret: sec, Now: now, Limits: botpost.Limits{}})
+	c, err := New("team", Options{WebhookURL: hook, Secret: sec, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
