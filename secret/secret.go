@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 )
 
 // Redacted is how a Value prints.
@@ -65,8 +64,10 @@ func (r Ref) InDir(dir string) Ref {
 	return r
 }
 
-// Read reads the secret now. Trailing whitespace (the newline editors and
-// `echo` leave) is dropped; nothing else is. An empty result is an error,
+// Read reads the secret now. Surrounding whitespace (the newline editors
+// and `echo` leave, the indentation of a heredoc) is dropped: it is never
+// part of a generated secret, and the daemon and the hook client must
+// read the same file the same way. An empty result is an error,
 // never an empty secret: an unset signing key must not silently turn
 // signing off. Errors name the variable or the path and what to do, never
 // the value.
@@ -100,7 +101,7 @@ func (r Ref) Read() (Value, error) {
 	return Value{}, ErrNotConfigured
 }
 
-func trim(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) }
+func trim(s string) string { return strings.TrimSpace(s) }
 
 // unwrapPath keeps the cause of a *fs.PathError: Error already names the
 // path, and printing it twice reads badly.

@@ -13,14 +13,14 @@ import (
 	"testing"
 )
 
-func TestReadEnvTrimsTrailingWhitespaceOnly(t *testing.T) {
+func TestReadEnvTrimsSurroundingWhitespace(t *testing.T) {
 	t.Setenv("AICR_TEST_SECRET", "  s3cret \n")
 	v, err := Ref{Env: "AICR_TEST_SECRET"}.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Reveal() != "  s3cret" {
-		t.Fatalf("Reveal = %q, want leading spaces kept and trailing trimmed", v.Reveal())
+	if v.Reveal() != "s3cret" {
+		t.Fatalf("Reveal = %q, want surrounding whitespace trimmed", v.Reveal())
 	}
 }
 

@@ -123,6 +123,15 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 	}, nil
 }
 
+// CheckSecrets implements im.SecretChecker.
+func (c *Config) CheckSecrets(baseDir string) error {
+	if _, err := botpost.ReadAtSend("token", c.TokenEnv, c.TokenFile, baseDir); err != nil {
+		return err
+	}
+	_, err := botpost.ReadAtSend("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, baseDir)
+	return err
+}
+
 // Channel posts to one Slack conversation.
 type Channel struct {
 	name    string

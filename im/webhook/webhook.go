@@ -80,6 +80,15 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 		client: &http.Client{}}, nil
 }
 
+// CheckSecrets implements im.SecretChecker.
+func (c *Config) CheckSecrets(baseDir string) error {
+	if _, err := botpost.ReadAtSend("url", c.URLEnv, c.URLFile, baseDir); err != nil {
+		return err
+	}
+	_, err := botpost.ReadAtSend("secret", c.SecretEnv, c.SecretFile, baseDir)
+	return err
+}
+
 // Payload is the JSON body. See docs/webhook.md.
 type Payload struct {
 	Version        int              `json:"version"`

@@ -183,3 +183,9 @@ func ReadAtSend(key, env, file, baseDir string) (string, error) {
 	}
 	return v.Reveal(), nil
 }
+
+// CheckSecrets implements im.SecretChecker.
+func (k WebhookKeys) CheckSecrets(baseDir string) error {
+	_, err := k.Read(baseDir)
+	return err
+}
