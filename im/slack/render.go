@@ -58,25 +58,22 @@ var severityEmoji = map[review.Severity]string{
 // incoming-webhook mode has no threads) problems follow, as many as the
 // block limit allows, with the number left out said explicitly.
 func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
-	title := im.Title(msg)
-	problems := slices.Clone(msg.Result.Problems)
-	im.SortProblems(problems)
+	rep := im.BuildReport(msg)
+	title, problems := rep.Title, rep.Problems
 
 	var meta []string
-	if msg.Change != nil {
-		if first := im.FirstLine(msg.Change.Description); first != "" {
-			meta = append(meta, "_"+Escape(first)+"_")
-		}
+	if rep.Description != "" {
+		meta = append(meta, "_"+Escape(rep.Description)+"_")
 	}
-	counts := "No problems found."
+	verdict := Escape(rep.Verdict)
 	if len(problems) > 0 {
-		counts = "*Problems:* " + Escape(im.CountsText(problems))
+		verdict = "*" + im.TextProblems + ":* " + Escape(rep.Counts)
 	}
-	meta = append(meta, counts)
+	meta = append(meta, verdict)
 	if mention != "" {
 		meta = append(meta, "*Author:* "+mention)
 	}
-	if link := linkTo(msg.ChangeURL, "View change"); link != "" {
+	if link := linkTo(rep.ChangeURL, im.TextViewChange); link != "" {
 		meta = append(meta, link)
 	}
 
@@ -85,18 +82,17 @@ func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
 		section(strings.Join(meta, "\n")),
 	}
 	var tail []slack.Block
-	if msg.Result.Skip != nil {
-		reason := strings.TrimSpace(im.Sanitize(msg.Result.Skip.Reason))
-		if reason == "" {
-			reason = "no reason given"
-		}
-		tail = append(tail, section("*Review skipped:* "+Escape(reason)))
+	if note := rep.SkipNote(); note != "" {
+		tail = append(tail, section(Escape(note)))
+	}
+	if line := rep.LeftOutLine(); line != "" {
+		tail = append(tail, section(Escape(line)))
 	}
 	budget := MaxBlocks - len(blocks) - len(tail)
 	var body []slack.Block
-	for _, s := range msg.Result.Summaries {
-		t := strings.Join(strings.Fields(im.Sanitize(s.Title)), " ")
-		md := MarkdownToMrkdwn(im.Sanitize(s.Markdown))
+	for _, s := range rep.Summaries {
+		t := s.Title
+		md := MarkdownToMrkdwn(s.Markdown)
 		if t == "" && md == "" {
 			continue
 		}
@@ -130,7 +126,7 @@ func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
 	blocks = append(blocks, body...)
 	blocks = append(blocks, tail...)
 
-	fallback := im.Sanitize(title) + " — " + im.CountsText(problems)
+	fallback := title + " — " + rep.Verdict
 	return Post{Text: Escape(truncateChars(fallback, MaxTextChars)), Blocks: blocks}
 }
 
@@ -172,7 +168,7 @@ func ProblemText(p review.Problem) string {
 	}
 	b.WriteString("\n" + Escape(strings.TrimSpace(im.Sanitize(p.Message))))
 	if s := strings.TrimSpace(im.Sanitize(p.Suggestion)); s != "" {
-		b.WriteString("\n*Suggestion:* " + Escape(s))
+		b.WriteString("\n*" + im.TextSuggestion + ":* " + Escape(s))
 	}
 	return truncateChars(b.String(), MaxSectionText)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/httppost"
+	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/review"
 )
 
@@ -161,7 +162,7 @@ func (c *Channel) Render(msg im.Message) ([]byte, error) {
 	}
 	if ch := msg.Change; ch != nil {
 		p.Change = Change{VCS: string(ch.VCS), Repo: im.Sanitize(ch.Repo), Revision: im.Sanitize(ch.Revision),
-			Author: im.Sanitize(ch.Author), Description: im.Sanitize(ch.Description)}
+			Author: im.Sanitize(ch.Author), Description: redact.Text(im.Sanitize(ch.Description))}
 	}
 	p.Change.URL = msg.ChangeURL
 	var buf bytes.Buffer
