@@ -28,9 +28,11 @@ var (
 	// code: a bare word is usually a variable or an environment reference.
 	// The operator must be followed by a quote, so `==` never matches.
 	assignment = regexp.MustCompile("(?:^|[^\\w.])[\"']?([A-Za-z_][\\w.-]*)[\"']?\\s*(?::=|=>|=|:)\\s*(?:\"([^\"]*)\"|'([^']*)'|`([^`]*)`)")
-	// proseAssignment is the unquoted form people write in commit
-	// messages: "password: hunter2", "token=abc123".
-	proseAssignment = regexp.MustCompile(`(?:^|[^\w.])([A-Za-z_][\w.-]*)\s*(?:=|:)[ \t]*([^\s"'` + "`" + `,;]+)`)
+	// proseName finds the name and operator of the unquoted form people
+	// write in commit messages ("password: hunter2", "token=abc123"); the
+	// value is the run of non-space characters after it.
+	proseName  = regexp.MustCompile(`(?:^|[^\w.])([A-Za-z_][\w.-]*)\s*(?:=|:)[ \t]*`)
+	proseValue = regexp.MustCompile("^[^\\s\"'`,;]+")
 )
 
 // CredentialAssignment finds a quoted literal assigned to a name whose
@@ -60,11 +62,36 @@ func Text(s string) string {
 		_, isCred := CredentialKind(m[1])
 		return m[2] + m[3] + m[4], isCred && !IsPlaceholder(m[2]+m[3]+m[4])
 	})
-	s = replaceValues(s, proseAssignment, func(m []string) (string, bool) {
-		_, isCred := CredentialKind(m[1])
-		return m[2], isCred && m[2] != Placeholder && !IsPlaceholder(m[2]) && secretLooking(m[2])
-	})
-	return s
+	return redactProse(s)
+}
+
+// redactProse blanks unquoted values. Matches may overlap ("rotate:
+// api_key=..." holds two names), so the scan resumes right after each
+// operator rather than after the value.
+func redactProse(s string) string {
+	var b strings.Builder
+	pos := 0
+	for pos < len(s) {
+		loc := proseName.FindStringSubmatchIndex(s[pos:])
+		if loc == nil {
+			break
+		}
+		name := s[pos+loc[2] : pos+loc[3]]
+		valStart := pos + loc[1]
+		value := proseValue.FindString(s[valStart:])
+		if _, isCred := CredentialKind(name); isCred && value != "" && value != Placeholder &&
+			!IsPlaceholder(value) && secretLooking(value) {
+			b.WriteString(s[pos:valStart])
+			b.WriteString(Placeholder)
+			pos = valStart + len(value)
+			continue
+		}
+		next := pos + loc[3] // after the name, so a name in the value is seen
+		b.WriteString(s[pos:next])
+		pos = next
+	}
+	b.WriteString(s[pos:])
+	return b.String()
 }
 
 // replaceValues replaces, in each match of re that value accepts, the

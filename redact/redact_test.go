@@ -48,3 +48,10 @@ func TestCredentialAssignment(t *testing.T) {
 		t.Fatal("quoted token not redacted")
 	}
 }
+
+func TestTextFindsNamesInsideOtherAssignments(t *testing.T) {
+	got := Text("rotate: api_key=sk-live-51Habc123 was committed")
+	if got != "rotate: api_key=<redacted> was committed" {
+		t.Fatalf("got %q", got)
+	}
+}

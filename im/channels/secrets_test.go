@@ -79,29 +79,29 @@ func TestBotsReadSecretsAtSend(t *testing.T) {
 			}
 			leaks := []string{right, wrong, hookURL, "tok-feishu-1a2b3c4d", "tok-ding-5e6f7a8b", "key-wecom-9c0d1e2f"}
 
-			_, err = ch.Send(context.Background(), imtest.Message())
+			rec, err := ch.Send(context.Background(), imtest.Message())
 			assertPermanentSecretError(t, err, filepath.Join(dir, "hook.url"))
-			imtest.AssertNoLeak(t, "missing-file error", err.Error(), leaks...)
+			imtest.AssertSendLeaksNothing(t, rec, err, leaks...)
 
 			writeFile(t, filepath.Join(dir, "hook.url"), hookURL)
 			if c.signs {
 				writeFile(t, filepath.Join(dir, "bot.secret"), wrong)
-				_, err = ch.Send(context.Background(), imtest.Message())
+				rec, err = ch.Send(context.Background(), imtest.Message())
 				if retry, _ := im.IsRetryable(err); err == nil || retry {
 					t.Fatalf("wrong secret: err = %v, want a permanent failure", err)
 				}
-				imtest.AssertNoLeak(t, "wrong-secret error", err.Error(), leaks...)
+				imtest.AssertSendLeaksNothing(t, rec, err, leaks...)
 				writeFile(t, filepath.Join(dir, "bot.secret"), right)
 			}
 			// The operator fixed the files: the same channel, no restart.
-			rec, err := ch.Send(context.Background(), imtest.Message())
+			rec, err = ch.Send(context.Background(), imtest.Message())
 			if err != nil {
 				t.Fatalf("Send after fixing the files: %v", err)
 			}
 			if received() != 1 {
 				t.Fatalf("platform received %d messages, want 1", received())
 			}
-			imtest.AssertNoLeak(t, "receipt", rec.Rendered+rec.Response, leaks...)
+			imtest.AssertSendLeaksNothing(t, rec, err, leaks...)
 		})
 	}
 }
