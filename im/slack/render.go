@@ -39,7 +39,7 @@ type Post struct {
 // as the start of entities, links and mentions. Our own markup (links,
 // mentions, bold) is added around escaped text, never escaped itself.
 func Escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	return markdown.Escape(s, markdown.Slack)
 }
 
 var severityEmoji = map[review.Severity]string{
