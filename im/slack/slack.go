@@ -125,10 +125,10 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 
 // CheckSecrets implements im.SecretChecker.
 func (c *Config) CheckSecrets(baseDir string) error {
-	if _, err := botpost.ReadAtSend("token", c.TokenEnv, c.TokenFile, baseDir); err != nil {
+	if _, err := botpost.ReadKey("token", c.TokenEnv, c.TokenFile, baseDir); err != nil {
 		return err
 	}
-	_, err := botpost.ReadAtSend("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, baseDir)
+	_, err := botpost.ReadKey("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, baseDir)
 	return err
 }
 

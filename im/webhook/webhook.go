@@ -83,10 +83,10 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 
 // CheckSecrets implements im.SecretChecker.
 func (c *Config) CheckSecrets(baseDir string) error {
-	if _, err := botpost.ReadAtSend("url", c.URLEnv, c.URLFile, baseDir); err != nil {
+	if _, err := botpost.ReadKey("url", c.URLEnv, c.URLFile, baseDir); err != nil {
 		return err
 	}
-	_, err := botpost.ReadAtSend("secret", c.SecretEnv, c.SecretFile, baseDir)
+	_, err := botpost.ReadKey("secret", c.SecretEnv, c.SecretFile, baseDir)
 	return err
 }
 

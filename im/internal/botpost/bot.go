@@ -46,6 +46,12 @@ type Creds struct {
 	Secret string // "" when the bot does not sign
 }
 
+// String keeps a logged or printed Creds from showing either value.
+func (c Creds) String() string { return secret.Redacted }
+
+// GoString is String for %#v.
+func (c Creds) GoString() string { return secret.Redacted }
+
 // Redactions lists what must never appear in an error or receipt.
 func (c Creds) Redactions() []string { return httppost.Secrets(c.Hook, c.Secret) }
 
@@ -147,24 +153,18 @@ func EncodedString[P any](p P) (string, error) {
 // Read resolves the webhook URL and the secret (empty when unset). Errors
 // name the key and the source, never the value.
 func (k WebhookKeys) Read(baseDir string) (Creds, error) {
-	hook, err := secret.Ref{Env: k.WebhookURLEnv, File: k.WebhookURLFile}.InDir(baseDir).Read()
+	hook, err := ReadKey("webhook_url", k.WebhookURLEnv, k.WebhookURLFile, baseDir)
 	if err != nil {
-		return Creds{}, fmt.Errorf("webhook_url: %w", err)
-	}
-	if err := httppost.CheckURL("webhook_url", hook.Reveal()); err != nil {
 		return Creds{}, err
 	}
-	c := Creds{Hook: hook.Reveal()}
-	ref := secret.Ref{Env: k.SecretEnv, File: k.SecretFile}
-	if ref.IsZero() {
-		return c, nil
+	if err := httppost.CheckURL("webhook_url", hook); err != nil {
+		return Creds{}, err
 	}
-	sec, err := ref.InDir(baseDir).Read()
+	sec, err := ReadKey("secret", k.SecretEnv, k.SecretFile, baseDir)
 	if err != nil {
-		return Creds{}, fmt.Errorf("secret: %w", err)
+		return Creds{}, err
 	}
-	c.Secret = sec.Reveal()
-	return c, nil
+	return Creds{Hook: hook, Secret: sec}, nil
 }
 
 // ReadAtSend reads one secret key (<key>_env / <key>_file) for a Send. An
@@ -172,14 +172,24 @@ func (k WebhookKeys) Read(baseDir string) (Creds, error) {
 // names the key and the source and says how to recover: a retry cannot
 // create a file, but `aicr dispatch retry` after the fix can deliver.
 func ReadAtSend(key, env, file, baseDir string) (string, error) {
+	v, err := ReadKey(key, env, file, baseDir)
+	if err != nil {
+		return "", &im.SendError{Reason: im.ReasonAuth,
+			Err: fmt.Errorf("%w; fix it, then `aicr dispatch retry` re-sends", err)}
+	}
+	return v, nil
+}
+
+// ReadKey reads one secret key now; the error names the key and source.
+// An unset optional key is "".
+func ReadKey(key, env, file, baseDir string) (string, error) {
 	ref := secret.Ref{Env: env, File: file}
 	if ref.IsZero() {
 		return "", nil
 	}
 	v, err := ref.InDir(baseDir).Read()
 	if err != nil {
-		return "", &im.SendError{Reason: im.ReasonAuth,
-			Err: fmt.Errorf("%s: %w; fix it, then `aicr dispatch retry` re-sends", key, err)}
+		return "", fmt.Errorf("%s: %w", key, err)
 	}
 	return v.Reveal(), nil
 }
