@@ -121,3 +121,43 @@ func assertPermanentSecretError(t *testing.T, err error, path string) {
 		}
 	}
 }
+
+// Issue 10 #14, the retry half on its own: the files exist at start but
+// the secret is wrong; after the operator fixes the file, the next send
+// of the same channel (a `dispatch retry`, no restart) is signed with the
+// new secret.
+func TestFixedSecretFileTakesEffectWithoutRestart(t *testing.T) {
+	const right, wrong = "sec-right-3e4f5a6b", "sec-wrong-7c8d9e0f"
+	for _, kind := range []string{"feishu", "dingtalk"} {
+		t.Run(kind, func(t *testing.T) {
+			var hookURL string
+			var received func() int
+			if kind == "feishu" {
+				s := imtest.NewFeishu(t, "tok-feishu-2b3c4d5e", right)
+				hookURL, received = s.URL(), func() int { return len(s.Received()) }
+			} else {
+				s := imtest.NewDingTalk(t, "tok-ding-6f7a8b9c", right)
+				hookURL, received = s.URL(), func() int { return len(s.Received()) }
+			}
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "hook.url"), hookURL)
+			writeFile(t, filepath.Join(dir, "bot.secret"), wrong)
+			ch, err := buildFromTOML(t, dir, "name = \"team\"\nkind = \""+kind+"\"\n"+
+				"webhook_url_file = \"hook.url\"\nsecret_file = \"bot.secret\"\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := ch.Send(context.Background(), imtest.Message())
+			if retry, _ := im.IsRetryable(err); err == nil || retry {
+				t.Fatalf("wrong secret: err = %v, want a permanent failure", err)
+			}
+			imtest.AssertSendLeaksNothing(t, rec, err, right, wrong, hookURL)
+			writeFile(t, filepath.Join(dir, "bot.secret"), right)
+			rec, err = ch.Send(context.Background(), imtest.Message())
+			if err != nil || received() != 1 {
+				t.Fatalf("after fixing the secret file: %v (%d received)", err, received())
+			}
+			imtest.AssertSendLeaksNothing(t, rec, err, right, wrong, hookURL)
+		})
+	}
+}
