@@ -18,6 +18,7 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/channels"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/secret"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/registry"
 )
@@ -444,25 +445,19 @@ func (c *Config) NotifySecret() ([]byte, error) {
 var ErrNoSecret = errors.New("no signing secret configured")
 
 func readSecret(table, env, file string) ([]byte, error) {
-	switch {
-	case env != "":
-		v := strings.TrimSpace(os.Getenv(env))
-		if v == "" {
-			return nil, fmt.Errorf("[%s] secret_env: environment variable %s is empty or unset", table, env)
-		}
-		return []byte(v), nil
-	case file != "":
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("[%s] secret_file: %w", table, err)
-		}
-		v := strings.TrimSpace(string(b))
-		if v == "" {
-			return nil, fmt.Errorf("[%s] secret_file: %s is empty", table, file)
-		}
-		return []byte(v), nil
+	ref := secret.Ref{Env: env, File: file}
+	if ref.IsZero() {
+		return nil, fmt.Errorf("[%s]: %w: set secret_env or secret_file", table, ErrNoSecret)
 	}
-	return nil, fmt.Errorf("[%s]: %w: set secret_env or secret_file", table, ErrNoSecret)
+	key := "secret_file"
+	if env != "" {
+		key = "secret_env"
+	}
+	v, err := ref.Read()
+	if err != nil {
+		return nil, fmt.Errorf("[%s] %s: %w", table, key, err)
+	}
+	return []byte(v.Reveal()), nil
 }
 
 func sortedKeys[K ~string, V any](m map[K]V) []string {

@@ -115,3 +115,14 @@ func severityList() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// SecretChecker is implemented by kind configs whose secrets (tokens,
+// webhook URLs, signing keys) are read at every Send rather than at
+// Build. `aicr config check` calls it to warn early: an unreadable secret
+// is not a start failure, since the operator may fix it while the daemon
+// runs, but it will fail deliveries until then.
+type SecretChecker interface {
+	// CheckSecrets reads every configured secret now and reports the
+	// first that cannot be read; relative paths resolve against baseDir.
+	CheckSecrets(baseDir string) error
+}

@@ -180,12 +180,12 @@ func ProblemLocation(p review.Problem) string {
 	return loc
 }
 
-// RenderText is the plain-text report every channel's wording derives
-// from. Layout:
+// RenderText is the plain-text dialect of the report (BuildReport), the
+// form the console, file and webhook channels carry. Layout:
 //
 //	aicr review: <repo> <revision> by <author> (run <id>)
-//	<first line of the description>
-//	Problems: 2 critical, 1 high
+//	<first line of the description, credentials redacted>
+//	Problems: 2 critical, 1 high   (or "No problems found.", or why it was not reviewed)
 //	<change URL>
 //
 //	<file>:<line>[-<end>] [<severity>] <category>: <message>
@@ -194,65 +194,54 @@ func ProblemLocation(p review.Problem) string {
 //	## <summary title>
 //	<summary markdown>
 //
-//	Review skipped: <reason>
+//	Left out of the review: <file> (<reason>), ...
 //
-// Lines that do not apply are left out. Problems are sorted with
-// SortProblems; all untrusted text goes through Sanitize. The output ends
-// with exactly one newline.
+// Lines that do not apply are left out. The output ends with exactly one
+// newline.
 func RenderText(msg Message) string {
+	r := BuildReport(msg)
 	var b strings.Builder
-	b.WriteString(Title(msg) + "\n")
-	if msg.Change != nil {
-		if first := FirstLine(msg.Change.Description); first != "" {
-			b.WriteString(first + "\n")
-		}
+	b.WriteString(r.Title + "\n")
+	if r.Description != "" {
+		b.WriteString(r.Description + "\n")
 	}
-	problems := slices.Clone(msg.Result.Problems)
-	SortProblems(problems)
-	if len(problems) == 0 {
-		b.WriteString("No problems found.\n")
-	} else {
-		b.WriteString("Problems: " + CountsText(problems) + "\n")
-	}
-	if msg.ChangeURL != "" {
-		b.WriteString(oneLine(msg.ChangeURL) + "\n")
+	b.WriteString(r.Verdict + "\n")
+	if r.ChangeURL != "" {
+		b.WriteString(r.ChangeURL + "\n")
 	}
 
-	if len(problems) > 0 {
+	if len(r.Problems) > 0 {
 		b.WriteString("\n")
-		for _, p := range problems {
+		for _, p := range r.Problems {
 			fmt.Fprintf(&b, "%s [%s] ", ProblemLocation(p), oneLine(string(p.Severity)))
 			if c := oneLine(p.Category); c != "" {
 				b.WriteString(c + ": ")
 			}
-			b.WriteString(indentRest(Sanitize(strings.TrimSpace(p.Message)), "    ") + "\n")
-			if s := Sanitize(strings.TrimSpace(p.Suggestion)); s != "" {
-				b.WriteString("    Suggestion: " + indentRest(s, "    ") + "\n")
+			b.WriteString(indentRest(strings.TrimSpace(p.Message), "    ") + "\n")
+			if s := strings.TrimSpace(p.Suggestion); s != "" {
+				b.WriteString("    " + TextSuggestion + ": " + indentRest(s, "    ") + "\n")
 			}
 		}
 	}
 
-	for _, s := range msg.Result.Summaries {
-		title := oneLine(s.Title)
-		body := strings.TrimSpace(Sanitize(s.Markdown))
-		if title == "" && body == "" {
-			continue
-		}
+	for _, s := range r.Summaries {
 		b.WriteString("\n")
-		if title != "" {
-			b.WriteString("## " + title + "\n")
+		if s.Title != "" {
+			b.WriteString("## " + s.Title + "\n")
 		}
-		if body != "" {
-			b.WriteString(body + "\n")
+		if s.Markdown != "" {
+			b.WriteString(s.Markdown + "\n")
 		}
 	}
 
-	if msg.Result.Skip != nil {
-		reason := oneLine(msg.Result.Skip.Reason)
-		if reason == "" {
-			reason = "no reason given"
+	tail := []string{r.SkipNote(), r.LeftOutLine()}
+	if slices.ContainsFunc(tail, func(s string) bool { return s != "" }) {
+		b.WriteString("\n")
+		for _, line := range tail {
+			if line != "" {
+				b.WriteString(line + "\n")
+			}
 		}
-		b.WriteString("\nReview skipped: " + reason + "\n")
 	}
 	return b.String()
 }

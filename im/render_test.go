@@ -1,6 +1,7 @@
 package im
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -102,9 +103,62 @@ func TestRenderTextNoProblems(t *testing.T) {
 		Change: &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "9"},
 		Result: review.Result{Skip: &review.Skip{Reason: "no_reviewable_code"}},
 	}
-	want := "aicr review: main r9\nNo problems found.\n\nReview skipped: no_reviewable_code\n"
+	// Not "No problems found": nothing was looked at.
+	want := "aicr review: main r9\nNot reviewed: the change has no code to review (only deletions, binaries, directories or excluded files).\n"
 	if got := RenderText(msg); got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// A clean commit is a review that found nothing, not a skipped one.
+func TestRenderTextLGTMSaysNoProblems(t *testing.T) {
+	msg := Message{
+		Change: &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "9"},
+		Result: review.Result{Skip: &review.Skip{Reason: "lgtm"}},
+	}
+	want := "aicr review: main r9\nNo problems found.\n"
+	if got := RenderText(msg); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// Files that were not reviewed are named with the reason, whether or not
+// the rest of the change was reviewed; deletions are not "left out".
+func TestRenderTextNamesFilesLeftOut(t *testing.T) {
+	files := []vcs.FileChange{
+		{Path: "src/a.go"},
+		{Path: "old.go", Skipped: vcs.SkipDeleted},
+		{Path: "big.sql", Skipped: vcs.SkipTooLarge},
+		{Path: "vendor/x.go", Skipped: vcs.SkipExcluded},
+	}
+	for i := range 12 {
+		files = append(files, vcs.FileChange{Path: fmt.Sprintf("img/%02d.png", i), Skipped: vcs.SkipBinary})
+	}
+	msg := Message{
+		Change: &vcs.Change{VCS: vcs.KindP4, Repo: "depot", Revision: "7", Files: files},
+		Result: review.Result{Problems: []review.Problem{{File: "src/a.go", Line: 1, Severity: review.SeverityHigh, Message: "m"}}},
+	}
+	got := RenderText(msg)
+	want := "\nLeft out of the review: big.sql (too large), vendor/x.go (excluded by filter), img/00.png (binary), " +
+		"img/01.png (binary), img/02.png (binary), img/03.png (binary), img/04.png (binary), img/05.png (binary), " +
+		"img/06.png (binary), img/07.png (binary) and 4 more.\n"
+	if !strings.HasSuffix(got, want) || strings.Contains(got, "old.go") || strings.Contains(got, "No problems found") {
+		t.Fatalf("got:\n%s\nwant suffix:\n%s", got, want)
+	}
+}
+
+// Issue 10 #28: credentials in a commit message were posted verbatim.
+func TestRenderTextRedactsCredentialsInDescription(t *testing.T) {
+	msg := Message{Change: &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "9",
+		Description: "Deploy fix, db password: Hunter2-Prod! (AKIAIOSFODNN7EXAMPLE)\nmore"}}
+	got := RenderText(msg)
+	for _, leaked := range []string{"Hunter2-Prod!", "AKIAIOSFODNN7EXAMPLE"} {
+		if strings.Contains(got, leaked) {
+			t.Fatalf("credential %q posted:\n%s", leaked, got)
+		}
+	}
+	if !strings.Contains(got, "Deploy fix, db password: <redacted> (<redacted>)") {
+		t.Fatalf("description not shown redacted:\n%s", got)
 	}
 }
 

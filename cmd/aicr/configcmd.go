@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/im"
 )
 
 func newConfigCmd(ios *IOStreams) *cobra.Command {
@@ -24,6 +26,15 @@ as file:line: message and the exit status is 2 when there is any.`,
 			if err != nil {
 				fmt.Fprintln(ios.ErrOut, err)
 				return silentExit(2)
+			}
+			// Channel secrets are read at send time, so an unreadable one
+			// is a warning here, not a load error.
+			for _, ch := range cfg.Channels {
+				if sc, ok := ch.Settings.(im.SecretChecker); ok {
+					if err := sc.CheckSecrets(filepath.Dir(cfg.Path)); err != nil {
+						fmt.Fprintf(ios.ErrOut, "warning: channel %q: %v\n", ch.Name, err)
+					}
+				}
 			}
 			fmt.Fprintf(ios.Out, "%s: ok (%d repos, %d channels, data_dir %s)\n", args[0], len(cfg.Repos), len(cfg.Channels), cfg.Daemon.DataDir)
 			return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/imtest"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -56,5 +57,24 @@ func TestSendHonoursCancelledContext(t *testing.T) {
 	cancel()
 	if _, err := ch.Send(ctx, im.Message{}); err == nil || out.Len() != 0 {
 		t.Fatalf("err = %v, wrote %d bytes", err, out.Len())
+	}
+}
+
+// A credential in the commit message never reaches the terminal or the
+// receipt (issue 10 #28).
+func TestSendLeaksNoCredentialFromTheDescription(t *testing.T) {
+	var out bytes.Buffer
+	ch, err := (&Config{}).Build(im.ChannelConfig{Name: "stdout", Kind: KindName}, im.Deps{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pw = "Tr0ub4dor&3-prod"
+	msg := im.Message{RunID: 1, Change: &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "1",
+		Description: "hotfix: DB_PASSWORD=" + pw}}
+	rec, err := ch.Send(context.Background(), msg)
+	imtest.AssertSendLeaksNothing(t, rec, err, pw)
+	imtest.AssertNoLeak(t, "console output", out.String(), pw)
+	if !strings.Contains(out.String(), "DB_PASSWORD=<redacted>") {
+		t.Fatalf("description missing:\n%s", out.String())
 	}
 }

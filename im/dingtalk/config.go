@@ -19,18 +19,14 @@ type Config struct {
 // Validate checks the keys without reading any secret.
 func (c *Config) Validate() error { return c.WebhookKeys.Validate(true) }
 
-// Build reads the secrets and returns the channel.
+// Build returns the channel. The webhook URL and secret are read at
+// every Send, not here: a wrong or missing secret file fails deliveries
+// (until it is fixed, without a restart), never the daemon's start.
 func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	hook, secret, err := c.Read(deps.BaseDir)
-	if err != nil {
-		return nil, err
-	}
-	return New(common.Name, Options{
-		WebhookURL: hook, Secret: secret, Now: deps.Clock(), MaxParts: c.MaxParts,
-	})
+	return &Channel{botpost.BuildBot(KindName, common.Name, c.WebhookKeys, deps, platformLimit)}, nil
 }
 
 // Options configure a Channel built without a config file (tests).

@@ -19,6 +19,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 )
 
 // Channel is one DingTalk custom robot.
@@ -26,12 +27,17 @@ type Channel struct {
 	botpost.Bot
 }
 
-var _ im.Channel = (*Channel)(nil)
+var (
+	_ im.Channel     = (*Channel)(nil)
+	_ im.RateLimited = (*Channel)(nil)
+)
+
+// platformLimit: a custom robot may post 20 messages a minute.
+var platformLimit = botpost.PerWindow(20, time.Minute, 5)
 
 // New returns a DingTalk channel.
 func New(name string, o Options) (*Channel, error) {
-	// A custom robot may post 20 messages a minute.
-	b, err := botpost.NewBot(KindName, name, o, botpost.Limits{botpost.PerWindow(20, time.Minute, 5)})
+	b, err := botpost.NewBot(KindName, name, o, platformLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -41,37 +47,41 @@ func New(name string, o Options) (*Channel, error) {
 // Send posts the report, split into as many messages as the 20000-byte
 // limit needs, starting after msg.PartsDelivered.
 func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
+	creds, err := c.Creds()
+	if err != nil {
+		return im.Receipt{}, err
+	}
 	payloads, err := Render(msg, c.MaxParts)
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
 	}
-	return botpost.SendAll(ctx, &c.Bot, payloads, msg.PartsDelivered, botpost.EncodedString[Payload], c.post)
+	return botpost.SendAll(ctx, creds, payloads, msg.PartsDelivered, botpost.EncodedString[Payload], c.post)
 }
 
-func (c *Channel) post(ctx context.Context, p Payload) (botpost.Response, error) {
+func (c *Channel) post(ctx context.Context, creds botpost.Creds, p Payload) (httppost.Response, error) {
 	body, err := botpost.Encode(p)
 	if err != nil {
-		return botpost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
+		return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
 	}
 	if len(body) > MaxBodyBytes {
-		return botpost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
+		return httppost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
 			Err: fmt.Errorf("message is %d bytes, limit %d", len(body), MaxBodyBytes)}
 	}
-	target := c.Hook
-	if c.Secret != "" {
+	target := creds.Hook
+	if creds.Secret != "" {
 		// Per request: DingTalk rejects timestamps more than an hour off.
 		var err error
-		target, err = SignedURL(c.Hook, c.Secret, c.Now().UnixMilli())
+		target, err = SignedURL(creds.Hook, creds.Secret, c.Now().UnixMilli())
 		if err != nil {
-			return botpost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: err}
+			return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 		}
 	}
-	resp, err := botpost.Post(ctx, c.Client, target, body, c.Secret, c.Hook)
+	resp, err := httppost.Post(ctx, c.Client, httppost.Request{URL: target, Body: body,
+		Secrets: creds.Redactions()})
 	if err != nil {
 		return resp, err
 	}
 	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		se.Response = botpost.Redact(se.Response, c.Secret, c.Hook)
 		return resp, se
 	}
 	return resp, nil

@@ -44,7 +44,7 @@ func TestSignGoldenVector(t *testing.T) {
 
 func newChannel(t *testing.T, hook, sec string, now func() time.Time) *Channel {
 	t.Helper()
-	c, err := New("team", Options{WebhookURL: hook, Secret: sec, Now: now, Limits: botpost.Limits{}})
+	c, err := New("team", Options{WebhookURL: hook, Secret: sec, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,5 +246,27 @@ func golden(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("%s differs from golden:\n%s", path, got)
+	}
+}
+
+// Channels no longer throttle themselves: a split report asks the
+// dispatcher's pacer before every part, and the platform's limit is
+// declared through im.RateLimited.
+func TestSplitReportPacesEveryPart(t *testing.T) {
+	bot := imtest.NewDingTalk(t, token, "")
+	c := newChannel(t, bot.URL(), "", time.Now)
+	c.MaxParts = 20
+	waits := 0
+	ctx := im.WithPacer(context.Background(), func(context.Context) error { waits++; return nil })
+	rec, err := c.Send(ctx, imtest.BigMessage(300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Parts < 2 || waits != rec.Parts || len(bot.Received()) != rec.Parts {
+		t.Fatalf("%d parts, %d waits, %d received", rec.Parts, waits, len(bot.Received()))
+	}
+	imtest.AssertSendLeaksNothing(t, rec, err, bot.URL(), token)
+	if r, burst := c.RateLimit(); float64(r)*60 > 20 || burst < 1 || float64(r)*60+float64(burst) > 20 {
+		t.Fatalf("RateLimit = %v/s burst %d exceeds 20 a minute", r, burst)
 	}
 }

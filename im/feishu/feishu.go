@@ -18,6 +18,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 )
 
 // Channel is one Feishu custom bot.
@@ -25,12 +26,18 @@ type Channel struct {
 	botpost.Bot
 }
 
-var _ im.Channel = (*Channel)(nil)
+var (
+	_ im.Channel     = (*Channel)(nil)
+	_ im.RateLimited = (*Channel)(nil)
+)
+
+// platformLimit: custom bots may post 5 times a second and 100 times a
+// minute; the minute's count is the one a sustained stream meets.
+var platformLimit = botpost.PerWindow(100, time.Minute, 5)
 
 // New returns a Feishu channel.
 func New(name string, o Options) (*Channel, error) {
-	// Custom bots may post 5 times a second and 100 times a minute.
-	b, err := botpost.NewBot(KindName, name, o, botpost.Limits{botpost.PerWindow(5, time.Second, 3), botpost.PerWindow(100, time.Minute, 5)})
+	b, err := botpost.NewBot(KindName, name, o, platformLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -40,35 +47,38 @@ func New(name string, o Options) (*Channel, error) {
 // Send posts the report, split into as many cards as the 20 KB limit
 // needs, starting after msg.PartsDelivered.
 func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	payloads, err := Render(msg, c.Secret != "", c.MaxParts)
+	creds, err := c.Creds()
+	if err != nil {
+		return im.Receipt{}, err
+	}
+	payloads, err := Render(msg, creds.Secret != "", c.MaxParts)
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
 	}
-	return botpost.SendAll(ctx, &c.Bot, payloads, msg.PartsDelivered, botpost.EncodedString[Payload], c.post)
+	return botpost.SendAll(ctx, creds, payloads, msg.PartsDelivered, botpost.EncodedString[Payload], c.post)
 }
 
-func (c *Channel) post(ctx context.Context, p Payload) (botpost.Response, error) {
-	if c.Secret != "" {
+func (c *Channel) post(ctx context.Context, creds botpost.Creds, p Payload) (httppost.Response, error) {
+	if creds.Secret != "" {
 		// Per request: Feishu rejects timestamps more than an hour old, and
 		// a retry may come much later than the first attempt.
 		ts := c.Now().Unix()
 		p.Timestamp = strconv.FormatInt(ts, 10)
-		p.Sign = Sign(c.Secret, ts)
+		p.Sign = Sign(creds.Secret, ts)
 	}
 	body, err := botpost.Encode(p)
 	if err != nil {
-		return botpost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode card: %w", err)}
+		return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode card: %w", err)}
 	}
 	if len(body) > MaxBodyBytes {
-		return botpost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
+		return httppost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
 			Err: fmt.Errorf("card is %d bytes, limit %d", len(body), MaxBodyBytes)}
 	}
-	resp, err := botpost.Post(ctx, c.Client, c.Hook, body, c.Secret)
+	resp, err := httppost.Post(ctx, c.Client, httppost.Request{URL: creds.Hook, Body: body, Secrets: []string{creds.Secret}})
 	if err != nil {
 		return resp, err
 	}
 	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		se.Response = botpost.Redact(se.Response, c.Secret, c.Hook)
 		return resp, se
 	}
 	return resp, nil

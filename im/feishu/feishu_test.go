@@ -36,7 +36,7 @@ func TestSignGoldenVector(t *testing.T) {
 
 func newChannel(t *testing.T, hook, sec string, now func() time.Time) *Channel {
 	t.Helper()
-	c, err := New("team", Options{WebhookURL: hook, Secret: sec, Now: now, Limits: botpost.Limits{}})
+	c, err := New("team", Options{WebhookURL: hook, Secret: sec, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,8 +290,14 @@ func TestConfigValidate(t *testing.T) {
 	if err != nil || ch.Kind() != KindName {
 		t.Fatalf("Build: %v", err)
 	}
-	_, err = (&Config{botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_UNSET_VAR"}}).Build(im.ChannelConfig{Name: "f"}, im.Deps{})
-	if err == nil || !strings.Contains(err.Error(), "webhook_url_env") {
+	// An unset variable fails the delivery, not the build (the daemon's
+	// start), and says which key and variable to fix.
+	ch, err = (&Config{botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_UNSET_VAR"}}).Build(im.ChannelConfig{Name: "f"}, im.Deps{})
+	if err != nil {
+		t.Fatalf("Build with an unset variable: %v", err)
+	}
+	_, err = ch.Send(context.Background(), imtest.Message())
+	if err == nil || !strings.Contains(err.Error(), "webhook_url: environment variable AICR_TEST_UNSET_VAR") {
 		t.Fatalf("unset env: %v", err)
 	}
 }

@@ -73,7 +73,7 @@ func Render(msg im.Message, signed bool, maxParts int) ([]Payload, error) {
 	if a := msg.Author; a != nil && openIDRE.MatchString(a.FeishuOpenID) {
 		blocks[0].Text = "<at id=" + a.FeishuOpenID + "></at>\n\n" + blocks[0].Text
 	}
-	template := Template(rep.Problems, msg.Result.Skip != nil)
+	template := Template(rep.Problems, rep.Skipped)
 	build := func(head, body string) Payload {
 		p := Payload{
 			MsgType: "interactive",

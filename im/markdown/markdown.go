@@ -1,6 +1,7 @@
 // Package markdown converts the agent's Markdown (summaries, problem
-// messages, suggestions) into the Markdown subsets the Chinese chat
-// platforms render. It walks goldmark's AST, so structure is understood
+// messages, suggestions) into the Markdown subsets the chat platforms
+// render (DingTalk, WeCom, Feishu cards, Slack mrkdwn). It is the one
+// Markdown walker in aicr. It walks goldmark's AST, so structure is understood
 // rather than guessed at with regular expressions, and it treats every
 // input as untrusted: raw HTML is shown as text, never passed through;
 // links survive only with an http or https destination; and the tag
@@ -38,6 +39,10 @@ const (
 	// italic, strikethrough, links, lists, quotes, inline code and fenced
 	// code blocks.
 	Feishu
+	// Slack is mrkdwn: *bold*, _italic_, ~strike~, <url|label> links,
+	// `code`, ``` blocks and > quotes; no headings or list syntax, and
+	// &, < and > must be entities.
+	Slack
 )
 
 func (d Dialect) String() string {
@@ -48,6 +53,8 @@ func (d Dialect) String() string {
 		return "wecom"
 	case Feishu:
 		return "feishu"
+	case Slack:
+		return "slack"
 	}
 	return "dialect(" + strconv.Itoa(int(d)) + ")"
 }
@@ -73,6 +80,9 @@ func Convert(src string, d Dialect) string {
 // left alone; callers put text where emphasis cannot hurt (code spans,
 // titles) or accept it.
 func Escape(s string, d Dialect) string {
+	if d == Slack {
+		return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	}
 	if d == Feishu {
 		// Card markdown honours HTML entities, so <at id=all></at> in the
 		// input is displayed, not executed.
@@ -92,7 +102,7 @@ func CodeSpan(s string, d Dialect) string {
 	if strings.TrimSpace(s) == "" {
 		return ""
 	}
-	return "`" + escapeCode(s) + "`"
+	return "`" + escapeCode(s, d) + "`"
 }
 
 // CodeBlock renders code (a suggestion, a diff) as a block: fenced where
@@ -100,6 +110,11 @@ func CodeSpan(s string, d Dialect) string {
 // ends with a newline.
 func CodeBlock(code, lang string, d Dialect) string {
 	code = strings.TrimRight(strings.ReplaceAll(code, "\r\n", "\n"), "\n")
+	if d == Slack {
+		// mrkdwn has no language tag, and a fence inside cannot be
+		// escaped: it becomes look-alike quotes.
+		return "```\n" + escapeCode(strings.ReplaceAll(code, "```", "ˋˋˋ"), d) + "\n```"
+	}
 	if d == Feishu {
 		fence := "```"
 		for strings.Contains(code, fence) {
@@ -111,7 +126,7 @@ func CodeBlock(code, lang string, d Dialect) string {
 			}
 			return r
 		}, lang)
-		return fence + lang + "\n" + escapeCode(code) + "\n" + fence
+		return fence + lang + "\n" + escapeCode(code, d) + "\n" + fence
 	}
 	lines := strings.Split(code, "\n")
 	for i, l := range lines {
@@ -144,7 +159,10 @@ func keepIndent(l string) string {
 // <at id=all></at> inside code is undocumented, so code gets the same
 // zero-width space as text: invisible to the reader, and entities would
 // show up literally inside code.
-func escapeCode(s string) string {
+func escapeCode(s string, d Dialect) string {
+	if d == Slack {
+		return Escape(s, d)
+	}
 	return strings.ReplaceAll(s, "<", "<\u200b")
 }
 
@@ -168,15 +186,40 @@ func SafeURL(u string) string {
 
 // Link renders [label](url) when url is safe, otherwise just the label.
 func Link(label, u string, d Dialect) string {
-	label = strings.ReplaceAll(strings.ReplaceAll(Escape(label, d), "[", "("), "]", ")")
+	label = Escape(label, d)
+	if d != Slack {
+		label = strings.ReplaceAll(strings.ReplaceAll(label, "[", "("), "]", ")")
+	}
+	return linkMarkup(label, u, d)
+}
+
+// linkMarkup renders an already escaped label linking to u, or just the
+// label when u is not a safe http(s) URL.
+func linkMarkup(label, u string, d Dialect) string {
 	safe := SafeURL(u)
 	if safe == "" {
 		return label
+	}
+	if d == Slack {
+		if label == "" {
+			return "<" + Escape(safe, d) + ">"
+		}
+		// A '|' in the label would end it early.
+		return "<" + Escape(safe, d) + "|" + strings.ReplaceAll(label, "|", "¦") + ">"
 	}
 	if label == "" {
 		label = safe
 	}
 	return "[" + label + "](" + safe + ")"
+}
+
+// bullet is the list marker: mrkdwn has no list syntax, so Slack gets
+// the character it would show.
+func bullet(d Dialect) string {
+	if d == Slack {
+		return "• "
+	}
+	return "- "
 }
 
 type converter struct {
@@ -203,6 +246,9 @@ func (c *converter) block(n ast.Node) string {
 		title := strings.TrimSpace(c.inlines(n))
 		if title == "" {
 			return ""
+		}
+		if c.d == Slack {
+			return "*" + oneLine(title) + "*"
 		}
 		// The report has its own title; the agent's headings sit below it.
 		level := min(n.Level+2, 6)
@@ -254,7 +300,7 @@ func (c *converter) list(l *ast.List, depth int) string {
 	}
 	indent := strings.Repeat("  ", depth)
 	for it := l.FirstChild(); it != nil; it = it.NextSibling() {
-		marker := "- "
+		marker := bullet(c.d)
 		if l.IsOrdered() {
 			marker = strconv.Itoa(num) + ". "
 			num++
@@ -316,11 +362,11 @@ func (c *converter) table(t *east.Table) string {
 			}
 		}
 		if len(pairs) > 0 {
-			rows = append(rows, "- "+strings.Join(pairs, "; "))
+			rows = append(rows, bullet(c.d)+strings.Join(pairs, "; "))
 		}
 	}
 	if len(rows) == 0 && len(headers) > 0 {
-		return "- " + strings.Join(headers, "; ")
+		return bullet(c.d) + strings.Join(headers, "; ")
 	}
 	return strings.Join(rows, "\n")
 }
@@ -371,6 +417,10 @@ func (c *converter) inline(b *strings.Builder, n ast.Node) {
 			return
 		}
 		switch {
+		case c.d == Slack && n.Level >= 2:
+			b.WriteString("*" + inner + "*")
+		case c.d == Slack:
+			b.WriteString("_" + inner + "_")
 		case n.Level >= 2:
 			b.WriteString("**" + inner + "**")
 		case c.d == WeCom:
@@ -381,9 +431,12 @@ func (c *converter) inline(b *strings.Builder, n ast.Node) {
 		}
 	case *east.Strikethrough:
 		inner := c.inlines(n)
-		if c.d == Feishu {
+		switch c.d {
+		case Feishu:
 			b.WriteString("~~" + inner + "~~")
-		} else {
+		case Slack:
+			b.WriteString("~" + inner + "~")
+		default:
 			b.WriteString(inner)
 		}
 	case *ast.Link:
@@ -424,16 +477,17 @@ func (c *converter) inline(b *strings.Builder, n ast.Node) {
 // link keeps the label (already converted) and drops unsafe destinations.
 func (c *converter) link(label, dest string) string {
 	label = strings.TrimSpace(oneLine(label))
-	safe := SafeURL(dest)
-	if safe == "" {
+	if SafeURL(dest) == "" {
 		return label
 	}
-	if label == "" {
-		label = Escape(safe, c.d)
+	if label == "" && c.d != Slack {
+		label = Escape(SafeURL(dest), c.d)
 	}
-	// Brackets inside the label would end it early.
-	label = strings.NewReplacer("[", "(", "]", ")").Replace(label)
-	return "[" + label + "](" + safe + ")"
+	if c.d != Slack {
+		// Brackets inside the label would end it early.
+		label = strings.NewReplacer("[", "(", "]", ")").Replace(label)
+	}
+	return linkMarkup(label, dest, c.d)
 }
 
 func oneLine(s string) string {

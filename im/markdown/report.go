@@ -1,7 +1,6 @@
 package markdown
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/aicr-dev/aicr/im"
@@ -19,61 +18,62 @@ type Report struct {
 	Blocks []im.Block
 	// Problems are the problems in the order their blocks appear.
 	Problems []review.Problem
+	// Skipped is true when the change was not reviewed (not for a clean
+	// "lgtm"), so cards can colour it as such.
+	Skipped bool
 }
 
-// Render builds msg's report in dialect d.
+// Render builds msg's report (im.BuildReport) in dialect d.
 func Render(msg im.Message, d Dialect) Report {
-	r := Report{Title: im.Title(msg)}
-	problems := slices.Clone(msg.Result.Problems)
-	im.SortProblems(problems)
-	r.Problems = problems
+	rep := im.BuildReport(msg)
+	r := Report{Title: rep.Title, Problems: rep.Problems, Skipped: rep.Skip != ""}
 
-	r.Blocks = append(r.Blocks, im.Block{Text: header(msg, problems, d)})
-	for _, p := range problems {
+	r.Blocks = append(r.Blocks, im.Block{Text: header(rep, d)})
+	for _, p := range rep.Problems {
 		r.Blocks = append(r.Blocks, im.Block{Text: ProblemText(p, d), Problem: true})
 	}
-	for _, s := range msg.Result.Summaries {
-		title := strings.Join(strings.Fields(im.Sanitize(s.Title)), " ")
-		body := Convert(im.Sanitize(s.Markdown), d)
-		if title == "" && body == "" {
+	for _, s := range rep.Summaries {
+		body := Convert(s.Markdown, d)
+		if s.Title == "" && body == "" {
 			continue
 		}
 		var b strings.Builder
-		if title != "" {
-			b.WriteString("#### " + Escape(title, d))
+		if s.Title != "" {
+			b.WriteString("#### " + Escape(s.Title, d))
 		}
 		if body != "" {
-			if title != "" {
+			if s.Title != "" {
 				b.WriteString("\n\n")
 			}
 			b.WriteString(body)
 		}
 		r.Blocks = append(r.Blocks, im.Block{Text: b.String()})
 	}
-	if msg.Result.Skip != nil {
-		reason := strings.Join(strings.Fields(im.Sanitize(msg.Result.Skip.Reason)), " ")
-		if reason == "" {
-			reason = "no reason given"
-		}
-		r.Blocks = append(r.Blocks, im.Block{Text: "**Review skipped:** " + Escape(reason, d)})
+	var tail []string
+	if note := rep.SkipNote(); note != "" {
+		tail = append(tail, Escape(note, d))
+	}
+	if line := rep.LeftOutLine(); line != "" {
+		tail = append(tail, Escape(line, d))
+	}
+	if len(tail) > 0 {
+		r.Blocks = append(r.Blocks, im.Block{Text: strings.Join(tail, "\n\n")})
 	}
 	return r
 }
 
-func header(msg im.Message, problems []review.Problem, d Dialect) string {
+func header(rep im.Report, d Dialect) string {
 	var lines []string
-	if msg.Change != nil {
-		if first := im.FirstLine(msg.Change.Description); first != "" {
-			lines = append(lines, "> "+Escape(first, d))
-		}
+	if rep.Description != "" {
+		lines = append(lines, "> "+Escape(rep.Description, d))
 	}
-	if len(problems) == 0 {
-		lines = append(lines, "**No problems found.**")
+	if len(rep.Problems) == 0 {
+		lines = append(lines, "**"+Escape(rep.Verdict, d)+"**")
 	} else {
-		lines = append(lines, "**Problems:** "+countsText(problems, d))
+		lines = append(lines, "**"+im.TextProblems+":** "+countsText(rep.Counts, d))
 	}
-	if msg.ChangeURL != "" {
-		if link := Link("View change", im.Sanitize(msg.ChangeURL), d); link != "View change" {
+	if rep.ChangeURL != "" {
+		if link := Link(im.TextViewChange, rep.ChangeURL, d); link != im.TextViewChange {
 			lines = append(lines, link)
 		}
 	}
@@ -83,8 +83,7 @@ func header(msg im.Message, problems []review.Problem, d Dialect) string {
 
 // countsText colours the worst severities where the dialect can; the
 // words are im.CountsText's.
-func countsText(problems []review.Problem, d Dialect) string {
-	text := im.CountsText(problems)
+func countsText(text string, d Dialect) string {
 	if d == DingTalk {
 		return text
 	}
@@ -117,14 +116,14 @@ func ProblemText(p review.Problem, d Dialect) string {
 	}
 	if s := im.Sanitize(strings.TrimSpace(p.Suggestion)); s != "" {
 		if isRawDiff(s) {
-			b.WriteString("\n\n**Suggestion:**\n\n" + CodeBlock(s, "diff", d))
+			b.WriteString("\n\n**" + im.TextSuggestion + ":**\n\n" + CodeBlock(s, "diff", d))
 		} else if conv := Convert(s, d); conv != "" {
 			sep := " "
 			if startsBlock(conv) {
 				// A fence, quote or list only works at the start of a line.
 				sep = "\n\n"
 			}
-			b.WriteString("\n\n**Suggestion:**" + sep + conv)
+			b.WriteString("\n\n**" + im.TextSuggestion + ":**" + sep + conv)
 		}
 	}
 	return b.String()

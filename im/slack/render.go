@@ -8,11 +8,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/text"
 
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/markdown"
 	"github.com/aicr-dev/aicr/review"
 )
 
@@ -41,7 +39,7 @@ type Post struct {
 // as the start of entities, links and mentions. Our own markup (links,
 // mentions, bold) is added around escaped text, never escaped itself.
 func Escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	return markdown.Escape(s, markdown.Slack)
 }
 
 var severityEmoji = map[review.Severity]string{
@@ -58,25 +56,22 @@ var severityEmoji = map[review.Severity]string{
 // incoming-webhook mode has no threads) problems follow, as many as the
 // block limit allows, with the number left out said explicitly.
 func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
-	title := im.Title(msg)
-	problems := slices.Clone(msg.Result.Problems)
-	im.SortProblems(problems)
+	rep := im.BuildReport(msg)
+	title, problems := rep.Title, rep.Problems
 
 	var meta []string
-	if msg.Change != nil {
-		if first := im.FirstLine(msg.Change.Description); first != "" {
-			meta = append(meta, "_"+Escape(first)+"_")
-		}
+	if rep.Description != "" {
+		meta = append(meta, "_"+Escape(rep.Description)+"_")
 	}
-	counts := "No problems found."
+	verdict := Escape(rep.Verdict)
 	if len(problems) > 0 {
-		counts = "*Problems:* " + Escape(im.CountsText(problems))
+		verdict = "*" + im.TextProblems + ":* " + Escape(rep.Counts)
 	}
-	meta = append(meta, counts)
+	meta = append(meta, verdict)
 	if mention != "" {
 		meta = append(meta, "*Author:* "+mention)
 	}
-	if link := linkTo(msg.ChangeURL, "View change"); link != "" {
+	if link := linkTo(rep.ChangeURL, im.TextViewChange); link != "" {
 		meta = append(meta, link)
 	}
 
@@ -85,18 +80,17 @@ func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
 		section(strings.Join(meta, "\n")),
 	}
 	var tail []slack.Block
-	if msg.Result.Skip != nil {
-		reason := strings.TrimSpace(im.Sanitize(msg.Result.Skip.Reason))
-		if reason == "" {
-			reason = "no reason given"
-		}
-		tail = append(tail, section("*Review skipped:* "+Escape(reason)))
+	if note := rep.SkipNote(); note != "" {
+		tail = append(tail, section(Escape(note)))
+	}
+	if line := rep.LeftOutLine(); line != "" {
+		tail = append(tail, section(Escape(line)))
 	}
 	budget := MaxBlocks - len(blocks) - len(tail)
 	var body []slack.Block
-	for _, s := range msg.Result.Summaries {
-		t := strings.Join(strings.Fields(im.Sanitize(s.Title)), " ")
-		md := MarkdownToMrkdwn(im.Sanitize(s.Markdown))
+	for _, s := range rep.Summaries {
+		t := s.Title
+		md := MarkdownToMrkdwn(s.Markdown)
 		if t == "" && md == "" {
 			continue
 		}
@@ -130,7 +124,7 @@ func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
 	blocks = append(blocks, body...)
 	blocks = append(blocks, tail...)
 
-	fallback := im.Sanitize(title) + " — " + im.CountsText(problems)
+	fallback := title + " — " + rep.Verdict
 	return Post{Text: Escape(truncateChars(fallback, MaxTextChars)), Blocks: blocks}
 }
 
@@ -172,7 +166,7 @@ func ProblemText(p review.Problem) string {
 	}
 	b.WriteString("\n" + Escape(strings.TrimSpace(im.Sanitize(p.Message))))
 	if s := strings.TrimSpace(im.Sanitize(p.Suggestion)); s != "" {
-		b.WriteString("\n*Suggestion:* " + Escape(s))
+		b.WriteString("\n*" + im.TextSuggestion + ":* " + Escape(s))
 	}
 	return truncateChars(b.String(), MaxSectionText)
 }
@@ -258,157 +252,10 @@ func SplitMrkdwn(s string, limit int) []string {
 	return chunks
 }
 
-// MarkdownToMrkdwn converts the agent's Markdown (CommonMark) to Slack's
-// mrkdwn by walking goldmark's AST: **bold** becomes *bold*, *em* _em_,
-// headings bold lines, lists bullets, links <url|text>; all text is
-// escaped. Raw HTML is shown as text.
+// MarkdownToMrkdwn converts the agent's Markdown to Slack's mrkdwn with
+// the one Markdown walker (package markdown, Slack dialect): **bold**
+// becomes *bold*, *em* _em_, headings bold lines, lists bullets, links
+// <url|text>; all text is escaped and raw HTML is shown as text.
 func MarkdownToMrkdwn(src string) string {
-	source := []byte(src)
-	doc := goldmark.New().Parser().Parse(text.NewReader(source))
-	c := &converter{src: source}
-	return strings.TrimSpace(c.blocks(doc, ""))
-}
-
-type converter struct{ src []byte }
-
-// blocks renders the block children of n separated by blank lines, each
-// line prefixed by indent.
-func (c *converter) blocks(n ast.Node, indent string) string {
-	var parts []string
-	for ch := n.FirstChild(); ch != nil; ch = ch.NextSibling() {
-		if s := c.block(ch, indent); s != "" {
-			parts = append(parts, s)
-		}
-	}
-	return strings.Join(parts, "\n\n")
-}
-
-func (c *converter) block(n ast.Node, indent string) string {
-	switch n := n.(type) {
-	case *ast.Paragraph, *ast.TextBlock:
-		return prefixLines(c.inlines(n), indent)
-	case *ast.Heading:
-		return indent + "*" + strings.TrimSpace(c.inlines(n)) + "*"
-	case *ast.FencedCodeBlock, *ast.CodeBlock:
-		var b strings.Builder
-		lines := n.Lines()
-		for i := 0; i < lines.Len(); i++ {
-			seg := lines.At(i)
-			b.Write(seg.Value(c.src))
-		}
-		return prefixLines("```\n"+Escape(strings.TrimRight(b.String(), "\n"))+"\n```", indent)
-	case *ast.List:
-		var items []string
-		num := n.Start
-		for it := n.FirstChild(); it != nil; it = it.NextSibling() {
-			marker := "• "
-			if n.IsOrdered() {
-				marker = fmt.Sprintf("%d. ", num)
-				num++
-			}
-			body := c.listItem(it, indent+"    ")
-			items = append(items, indent+marker+strings.TrimPrefix(body, indent+"    "))
-		}
-		return strings.Join(items, "\n")
-	case *ast.Blockquote:
-		return prefixLines(c.blocks(n, ""), indent+"> ")
-	case *ast.ThematicBreak:
-		return indent + "———"
-	case *ast.HTMLBlock:
-		var b strings.Builder
-		lines := n.Lines()
-		for i := 0; i < lines.Len(); i++ {
-			seg := lines.At(i)
-			b.Write(seg.Value(c.src))
-		}
-		return prefixLines(Escape(strings.TrimRight(b.String(), "\n")), indent)
-	default:
-		return c.blocks(n, indent)
-	}
-}
-
-// listItem renders an item's blocks on consecutive lines, nested lists
-// indented under it.
-func (c *converter) listItem(n ast.Node, indent string) string {
-	var parts []string
-	for ch := n.FirstChild(); ch != nil; ch = ch.NextSibling() {
-		if s := c.block(ch, indent); s != "" {
-			parts = append(parts, s)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-func (c *converter) inlines(n ast.Node) string {
-	var b strings.Builder
-	for ch := n.FirstChild(); ch != nil; ch = ch.NextSibling() {
-		c.inline(&b, ch)
-	}
-	return b.String()
-}
-
-func (c *converter) inline(b *strings.Builder, n ast.Node) {
-	switch n := n.(type) {
-	case *ast.Text:
-		b.WriteString(Escape(string(n.Segment.Value(c.src))))
-		if n.HardLineBreak() || n.SoftLineBreak() {
-			b.WriteString("\n")
-		}
-	case *ast.String:
-		b.WriteString(Escape(string(n.Value)))
-	case *ast.CodeSpan:
-		var raw strings.Builder
-		for ch := n.FirstChild(); ch != nil; ch = ch.NextSibling() {
-			if t, ok := ch.(*ast.Text); ok {
-				raw.Write(t.Segment.Value(c.src))
-			}
-		}
-		b.WriteString("`" + Escape(strings.ReplaceAll(raw.String(), "`", "'")) + "`")
-	case *ast.Emphasis:
-		mark := "_"
-		if n.Level >= 2 {
-			mark = "*"
-		}
-		b.WriteString(mark + c.inlines(n) + mark)
-	case *ast.Link:
-		label := c.inlines(n)
-		if l := linkTo(string(n.Destination), "x"); l != "" && label != "" {
-			b.WriteString("<" + Escape(string(n.Destination)) + "|" + label + ">")
-		} else {
-			b.WriteString(label)
-		}
-	case *ast.AutoLink:
-		u := string(n.URL(c.src))
-		if linkTo(u, "x") != "" {
-			b.WriteString("<" + Escape(u) + ">")
-		} else {
-			b.WriteString(Escape(u))
-		}
-	case *ast.Image:
-		label := c.inlines(n)
-		if linkTo(string(n.Destination), "x") != "" {
-			b.WriteString("<" + Escape(string(n.Destination)) + "|" + label + ">")
-		} else {
-			b.WriteString(label)
-		}
-	case *ast.RawHTML:
-		segs := n.Segments
-		for i := 0; i < segs.Len(); i++ {
-			seg := segs.At(i)
-			b.WriteString(Escape(string(seg.Value(c.src))))
-		}
-	default:
-		b.WriteString(c.inlines(n))
-	}
-}
-
-func prefixLines(s, prefix string) string {
-	if prefix == "" {
-		return s
-	}
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = prefix + l
-	}
-	return strings.Join(lines, "\n")
+	return markdown.Convert(src, markdown.Slack)
 }

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 )
 
 // KindName is the value of `kind` that selects this channel.
@@ -119,12 +119,17 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 		cfg:     cfg,
 		baseDir: deps.BaseDir,
 		client:  &http.Client{},
-		// One bucket for every post, summary and replies alike: a Send
-		// makes several requests, so the channel throttles itself rather
-		// than leaving it to the dispatcher's once-per-Send bucket.
-		limiter: rate.NewLimiter(rate.Limit(float64(cfg.RatePerMinute)/60), 1),
 		users:   map[string]string{},
 	}, nil
+}
+
+// CheckSecrets implements im.SecretChecker.
+func (c *Config) CheckSecrets(baseDir string) error {
+	if _, err := botpost.ReadKey("token", c.TokenEnv, c.TokenFile, baseDir); err != nil {
+		return err
+	}
+	_, err := botpost.ReadKey("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, baseDir)
+	return err
 }
 
 // Channel posts to one Slack conversation.
@@ -133,16 +138,25 @@ type Channel struct {
 	cfg     Config
 	baseDir string
 	client  *http.Client
-	limiter *rate.Limiter
 
 	mu    sync.Mutex
 	users map[string]string // email → Slack user id; "" caches "not found"
 }
 
-var _ im.Channel = (*Channel)(nil)
+var (
+	_ im.Channel     = (*Channel)(nil)
+	_ im.RateLimited = (*Channel)(nil)
+)
 
 func (c *Channel) Name() string { return c.name }
 func (c *Channel) Kind() string { return KindName }
+
+// RateLimit implements im.RateLimited: one bucket for every post to the
+// conversation, summary and replies alike. The dispatcher owns it; Send
+// paces each request through im.Pace.
+func (c *Channel) RateLimit() (rate.Limit, int) {
+	return rate.Limit(float64(c.cfg.RatePerMinute) / 60), 1
+}
 
 // Send delivers the report once: the summary, then the reply batches in
 // its thread. A retry resumes after the parts already delivered
@@ -153,9 +167,9 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 	if !c.cfg.tokenMode() {
 		return c.sendWebhook(ctx, msg)
 	}
-	token, err := botpost.ReadSecret("token", c.cfg.TokenEnv, c.cfg.TokenFile, c.baseDir)
+	token, err := botpost.ReadAtSend("token", c.cfg.TokenEnv, c.cfg.TokenFile, c.baseDir)
 	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonAuth, Err: err}
+		return im.Receipt{}, err
 	}
 	api := slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.client))
 	mention := c.mention(ctx, api, msg.Author)
@@ -173,7 +187,7 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 		}
 	}
 	for i := start; i < len(posts); i++ {
-		if err := c.limiter.Wait(ctx); err != nil {
+		if err := im.Pace(ctx); err != nil {
 			return rec, &im.SendError{Reason: im.ReasonTimeout, Retryable: true, MessageID: ts, PartsDelivered: i, Err: err}
 		}
 		opts := []slack.MsgOption{slack.MsgOptionText(posts[i].Text, false), slack.MsgOptionBlocks(posts[i].Blocks...)}
@@ -351,21 +365,19 @@ func classify(err error, token string) *im.SendError {
 	default:
 		se = transportError(err)
 	}
-	se.Err = errors.New(botpost.Redact(err.Error(), token))
+	se.Err = errors.New(httppost.Redact(err.Error(), token))
 	return se
 }
 
+// transportError classifies a failure slack-go reports without an answer
+// through the shared classifier; anything else is an answer that would
+// not decode: Slack answered, but not with JSON.
 func transportError(err error) *im.SendError {
 	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return &im.SendError{Reason: im.ReasonTimeout, Retryable: true}
-	}
 	var ue *url.Error
-	var oe *net.OpError
-	if errors.As(err, &ue) || errors.As(err, &oe) {
-		return &im.SendError{Reason: im.ReasonNetwork, Retryable: true}
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) || errors.As(err, &ue) {
+		return httppost.TransportError(err, "")
 	}
-	// A response that would not decode: Slack answered, but not with JSON.
 	return &im.SendError{Reason: im.ReasonServer, Retryable: true}
 }
 
@@ -386,11 +398,11 @@ func renderedJSON(posts []Post) string {
 // in plain text ("ok", or an error code such as channel_not_found with a
 // 4xx), so the body is read here rather than through slack-go.
 func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	hookURL, err := botpost.ReadSecret("webhook_url", c.cfg.WebhookURLEnv, c.cfg.WebhookURLFile, c.baseDir)
+	hookURL, err := botpost.ReadAtSend("webhook_url", c.cfg.WebhookURLEnv, c.cfg.WebhookURLFile, c.baseDir)
 	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonAuth, Err: err}
+		return im.Receipt{}, err
 	}
-	if err := botpost.CheckWebhookURL("webhook_url", hookURL); err != nil {
+	if err := httppost.CheckURL("webhook_url", hookURL); err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
 	mention := ""
@@ -405,38 +417,25 @@ func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, 
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	if err := c.limiter.Wait(ctx); err != nil {
+	if err := im.Pace(ctx); err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonTimeout, Retryable: true, Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hookURL, bytes.NewReader(body))
+	resp, err := httppost.Post(ctx, c.client, httppost.Request{URL: hookURL, Body: body,
+		ContentType: "application/json"})
 	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: errors.New("build request for " + botpost.RedactURL(hookURL))}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.client.Do(req)
-	if err != nil {
-		se := transportError(err)
-		var ue *url.Error
-		inner := err
-		if errors.As(err, &ue) {
-			inner = ue.Err
+		var se *im.SendError
+		if errors.As(err, &se) && resp.Status != 0 {
+			// Webhooks answer in plain text: the body is the error code.
+			code := strings.TrimSpace(string(resp.Body))
+			if r, ok := permanentCodes[code]; ok && !se.Retryable {
+				se.Reason = r
+			}
+			if len(code) < 64 && !strings.ContainsAny(code, " <{") {
+				se.PlatformCode = code
+			}
 		}
-		se.Err = fmt.Errorf("post %s: %s", botpost.RedactURL(hookURL), botpost.Redact(inner.Error(), hookURL))
-		return im.Receipt{}, se
+		return im.Receipt{}, err
 	}
-	defer resp.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if se := im.ClassifyStatus(resp.StatusCode, resp.Header, answer); se != nil {
-		code := strings.TrimSpace(string(answer))
-		if r, ok := permanentCodes[code]; ok && !se.Retryable {
-			se.Reason = r
-		}
-		if len(code) < 64 && !strings.ContainsAny(code, " <{") {
-			se.PlatformCode = code
-		}
-		se.Response = botpost.Redact(se.Response, hookURL)
-		return im.Receipt{}, se
-	}
-	return im.Receipt{Rendered: string(body), Parts: 1, StatusCode: resp.StatusCode,
-		Response: im.Excerpt(answer)}, nil
+	return im.Receipt{Rendered: string(body), Parts: 1, StatusCode: resp.Status,
+		Response: resp.Excerpt(httppost.Secrets(hookURL)...)}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/imtest"
 	"github.com/aicr-dev/aicr/im/slack"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
@@ -321,26 +322,58 @@ func TestErrorsAreClassified(t *testing.T) {
 	}
 	for _, c := range cases {
 		f := &fakeSlack{fail: map[int]string{0: c.code}}
-		_, err := newChannel(t, f, nil).Send(context.Background(), message(1))
+		rec, err := newChannel(t, f, nil).Send(context.Background(), message(1))
 		var se *im.SendError
 		if !errors.As(err, &se) {
 			t.Fatalf("%s: %v", c.code, err)
 		}
+		imtest.AssertSendLeaksNothing(t, rec, err, token)
 		if se.Reason != c.reason || se.Retryable != c.retryable || se.RetryAfter != c.after {
 			t.Errorf("%s: got %s retryable=%v after=%v", c.code, se.Reason, se.Retryable, se.RetryAfter)
-		}
-		if strings.Contains(se.Error(), token) || strings.Contains(se.Response, token) {
-			t.Errorf("%s: token leaked", c.code)
 		}
 	}
 	// A wrong token is Slack's invalid_auth, inside an HTTP 200.
 	f := &fakeSlack{}
 	ch := newChannel(t, f, nil)
 	t.Setenv("AICR_TEST_SLACK_TOKEN", "xoxb-wrong")
-	_, err := ch.Send(context.Background(), message(1))
+	rec, err := ch.Send(context.Background(), message(1))
 	var se *im.SendError
 	if !errors.As(err, &se) || se.PlatformCode != "invalid_auth" || se.Retryable || se.StatusCode != 200 {
 		t.Fatalf("wrong token: %#v", err)
+	}
+	imtest.AssertSendLeaksNothing(t, rec, err, token, "xoxb-wrong")
+}
+
+// The dispatcher owns the rate limit; a Send that makes several requests
+// (summary, then thread replies) asks its pacer before every one.
+func TestPacesEveryRequest(t *testing.T) {
+	f := &fakeSlack{}
+	ch := newChannel(t, f, nil)
+	waits := 0
+	ctx := im.WithPacer(context.Background(), func(context.Context) error { waits++; return nil })
+	if _, err := ch.Send(ctx, message(25)); err != nil { // summary + 3 replies
+		t.Fatal(err)
+	}
+	if waits != 4 || len(f.posts) != 4 {
+		t.Fatalf("%d waits for %d posts, want 4 each", waits, len(f.posts))
+	}
+	if r, burst := ch.RateLimit(); float64(r) != 100 || burst != 1 { // RatePerMinute 6000 in newChannel
+		t.Fatalf("RateLimit = %v, %d", r, burst)
+	}
+	// A pacer that gives up (the delivery's deadline) stops the Send
+	// before the next request, retryably, with the progress recorded.
+	calls := 0
+	ctx = im.WithPacer(context.Background(), func(context.Context) error {
+		calls++
+		if calls == 2 {
+			return context.DeadlineExceeded
+		}
+		return nil
+	})
+	_, err := ch.Send(ctx, message(25))
+	var se *im.SendError
+	if !errors.As(err, &se) || !se.Retryable || se.PartsDelivered != 1 {
+		t.Fatalf("pacer failure: %#v", err)
 	}
 }
 
@@ -440,19 +473,31 @@ func TestIncomingWebhookPostsSummaryOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ch.Send(context.Background(), message(80)); err != nil {
+	hookURL := srv.URL + "/services/T000/B000/XXXXSECRET"
+	rec, err := ch.Send(context.Background(), message(80))
+	if err != nil {
 		t.Fatal(err)
 	}
+	imtest.AssertSendLeaksNothing(t, rec, err, hookURL, "XXXXSECRET")
 	blocks, _ := got[0]["blocks"].([]any)
 	if len(got) != 1 || len(blocks) > 50 || !strings.Contains(fmt.Sprint(blocks[len(blocks)-1]), "more problems not shown") {
 		t.Fatalf("%d posts, %d blocks, last %v", len(got), len(blocks), blocks[len(blocks)-1])
 	}
 	answer = "channel_not_found"
-	_, err = ch.Send(context.Background(), message(1))
+	rec, err = ch.Send(context.Background(), message(1))
 	var se *im.SendError
-	if !errors.As(err, &se) || se.PlatformCode != "channel_not_found" || se.Retryable || strings.Contains(se.Error(), "XXXXSECRET") {
+	if !errors.As(err, &se) || se.PlatformCode != "channel_not_found" || se.Retryable {
 		t.Fatalf("webhook error: %#v", err)
 	}
+	imtest.AssertSendLeaksNothing(t, rec, err, hookURL, "XXXXSECRET")
+
+	// No answer at all: the transport error names the host, not the URL.
+	srv.Close()
+	rec, err = ch.Send(context.Background(), message(1))
+	if !errors.As(err, &se) || se.Reason != im.ReasonNetwork || !se.Retryable {
+		t.Fatalf("transport error: %#v", err)
+	}
+	imtest.AssertSendLeaksNothing(t, rec, err, hookURL, "XXXXSECRET", "/services/T000")
 }
 
 func rawJSON(v any) []byte {

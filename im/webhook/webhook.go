@@ -10,19 +10,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
 	"golang.org/x/time/rate"
 
+	"github.com/aicr-dev/aicr/hmacsig"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
+	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/review"
-	"github.com/aicr-dev/aicr/triggers"
 )
 
 // KindName is the value of `kind` that selects this channel.
@@ -31,6 +30,13 @@ const KindName = "webhook"
 // PayloadVersion is the "version" field of every payload; it changes only
 // when a field is removed or changes meaning.
 const PayloadVersion = 1
+
+// The signing headers, the same as the trigger protocol's, so one
+// receiver can verify both with package hmacsig.
+const (
+	HeaderTimestamp = "X-Aicr-Timestamp"
+	HeaderSignature = "X-Aicr-Signature"
+)
 
 // HeaderIdempotencyKey carries Message.DedupeKey; receivers drop a
 // request whose key they have seen.
@@ -73,6 +79,15 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 	}
 	return &Channel{name: common.Name, cfg: *c, baseDir: deps.BaseDir, now: deps.Clock(),
 		client: &http.Client{}}, nil
+}
+
+// CheckSecrets implements im.SecretChecker.
+func (c *Config) CheckSecrets(baseDir string) error {
+	if _, err := botpost.ReadKey("url", c.URLEnv, c.URLFile, baseDir); err != nil {
+		return err
+	}
+	_, err := botpost.ReadKey("secret", c.SecretEnv, c.SecretFile, baseDir)
+	return err
 }
 
 // Payload is the JSON body. See docs/webhook.md.
@@ -147,7 +162,7 @@ func (c *Channel) Render(msg im.Message) ([]byte, error) {
 	}
 	if ch := msg.Change; ch != nil {
 		p.Change = Change{VCS: string(ch.VCS), Repo: im.Sanitize(ch.Repo), Revision: im.Sanitize(ch.Revision),
-			Author: im.Sanitize(ch.Author), Description: im.Sanitize(ch.Description)}
+			Author: im.Sanitize(ch.Author), Description: redact.Text(im.Sanitize(ch.Description))}
 	}
 	p.Change.URL = msg.ChangeURL
 	var buf bytes.Buffer
@@ -159,84 +174,40 @@ func (c *Channel) Render(msg im.Message) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// maxResponse bounds how much of an answer is read.
-const maxResponse = 64 << 10
-
 // Send posts the payload once. 2xx is success; the rest is classified by
-// im.ClassifyStatus. The URL never appears in errors: it may hold a token.
+// im.ClassifyStatus. The URL and secret are read now, so a fixed secret
+// file takes effect on the next retry; neither appears in errors.
 func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	rawURL, err := botpost.ReadSecret("url", c.cfg.URLEnv, c.cfg.URLFile, c.baseDir)
+	rawURL, err := botpost.ReadAtSend("url", c.cfg.URLEnv, c.cfg.URLFile, c.baseDir)
 	if err != nil {
+		return im.Receipt{}, err
+	}
+	if err := httppost.CheckURL("url", rawURL); err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
-	if err := botpost.CheckWebhookURL("url", rawURL); err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
-	}
-	secret, err := botpost.ReadSecret("secret", c.cfg.SecretEnv, c.cfg.SecretFile, c.baseDir)
+	secret, err := botpost.ReadAtSend("secret", c.cfg.SecretEnv, c.cfg.SecretFile, c.baseDir)
 	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
+		return im.Receipt{}, err
 	}
 	body, err := c.Render(msg)
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
-	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: errors.New("build request for " + botpost.RedactURL(rawURL))}
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("User-Agent", "aicr")
+	header := http.Header{}
 	if msg.DedupeKey != "" {
-		req.Header.Set(HeaderIdempotencyKey, msg.DedupeKey)
+		header.Set(HeaderIdempotencyKey, msg.DedupeKey)
 	}
 	if secret != "" {
 		// A fresh timestamp per request: receivers reject stale ones.
 		ts := c.now().Unix()
-		req.Header.Set(triggers.HeaderTimestamp, strconv.FormatInt(ts, 10))
-		req.Header.Set(triggers.HeaderSignature, triggers.Sign([]byte(secret), ts, body))
+		header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+		header.Set(HeaderSignature, hmacsig.Sign([]byte(secret), ts, body))
 	}
-	resp, err := c.client.Do(req)
+	resp, err := httppost.Post(ctx, c.client, httppost.Request{URL: rawURL, Body: body, Header: header,
+		Secrets: []string{secret}})
 	if err != nil {
-		return im.Receipt{}, transportError(err, rawURL, secret)
+		return im.Receipt{}, err
 	}
-	defer resp.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if se := im.ClassifyStatus(resp.StatusCode, resp.Header, answer); se != nil {
-		se.Response = botpost.Redact(se.Response, secret)
-		return im.Receipt{}, se
-	}
-	return im.Receipt{Rendered: string(body), Parts: 1, StatusCode: resp.StatusCode,
-		Response: botpost.Redact(im.Excerpt(answer), secret)}, nil
+	return im.Receipt{Rendered: string(body), Parts: 1, StatusCode: resp.Status,
+		Response: resp.Excerpt(httppost.Secrets(rawURL, secret)...)}, nil
 }
-
-// transportError classifies a failure before any answer: both a refused
-// connection and a timeout are worth retrying, since the endpoint either
-// never got the request or dedupes it by Idempotency-Key.
-func transportError(err error, rawURL, secret string) *im.SendError {
-	var ue *url.Error
-	inner := err
-	if errors.As(err, &ue) {
-		inner = ue.Err
-	}
-	msg := botpost.Redact(inner.Error(), secret, rawURL)
-	wrapped := fmt.Errorf("post %s: %s: %w", botpost.RedactURL(rawURL), msg, errCause(inner))
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return &im.SendError{Reason: im.ReasonTimeout, Retryable: true, Err: wrapped}
-	}
-	return &im.SendError{Reason: im.ReasonNetwork, Retryable: true, Err: wrapped}
-}
-
-// errCause keeps context errors visible to errors.Is without printing
-// the raw (unredacted) error a second time.
-func errCause(err error) error {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return context.DeadlineExceeded
-	case errors.Is(err, context.Canceled):
-		return context.Canceled
-	}
-	return errSend
-}
-
-var errSend = errors.New("request failed")

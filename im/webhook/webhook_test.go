@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/hmacsig"
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/imtest"
 	"github.com/aicr-dev/aicr/im/webhook"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
@@ -75,17 +77,75 @@ func TestSignedPayload(t *testing.T) {
 	if !strings.Contains(string(body), "中文 & <b>") {
 		t.Errorf("body escapes text: %s", body)
 	}
-	if strings.Contains(rec.Rendered, secret) {
-		t.Error("the secret is in the rendered body")
-	}
+	imtest.AssertSendLeaksNothing(t, rec, err, secret)
 
 	// A receiver that rejects the signature (wrong secret) is a permanent auth error.
 	os.WriteFile(filepath.Join(dir, "secret"), []byte("another-secret"), 0o600)
-	_, err = ch.Send(context.Background(), msg)
+	rec, err = ch.Send(context.Background(), msg)
 	var se *im.SendError
-	if !errors.As(err, &se) || se.Reason != im.ReasonAuth || se.Retryable || strings.Contains(se.Error(), "another-secret") {
+	if !errors.As(err, &se) || se.Reason != im.ReasonAuth || se.Retryable {
 		t.Fatalf("bad signature: %#v", err)
 	}
+	imtest.AssertSendLeaksNothing(t, rec, err, secret, "another-secret")
+}
+
+// The signature is package hmacsig's, so a receiver can verify with it.
+func TestSignatureVerifiesWithHMACSig(t *testing.T) {
+	var got error
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		ts, _ := strconv.ParseInt(r.Header.Get(webhook.HeaderTimestamp), 10, 64)
+		got = hmacsig.Verify([]byte(secret), ts, body, r.Header.Get(webhook.HeaderSignature))
+	}))
+	defer srv.Close()
+	t.Setenv("AICR_TEST_WEBHOOK_URL", srv.URL)
+	t.Setenv("AICR_TEST_WEBHOOK_SECRET", secret)
+	ch, err := (&webhook.Config{URLEnv: "AICR_TEST_WEBHOOK_URL", SecretEnv: "AICR_TEST_WEBHOOK_SECRET"}).Build(
+		im.ChannelConfig{Name: "ci", Kind: "webhook"}, im.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Send(context.Background(), im.Message{RunID: 1}); err != nil || got != nil {
+		t.Fatalf("Send: %v, verify: %v", err, got)
+	}
+}
+
+// Transport failures and unreadable secrets never show the URL's token
+// or a secret; a secret that cannot be read is a permanent failure that
+// says what to fix.
+func TestErrorsLeakNothing(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	hookURL := srv.URL + "/hooks/tok-9f8e7d6c?key=qk-1a2b3c4d"
+	srv.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "url"), []byte(hookURL), 0o600)
+	ch, err := (&webhook.Config{URLFile: "url", SecretFile: "missing.secret"}).Build(
+		im.ChannelConfig{Name: "ci", Kind: "webhook"}, im.Deps{BaseDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := im.Message{RunID: 3, Change: &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "5",
+		Description: "rotate: api_key=sk-live-51Habc123 was committed"}}
+	rec, err := ch.Send(context.Background(), msg)
+	var se *im.SendError
+	if !errors.As(err, &se) || se.Retryable || !strings.Contains(err.Error(), filepath.Join(dir, "missing.secret")) {
+		t.Fatalf("missing secret file: %v", err)
+	}
+	imtest.AssertSendLeaksNothing(t, rec, err, hookURL, "tok-9f8e7d6c", "qk-1a2b3c4d")
+
+	os.WriteFile(filepath.Join(dir, "missing.secret"), []byte(secret), 0o600)
+	rec, err = ch.Send(context.Background(), msg)
+	if !errors.As(err, &se) || se.Reason != im.ReasonNetwork || !se.Retryable {
+		t.Fatalf("transport error: %#v", err)
+	}
+	imtest.AssertSendLeaksNothing(t, rec, err, hookURL, "tok-9f8e7d6c", "qk-1a2b3c4d", secret)
+
+	// Issue 10 #28: the commit message's credential is not in the payload.
+	body, err := ch.(*webhook.Channel).Render(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imtest.AssertNoLeak(t, "payload", string(body), "sk-live-51Habc123")
 }
 
 func TestConfigValidation(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 )
 
 // Channel is one WeCom group robot.
@@ -20,12 +21,17 @@ type Channel struct {
 	botpost.Bot
 }
 
-var _ im.Channel = (*Channel)(nil)
+var (
+	_ im.Channel     = (*Channel)(nil)
+	_ im.RateLimited = (*Channel)(nil)
+)
+
+// platformLimit: a group robot may post 20 messages a minute.
+var platformLimit = botpost.PerWindow(20, time.Minute, 5)
 
 // New returns a WeCom channel.
 func New(name string, o Options) (*Channel, error) {
-	// A group robot may post 20 messages a minute.
-	b, err := botpost.NewBot(KindName, name, o, botpost.Limits{botpost.PerWindow(20, time.Minute, 5)})
+	b, err := botpost.NewBot(KindName, name, o, platformLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -35,26 +41,29 @@ func New(name string, o Options) (*Channel, error) {
 // Send posts the report, split into as many messages as the 4096-byte
 // content limit needs, starting after msg.PartsDelivered.
 func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
+	creds, err := c.Creds()
+	if err != nil {
+		return im.Receipt{}, err
+	}
 	payloads, err := Render(msg, c.MaxParts)
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
 	}
 	// The audit keeps the markdown: WeCom's JSON wrapper adds nothing.
 	markdown := func(p Payload) (string, error) { return p.Markdown.Content, nil }
-	return botpost.SendAll(ctx, &c.Bot, payloads, msg.PartsDelivered, markdown, c.post)
+	return botpost.SendAll(ctx, creds, payloads, msg.PartsDelivered, markdown, c.post)
 }
 
-func (c *Channel) post(ctx context.Context, p Payload) (botpost.Response, error) {
+func (c *Channel) post(ctx context.Context, creds botpost.Creds, p Payload) (httppost.Response, error) {
 	body, err := botpost.Encode(p)
 	if err != nil {
-		return botpost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
+		return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
 	}
-	resp, err := botpost.Post(ctx, c.Client, c.Hook, body)
+	resp, err := httppost.Post(ctx, c.Client, httppost.Request{URL: creds.Hook, Body: body})
 	if err != nil {
 		return resp, err
 	}
 	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		se.Response = botpost.Redact(se.Response, c.Hook)
 		return resp, se
 	}
 	return resp, nil

@@ -22,7 +22,7 @@ const key = "693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"
 
 func newChannel(t *testing.T, hook string, maxParts int) *Channel {
 	t.Helper()
-	c, err := New("team", Options{WebhookURL: hook, MaxParts: maxParts, Limits: botpost.Limits{}})
+	c, err := New("team", Options{WebhookURL: hook, MaxParts: maxParts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,10 @@ package p4
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/aicr-dev/aicr/secret"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -169,20 +169,15 @@ func checkDepotPattern(p string) error {
 
 // password reads the configured secret; "" when none is configured.
 func (c Config) password() (string, error) {
-	switch {
-	case c.PasswordEnv != "":
-		v := os.Getenv(c.PasswordEnv)
-		if v == "" {
-			return "", fmt.Errorf("password_env: environment variable %s is empty or unset", c.PasswordEnv)
-		}
-		return v, nil
-	case c.PasswordFile != "":
-		b, err := os.ReadFile(c.PasswordFile)
-		if err != nil {
-			// The path is config, not secret; the content never appears.
-			return "", fmt.Errorf("password_file: %w", err)
-		}
-		return strings.TrimRight(string(b), "\r\n"), nil
+	ref := secret.Ref{Env: c.PasswordEnv, File: c.PasswordFile}
+	if ref.IsZero() {
+		return "", nil
 	}
-	return "", nil
+	// An empty file is an error, not "no password": p4 would then fail
+	// later with a less helpful login message.
+	v, err := ref.Read()
+	if err != nil {
+		return "", fmt.Errorf("password: %w", err)
+	}
+	return v.Reveal(), nil
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // maxStderr bounds how much of svn's stderr ends up in an error message.
@@ -110,25 +112,15 @@ func (a *Adapter) output(ctx context.Context, sub string, args ...string) ([]byt
 // password reads the configured password at use, so a rotated file is
 // picked up without a restart. ok is false when none is configured.
 func (a *Adapter) password() (string, bool, error) {
-	switch {
-	case a.cfg.PasswordEnv != "":
-		v, set := os.LookupEnv(a.cfg.PasswordEnv)
-		if !set || v == "" {
-			return "", false, fmt.Errorf("%w: password_env: environment variable %s is empty or unset", ErrNoPassword, a.cfg.PasswordEnv)
-		}
-		return v, true, nil
-	case a.cfg.PasswordFile != "":
-		b, err := os.ReadFile(a.cfg.PasswordFile)
-		if err != nil {
-			return "", false, fmt.Errorf("%w: password_file: %v", ErrNoPassword, err)
-		}
-		v := strings.TrimRight(string(b), "\r\n")
-		if v == "" {
-			return "", false, fmt.Errorf("%w: password_file %s is empty", ErrNoPassword, a.cfg.PasswordFile)
-		}
-		return v, true, nil
+	ref := secret.Ref{Env: a.cfg.PasswordEnv, File: a.cfg.PasswordFile}
+	if ref.IsZero() {
+		return "", false, nil
 	}
-	return "", false, nil
+	v, err := ref.Read()
+	if err != nil {
+		return "", false, fmt.Errorf("%w: password: %v", ErrNoPassword, err)
+	}
+	return v.Reveal(), true, nil
 }
 
 // ErrNoPassword is wrapped when the configured password cannot be read.

@@ -1,7 +1,7 @@
-// Package botpost is the transport shared by the webhook-robot channels
-// (Feishu, DingTalk, WeCom): secrets from *_env / *_file keys, one JSON
-// POST per part with the URL's token kept out of every error, and the
-// loop that sends the parts of a split report in order.
+// Package botpost is what the webhook-robot channels (Feishu, DingTalk,
+// WeCom) share: the webhook URL and secret keys, read at every Send, and
+// the loop that sends the parts of a split report in order, one
+// httppost request each, paced by the dispatcher (im.Pace).
 package botpost
 
 import (
@@ -10,18 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 )
 
 // SecretKeys validates one secret given as <prefix>_env or
@@ -38,173 +30,23 @@ func SecretKeys(prefix, env, file string, required bool) error {
 	return nil
 }
 
-// ReadSecret reads the secret named by env (an environment variable) or
-// file (relative paths against baseDir). Surrounding whitespace, such as
-// the newline editors leave, is dropped. Errors name the key, never the
-// value. Both empty returns "".
-func ReadSecret(prefix, env, file, baseDir string) (string, error) {
-	switch {
-	case env != "":
-		v := strings.TrimSpace(os.Getenv(env))
-		if v == "" {
-			return "", fmt.Errorf("%s_env: environment variable %s is empty or unset", prefix, env)
-		}
-		return v, nil
-	case file != "":
-		if !filepath.IsAbs(file) && baseDir != "" {
-			file = filepath.Join(baseDir, file)
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", fmt.Errorf("%s_file: %w", prefix, err)
-		}
-		v := strings.TrimSpace(string(b))
-		if v == "" {
-			return "", fmt.Errorf("%s_file: %s is empty", prefix, file)
-		}
-		return v, nil
-	}
-	return "", nil
-}
-
-// CheckWebhookURL rejects a webhook URL that is not absolute http(s).
-// The error never contains the URL: it carries the token.
-func CheckWebhookURL(prefix, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("%s: not an absolute http(s) URL", prefix)
-	}
-	return nil
-}
-
-// RedactURL keeps only the scheme and host: robot webhooks carry their
-// token in the path (Feishu) or the query (DingTalk, WeCom).
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "<redacted url>"
-	}
-	return u.Scheme + "://" + u.Host + "/<redacted>"
-}
-
-// Redact replaces every occurrence of each secret in s. Secrets shorter
-// than 4 bytes are skipped: replacing them would mangle the message
-// without protecting anything.
-func Redact(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "<redacted>")
-		}
-	}
-	return s
-}
-
-// maxResponse bounds how much of a response is read: the platforms
-// answer with a few hundred bytes; anything larger is not them.
-const maxResponse = 64 << 10
-
-// Response is the platform's answer to one part.
-type Response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
-
-// Post sends body as JSON to rawURL, once. Transport failures come back
-// as a retryable *im.SendError whose text has the URL and secrets
-// redacted; HTTP statuses are classified by the caller.
-func Post(ctx context.Context, client *http.Client, rawURL string, body []byte, secrets ...string) (Response, error) {
-	secrets = append(secrets, rawURL)
-	if u, err := url.Parse(rawURL); err == nil {
-		secrets = append(secrets, u.RawQuery, u.Path)
-		for _, vs := range u.Query() {
-			secrets = append(secrets, vs...)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
-	if err != nil {
-		return Response{}, &im.SendError{Reason: im.ReasonClient,
-			Err: errors.New("build request for " + RedactURL(rawURL))}
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	resp, err := client.Do(req)
-	if err != nil {
-		return Response{}, transportError(err, rawURL, secrets)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return Response{}, transportError(err, rawURL, secrets)
-	}
-	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
-}
-
-func transportError(err error, rawURL string, secrets []string) *im.SendError {
-	// *url.Error prints the full URL; keep only what it wraps.
-	var ue *url.Error
-	inner := err
-	if errors.As(err, &ue) {
-		inner = ue.Err
-	}
-	msg := Redact(inner.Error(), secrets...)
-	wrapped := &redactedError{msg: "post " + RedactURL(rawURL) + ": " + msg, cause: inner}
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return &im.SendError{Reason: im.ReasonTimeout, Retryable: true, Err: wrapped}
-	}
-	return &im.SendError{Reason: im.ReasonNetwork, Retryable: true, Err: wrapped}
-}
-
-// redactedError prints a redacted message but keeps the cause for
-// errors.Is (context.Canceled, DeadlineExceeded).
-type redactedError struct {
-	msg   string
-	cause error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.cause }
-
-// Limits is a platform's request rate for one robot, as token buckets
-// that must all allow a request. Each bucket's burst plus a window's
-// refill stays under the platform's count for that window, so a
-// sliding-window limiter on the platform side never trips.
-type Limits []*rate.Limiter
-
-// Wait blocks until every bucket allows one more request, or ctx ends.
-func (l Limits) Wait(ctx context.Context) error {
-	for _, lim := range l {
-		if err := lim.Wait(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// PerWindow returns a bucket allowing at most n requests in any window,
-// with the given burst (burst < n).
-func PerWindow(n int, window time.Duration, burst int) *rate.Limiter {
-	perSec := float64(n-burst) / window.Seconds()
-	return rate.NewLimiter(rate.Limit(perSec), burst)
-}
-
 // Part is one request of a split report, ready to send.
 type Part struct {
-	// Send makes the request and checks the platform's answer, returning
-	// the response excerpt for the receipt.
-	Send func(ctx context.Context) (Response, error)
+	// Payload is the platform's message for this part.
+	Payload any
 	// Rendered is the body as sent, for the audit trail.
 	Rendered string
 }
 
 // SendParts sends parts in order, starting after the first delivered
 // ones (msg.PartsDelivered from an earlier attempt), one request each,
-// waiting on limits before every request. It stops at the first failure
+// pacing (im.Pace) before every request. It stops at the first failure
 // and records in the *im.SendError how many parts are delivered so a
 // retry resumes there. The receipt's Rendered joins every part,
 // including those sent by earlier attempts, so the audit row shows the
 // whole report.
-func SendParts(ctx context.Context, parts []Part, delivered int, limits Limits) (im.Receipt, error) {
+func SendParts(ctx context.Context, parts []Part, delivered int,
+	send func(context.Context, Part) (httppost.Response, error)) (im.Receipt, error) {
 	rec := im.Receipt{Parts: len(parts)}
 	rendered := make([]string, len(parts))
 	for i, p := range parts {
@@ -215,11 +57,11 @@ func SendParts(ctx context.Context, parts []Part, delivered int, limits Limits) 
 		delivered = 0
 	}
 	for i := delivered; i < len(parts); i++ {
-		if err := limits.Wait(ctx); err != nil {
+		if err := im.Pace(ctx); err != nil {
 			return rec, &im.SendError{Reason: im.ReasonTimeout, Retryable: true, PartsDelivered: i,
 				Err: fmt.Errorf("part %d/%d: wait for rate limit: %w", i+1, len(parts), err)}
 		}
-		resp, err := parts[i].Send(ctx)
+		resp, err := send(ctx, parts[i])
 		if err != nil {
 			var se *im.SendError
 			if !errors.As(err, &se) {
@@ -291,15 +133,4 @@ func (k WebhookKeys) Validate(signable bool) error {
 		errs = append(errs, &im.ConfigError{Key: "max_parts", Err: im.ErrInvalidValue, Hint: "between 1 and 20"})
 	}
 	return errors.Join(errs...)
-}
-
-// Read resolves the webhook URL and the secret (empty when unset).
-func (k WebhookKeys) Read(baseDir string) (webhookURL, secret string, err error) {
-	if webhookURL, err = ReadSecret("webhook_url", k.WebhookURLEnv, k.WebhookURLFile, baseDir); err != nil {
-		return "", "", err
-	}
-	if secret, err = ReadSecret("secret", k.SecretEnv, k.SecretFile, baseDir); err != nil {
-		return "", "", err
-	}
-	return webhookURL, secret, nil
 }

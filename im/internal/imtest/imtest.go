@@ -7,6 +7,7 @@
 package imtest
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/aicr-dev/aicr/im"
 )
 
 // AssertNoLeak fails the test if any secret appears in s. Channel tests
@@ -163,4 +166,22 @@ func CheckPart(t testing.TB, what, head, body string, i, n int) {
 	if n == 1 && strings.Contains(head, "(1/1)") {
 		t.Errorf("%s: single part labelled: %q", what, head)
 	}
+}
+
+// AssertSendLeaksNothing is the no-leak check every channel test runs on
+// the outcome of a Send: the error (its text and every field of a
+// *im.SendError, response excerpt included) and the receipt (rendered
+// body, response, message id) must contain none of the secrets, which
+// should include the webhook URL and the token inside it.
+func AssertSendLeaksNothing(t testing.TB, rec im.Receipt, err error, secrets ...string) {
+	t.Helper()
+	if err != nil {
+		AssertNoLeak(t, "error", err.Error(), secrets...)
+		AssertNoLeak(t, "error fields", fmt.Sprintf("%+v", err), secrets...)
+		var se *im.SendError
+		if errors.As(err, &se) {
+			AssertNoLeak(t, "error response", se.Response+" "+se.PlatformCode+" "+se.MessageID, secrets...)
+		}
+	}
+	AssertNoLeak(t, "receipt", rec.Rendered+"\n"+rec.Response+"\n"+rec.MessageID, secrets...)
 }

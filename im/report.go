@@ -1,0 +1,158 @@
+package im
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aicr-dev/aicr/redact"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// The words every report uses, in one place. Dialects add markup around
+// them, never their own wording.
+const (
+	TextNoProblems  = "No problems found."
+	TextProblems    = "Problems"
+	TextNotReviewed = "Not reviewed"
+	TextViewChange  = "View change"
+	TextSuggestion  = "Suggestion"
+	TextLeftOut     = "Left out of the review"
+)
+
+// Report is the neutral report document built once from a Message; the
+// plain-text, Markdown, Feishu and Slack renderers only mark it up and
+// fit it to their platform's limits. All text in it is sanitized (and the
+// description has credentials redacted) but not escaped for any dialect.
+type Report struct {
+	// Title is the headline (Title).
+	Title string
+	// Description is the first line of the change description.
+	Description string
+	// Problems are sanitized and sorted (SortProblems).
+	Problems []review.Problem
+	// Verdict is "No problems found.", "Problems: 2 critical, 1 high" or
+	// the Skip sentence; it never claims a clean result above findings.
+	Verdict string
+	// Counts is CountsText of Problems; "" when there are none.
+	Counts string
+	// Summaries are the agent's, sanitized, empty ones dropped.
+	Summaries []review.Summary
+	// Skip explains, as a sentence, why the change was not reviewed; ""
+	// when it was (a clean "lgtm" is a review, not a skip).
+	Skip string
+	// LeftOut lists files whose content was not reviewed and why, as
+	// "path (reason)", for the "Left out of the review" line.
+	LeftOut []string
+	// LeftOutMore counts left-out files beyond those listed.
+	LeftOutMore int
+	// ChangeURL links to the change; "" when unknown.
+	ChangeURL string
+	// Author are the author's chat identities, for mentions; may be nil.
+	Author *Identity
+}
+
+// maxLeftOut bounds the files named on the "left out" line; a huge
+// import commit would otherwise fill the message with file names.
+const maxLeftOut = 10
+
+// BuildReport turns msg into the neutral report every dialect renders.
+func BuildReport(msg Message) Report {
+	r := Report{Title: Title(msg), Author: msg.Author, ChangeURL: oneLine(msg.ChangeURL)}
+	res := SanitizeResult(msg.Result)
+	r.Problems = res.Problems
+	for _, s := range res.Summaries {
+		s.Title = oneLine(s.Title)
+		s.Markdown = strings.TrimSpace(s.Markdown)
+		if s.Title != "" || s.Markdown != "" {
+			r.Summaries = append(r.Summaries, s)
+		}
+	}
+	if msg.Change != nil {
+		// A commit message is posted as written, so credentials pasted into
+		// it are blanked the way code findings never quote them.
+		r.Description = FirstLine(redact.Text(msg.Change.Description))
+		r.LeftOut, r.LeftOutMore = leftOut(msg.Change.Files)
+	}
+	if res.Skip != nil {
+		r.Skip = SkipSentence(res.Skip.Reason)
+	}
+	switch {
+	case len(r.Problems) > 0:
+		r.Counts = CountsText(r.Problems)
+		r.Verdict = TextProblems + ": " + r.Counts
+	case r.Skip != "":
+		r.Verdict = r.Skip
+	default:
+		r.Verdict = TextNoProblems
+	}
+	return r
+}
+
+// SkipNote is the skip sentence when the verdict does not already say it
+// (a skip that still came with problems), else "".
+func (r Report) SkipNote() string {
+	if r.Skip == r.Verdict {
+		return ""
+	}
+	return r.Skip
+}
+
+// LeftOutLine is the sentence naming the files not reviewed, or "".
+func (r Report) LeftOutLine() string {
+	if len(r.LeftOut) == 0 {
+		return ""
+	}
+	s := TextLeftOut + ": " + strings.Join(r.LeftOut, ", ")
+	if r.LeftOutMore > 0 {
+		s += fmt.Sprintf(" and %d more", r.LeftOutMore)
+	}
+	return s + "."
+}
+
+// SkipSentence explains a skip reason to a person. Reasons that mean the
+// reviewer looked and found nothing ("lgtm") are not skips: "".
+func SkipSentence(reason string) string {
+	reason = oneLine(reason)
+	switch reason {
+	case "lgtm", ReasonNoProblemsSuppressed:
+		return ""
+	case "":
+		return TextNotReviewed + ": the reviewer gave no reason."
+	case "no_reviewable_code":
+		return TextNotReviewed + ": the change has no code to review (only deletions, binaries, directories or excluded files)."
+	case "no_files_in_scope":
+		return TextNotReviewed + ": no file in the change is in the repository's review scope."
+	case "no_output_publisher":
+		return TextNotReviewed + ": the reviewer finished without publishing a result."
+	}
+	return TextNotReviewed + ": " + strings.ReplaceAll(reason, "_", " ") + "."
+}
+
+// leftOut names the files whose content was not reviewed and why.
+// Deleted files and directories have no content to review, so they are
+// not "left out".
+func leftOut(files []vcs.FileChange) ([]string, int) {
+	var out []string
+	more := 0
+	for _, f := range files {
+		why := oneLine(f.Skipped)
+		if why == "" || why == vcs.SkipDeleted || why == vcs.SkipDirectory {
+			continue
+		}
+		if len(out) == maxLeftOut {
+			more++
+			continue
+		}
+		out = append(out, oneLine(f.Path)+" ("+why+")")
+	}
+	return out, more
+}
+
+// sortedProblems is a sorted copy, for renderers given raw problems.
+func sortedProblems(ps []review.Problem) []review.Problem {
+	ps = slices.Clone(ps)
+	SortProblems(ps)
+	return ps
+}

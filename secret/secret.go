@@ -1,0 +1,162 @@
+// Package secret is the one way aicr reads a secret: a config names an
+// environment variable or a file (never the value itself), the secret is
+// read when it is used so a rotated file needs no restart, and the value
+// it yields prints as <secret> everywhere (fmt, JSON, TOML, slog) so it
+// cannot reach a log, an IM message or the audit trail by accident.
+//
+// It is a leaf: it imports nothing from aicr.
+package secret
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Redacted is how a Value prints.
+const Redacted = "<secret>"
+
+// Sentinel errors, for errors.Is.
+var (
+	// ErrNotConfigured: neither an env var nor a file is named.
+	ErrNotConfigured = errors.New("no secret configured")
+	// ErrUnset: the named environment variable is unset or blank.
+	ErrUnset = errors.New("environment variable is unset or empty")
+	// ErrEmpty: the named file holds nothing but whitespace.
+	ErrEmpty = errors.New("secret file is empty")
+	// ErrBoth: a config gave both an env var and a file.
+	ErrBoth = errors.New("both an environment variable and a file are set")
+)
+
+// Ref names where a secret lives: an environment variable or a file. A
+// config gives one or the other, never both (Validate).
+type Ref struct {
+	Env  string
+	File string
+}
+
+// IsZero reports whether no source is named.
+func (r Ref) IsZero() bool { return r.Env == "" && r.File == "" }
+
+// Validate checks the reference without reading it. prefix is the config
+// key stem, so errors name the keys the operator wrote: "<prefix>_env" and
+// "<prefix>_file". required says whether one of them must be set.
+func (r Ref) Validate(prefix string, required bool) error {
+	switch {
+	case r.Env != "" && r.File != "":
+		return fmt.Errorf("%s_env and %s_file: %w; keep one", prefix, prefix, ErrBoth)
+	case required && r.IsZero():
+		return fmt.Errorf("%s_env or %s_file: %w; set one", prefix, prefix, ErrNotConfigured)
+	}
+	return nil
+}
+
+// InDir resolves a relative File against dir (the config file's
+// directory), so a config means the same thing from any working directory.
+func (r Ref) InDir(dir string) Ref {
+	if r.File != "" && dir != "" && !filepath.IsAbs(r.File) {
+		r.File = filepath.Join(dir, r.File)
+	}
+	return r
+}
+
+// Read reads the secret now. Surrounding whitespace (the newline editors
+// and `echo` leave, the indentation of a heredoc) is dropped: it is never
+// part of a generated secret, and the daemon and the hook client must
+// read the same file the same way. An empty result is an error,
+// never an empty secret: an unset signing key must not silently turn
+// signing off. Errors name the variable or the path and what to do, never
+// the value.
+func (r Ref) Read() (Value, error) {
+	switch {
+	case r.Env != "" && r.File != "":
+		return Value{}, ErrBoth
+	case r.Env != "":
+		v := trim(os.Getenv(r.Env))
+		if v == "" {
+			return Value{}, &Error{Source: "environment variable " + r.Env, Err: ErrUnset,
+				Hint: "export " + r.Env + " in the environment of the process that needs it"}
+		}
+		return Value{s: v}, nil
+	case r.File != "":
+		b, err := os.ReadFile(r.File)
+		if err != nil {
+			hint := "check the path and that this user may read it"
+			if errors.Is(err, fs.ErrNotExist) {
+				hint = "create the file or fix the path"
+			}
+			return Value{}, &Error{Source: "file " + r.File, Err: unwrapPath(err), Hint: hint}
+		}
+		v := trim(string(b))
+		if v == "" {
+			return Value{}, &Error{Source: "file " + r.File, Err: ErrEmpty,
+				Hint: "write the secret into it"}
+		}
+		return Value{s: v}, nil
+	}
+	return Value{}, ErrNotConfigured
+}
+
+func trim(s string) string { return strings.TrimSpace(s) }
+
+// unwrapPath keeps the cause of a *fs.PathError: Error already names the
+// path, and printing it twice reads badly.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Error is a failed Read: which source, why, and what to do.
+type Error struct {
+	Source string // "environment variable X" or "file /path"
+	Err    error
+	Hint   string
+}
+
+func (e *Error) Error() string {
+	msg := e.Source + ": " + e.Err.Error()
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Value is a secret read from a Ref. Its zero value is "no secret". It
+// prints and marshals as <secret>; Reveal is the only way to the bytes,
+// so every use of the real value is a visible, greppable call.
+type Value struct {
+	s string
+}
+
+// New wraps a value that did not come from a Ref (tests, generated keys).
+func New(s string) Value { return Value{s: s} }
+
+// Reveal returns the secret itself.
+func (v Value) Reveal() string { return v.s }
+
+// IsZero reports whether the value is empty.
+func (v Value) IsZero() bool { return v.s == "" }
+
+func (v Value) String() string   { return Redacted }
+func (v Value) GoString() string { return Redacted }
+
+// MarshalJSON implements json.Marshaler.
+func (v Value) MarshalJSON() ([]byte, error) { return []byte(`"` + Redacted + `"`), nil }
+
+// MarshalText implements encoding.TextMarshaler.
+func (v Value) MarshalText() ([]byte, error) { return []byte(Redacted), nil }
+
+// LogValue implements slog.LogValuer.
+func (v Value) LogValue() slog.Value { return slog.StringValue(Redacted) }
+
+// Format keeps %x, %q and friends from printing the value.
+func (v Value) Format(f fmt.State, verb rune) { _, _ = f.Write([]byte(Redacted)) }

@@ -1,0 +1,119 @@
+package secret
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadEnvTrimsSurroundingWhitespace(t *testing.T) {
+	t.Setenv("AICR_TEST_SECRET", "  s3cret \n")
+	v, err := Ref{Env: "AICR_TEST_SECRET"}.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Reveal() != "s3cret" {
+		t.Fatalf("Reveal = %q, want surrounding whitespace trimmed", v.Reveal())
+	}
+}
+
+func TestReadErrorsNameTheSourceAndWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("\n \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AICR_TEST_BLANK", " ")
+	cases := []struct {
+		name string
+		ref  Ref
+		is   error
+		want string
+	}{
+		{"unset env", Ref{Env: "AICR_TEST_SURELY_UNSET"}, ErrUnset,
+			"environment variable AICR_TEST_SURELY_UNSET: environment variable is unset or empty (export AICR_TEST_SURELY_UNSET in the environment of the process that needs it)"},
+		{"blank env", Ref{Env: "AICR_TEST_BLANK"}, ErrUnset, "environment variable AICR_TEST_BLANK"},
+		{"missing file", Ref{File: filepath.Join(dir, "nope")}, fs.ErrNotExist,
+			"file " + filepath.Join(dir, "nope") + ": no such file or directory (create the file or fix the path)"},
+		{"empty file", Ref{File: empty}, ErrEmpty, "file " + empty + ": secret file is empty (write the secret into it)"},
+		{"nothing", Ref{}, ErrNotConfigured, "no secret configured"},
+		{"both", Ref{Env: "X", File: "y"}, ErrBoth, "both"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.ref.Read()
+			if !errors.Is(err, c.is) {
+				t.Fatalf("err = %v, want errors.Is %v", err, c.is)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %q, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestReadFileRelativeToConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "key"), []byte("abc\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Ref{File: "key"}.InDir(dir).Read()
+	if err != nil || v.Reveal() != "abc" {
+		t.Fatalf("Read = %q, %v", v.Reveal(), err)
+	}
+	if got := (Ref{File: "/abs"}).InDir(dir).File; got != "/abs" {
+		t.Fatalf("absolute path changed to %q", got)
+	}
+}
+
+func TestValidateNamesKeys(t *testing.T) {
+	err := Ref{Env: "A", File: "b"}.Validate("webhook_url", true)
+	if err == nil || !strings.Contains(err.Error(), "webhook_url_env and webhook_url_file") || !errors.Is(err, ErrBoth) {
+		t.Fatalf("both: %v", err)
+	}
+	err = Ref{}.Validate("secret", true)
+	if err == nil || !strings.Contains(err.Error(), "secret_env or secret_file") {
+		t.Fatalf("required: %v", err)
+	}
+	if err := (Ref{}).Validate("secret", false); err != nil {
+		t.Fatalf("optional: %v", err)
+	}
+}
+
+func TestValueNeverPrints(t *testing.T) {
+	v := New("hunter2-very-secret")
+	type wrapper struct {
+		Token Value `json:"token"`
+	}
+	var logs bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("x", "token", v)
+	raw, _ := json.Marshal(wrapper{v})
+	var decoded map[string]string
+	if err := json.Unmarshal(raw, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	txt, _ := v.MarshalText()
+	outs := []string{
+		fmt.Sprint(v), fmt.Sprintf("%v %+v %#v %s %q %x", v, v, v, v, v, v),
+		fmt.Sprintf("%+v", wrapper{v}), fmt.Sprintf("%#v", wrapper{v}),
+		decoded["token"], string(txt), logs.String(),
+	}
+	for _, o := range outs {
+		if strings.Contains(o, "hunter2") {
+			t.Fatalf("secret leaked: %s", o)
+		}
+		if !strings.Contains(o, Redacted) {
+			t.Fatalf("no %s in %s", Redacted, o)
+		}
+	}
+	if v.Reveal() != "hunter2-very-secret" {
+		t.Fatal("Reveal lost the value")
+	}
+}
