@@ -7,17 +7,17 @@ import (
 )
 
 const dispatchColumns = `id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
-	purpose, next_attempt_at, rendered, message_id, parts_delivered`
+	purpose, next_attempt_at, rendered, message_id, parts_delivered, first_attempt_at, unknown_outcomes`
 
 func scanDispatch(sc scanner) (Dispatch, error) {
 	var (
 		d                        Dispatch
 		status, created, updated string
-		sent, next               sql.NullString
+		sent, next, first        sql.NullString
 		purpose                  string
 	)
 	if err := sc.Scan(&d.ID, &d.RunID, &d.Channel, &status, &d.Attempts, &d.LastError,
-		&created, &updated, &sent, &purpose, &next, &d.Rendered, &d.MessageID, &d.PartsDelivered); err != nil {
+		&created, &updated, &sent, &purpose, &next, &d.Rendered, &d.MessageID, &d.PartsDelivered, &first, &d.UnknownOutcomes); err != nil {
 		return Dispatch{}, err
 	}
 	d.Purpose = DispatchPurpose(purpose)
@@ -33,6 +33,9 @@ func scanDispatch(sc scanner) (Dispatch, error) {
 		return Dispatch{}, err
 	}
 	if d.NextAttemptAt, err = parseNullTime(next); err != nil {
+		return Dispatch{}, err
+	}
+	if d.FirstAttemptAt, err = parseNullTime(first); err != nil {
 		return Dispatch{}, err
 	}
 	return d, nil
