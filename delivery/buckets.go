@@ -35,11 +35,9 @@ func newBuckets(store Store, log *slog.Logger) *buckets {
 // bucket is one destination's limiter; the zero value does not throttle.
 type bucket struct{ l *rate.Limiter }
 
-func (b *buckets) forChannel(ctx context.Context, ch im.Channel) bucket {
-	rl, ok := ch.(im.RateLimited)
-	if !ok {
-		return bucket{}
-	}
+// load reads the last sends once, before this process claims anything,
+// so its own first attempt is not mistaken for a recent send.
+func (b *buckets) load(ctx context.Context) {
 	b.once.Do(func() {
 		last, err := b.store.LastSends(ctx)
 		if err != nil {
@@ -48,6 +46,14 @@ func (b *buckets) forChannel(ctx context.Context, ch im.Channel) bucket {
 		}
 		b.lastSend = last
 	})
+}
+
+func (b *buckets) forChannel(ctx context.Context, ch im.Channel) bucket {
+	rl, ok := ch.(im.RateLimited)
+	if !ok {
+		return bucket{}
+	}
+	b.load(ctx)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if l, ok := b.m[ch.Name()]; ok {

@@ -96,6 +96,7 @@ func (d *Dispatcher) DeadCount() int64 { return d.dead.Load() }
 // returns the dispatch as it stands afterwards. ErrNotClaimable means
 // someone else has it, it is not pending, or it is not due yet.
 func (d *Dispatcher) Deliver(ctx context.Context, id int64) (Dispatch, error) {
+	d.buckets.load(ctx)
 	c, err := d.store.ClaimDispatch(ctx, id, d.lease())
 	if err != nil {
 		return Dispatch{}, err
@@ -108,6 +109,7 @@ func (d *Dispatcher) Deliver(ctx context.Context, id int64) (Dispatch, error) {
 // `aicr review` uses it so a foreground review is published before the
 // process exits; retries it schedules are left to the daemon.
 func (d *Dispatcher) Settle(ctx context.Context, runID int64) ([]Dispatch, error) {
+	d.buckets.load(ctx)
 	rows, err := d.store.RunDispatches(ctx, runID)
 	if err != nil {
 		return nil, err
@@ -142,6 +144,7 @@ func (d *Dispatcher) Settle(ctx context.Context, runID int64) ([]Dispatch, error
 // goroutine, and returns how many attempts it made; for tests and tools
 // that have no Run loop.
 func (d *Dispatcher) DriveDue(ctx context.Context) (int, error) {
+	d.buckets.load(ctx)
 	n := 0
 	for ctx.Err() == nil {
 		channels, err := d.store.DueChannels(ctx)
@@ -184,6 +187,7 @@ func (d *Dispatcher) Wake() {
 // when the next scheduled retry falls due, and at least every Poll. Each
 // channel with due work gets its own sender goroutine.
 func (d *Dispatcher) Run(ctx context.Context) {
+	d.buckets.load(ctx)
 	var senders sync.WaitGroup
 	defer senders.Wait()
 	for ctx.Err() == nil {
