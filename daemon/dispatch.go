@@ -174,7 +174,7 @@ func (d *Delivery) publish(ctx context.Context, runID int64, foreground bool) ([
 	rows, err := d.Dispatcher.Settle(ctx, runID)
 	var errs []error
 	for _, r := range rows {
-		if r.Status == delivery.StatusFailed || r.Status == delivery.StatusDead || r.Status == delivery.StatusUnknown {
+		if r.Status.Undelivered() {
 			errs = append(errs, fmt.Errorf("channel %s: %s", r.Channel, r.LastError))
 		}
 	}
@@ -184,14 +184,7 @@ func (d *Delivery) publish(ctx context.Context, runID int64, foreground bool) ([
 func dispatchNotes(rows []delivery.Dispatch) []DispatchNote {
 	notes := make([]DispatchNote, 0, len(rows))
 	for _, r := range rows {
-		note := DispatchNote{Channel: r.Channel, Status: r.Status, Detail: r.LastError}
-		if r.Status == delivery.StatusPending {
-			note.Detail = "queued"
-			if !r.NextAttemptAt.IsZero() {
-				note.Detail = fmt.Sprintf("retry at %s: %s", r.NextAttemptAt.Format(time.RFC3339), r.LastError)
-			}
-		}
-		notes = append(notes, note)
+		notes = append(notes, DispatchNote{Channel: r.Channel, Status: r.Status, Detail: r.Detail()})
 	}
 	return notes
 }

@@ -62,6 +62,9 @@ func TestDefaultsRetryForHoursThenDeadLoudly(t *testing.T) {
 		}
 	}
 	elapsed := f.clk.Now().Sub(start)
+	if elapsed < 12*time.Hour {
+		t.Fatalf("gave up after %s of outage (%d attempts); the default must be hours", elapsed, got.Attempts)
+	}
 	if got.Status != delivery.StatusDead || elapsed < delivery.DefaultGiveUpAfter || elapsed > delivery.DefaultGiveUpAfter+delivery.DefaultMaxBackoff {
 		t.Fatalf("final %s after %s and %d attempts, want dead after %s", got.Status, elapsed, got.Attempts, delivery.DefaultGiveUpAfter)
 	}

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/aicr-dev/aicr/im"
@@ -43,8 +44,11 @@ func (s Status) Valid() bool {
 	return false
 }
 
-// Settled reports whether no further attempt will happen without an operator.
-func (s Status) Settled() bool { return s != StatusPending }
+// Undelivered reports whether s is final without the message delivered:
+// what an operator has to look at.
+func (s Status) Undelivered() bool {
+	return s == StatusFailed || s == StatusDead || s == StatusUnknown
+}
 
 // Purpose says what a dispatch delivers.
 type Purpose string
@@ -96,6 +100,17 @@ type Dispatch struct {
 	// UnknownOutcomes counts attempts that timed out since the last
 	// manual retry.
 	UnknownOutcomes int `json:"unknown_outcomes,omitempty"`
+}
+
+// Detail is a one-line account of where d stands, for reports.
+func (d Dispatch) Detail() string {
+	if d.Status != StatusPending {
+		return d.LastError
+	}
+	if d.NextAttemptAt.IsZero() {
+		return "queued"
+	}
+	return fmt.Sprintf("retry at %s: %s", d.NextAttemptAt.Format(time.RFC3339), d.LastError)
 }
 
 // Claim is a dispatch taken by one sender for one attempt.

@@ -183,7 +183,7 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.IO.Out, "dispatch %d (run %d, %s): %s%s\n", after.ID, after.RunID, after.Channel, after.Status, prefixed(" — ", after.LastError))
-	if after.Status == audit.DispatchFailed || after.Status == audit.DispatchDead || after.Status == audit.DispatchUnknown {
+	if after.Status.Undelivered() {
 		return silentExit(1)
 	}
 	return nil
