@@ -545,16 +545,16 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], errs[i] = []*Store{s, other}[i%2].EnsureDispatch(ctx, run, "slack")
+			got[i], errs[i] = []*Store{s, other}[i%2].PlanDispatch(ctx, run, "slack", PurposeReport, DispatchPending, "")
 		}()
 	}
 	wg.Wait()
 	for i := range n {
 		if errs[i] != nil {
-			t.Fatalf("ensure %d: %v", i, errs[i])
+			t.Fatalf("plan %d: %v", i, errs[i])
 		}
 		if got[i].ID != got[0].ID {
-			t.Errorf("ensure %d returned dispatch %d, others %d", i, got[i].ID, got[0].ID)
+			t.Errorf("plan %d returned dispatch %d, others %d", i, got[i].ID, got[0].ID)
 		}
 	}
 	d := got[0]
@@ -562,35 +562,34 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		t.Errorf("new dispatch = %+v", d)
 	}
 
-	if err := s.MarkDispatch(ctx, d.ID, DispatchFailed, "502 bad gateway"); err != nil {
-		t.Fatal(err)
+	attempt := func(r AttemptResult) {
+		t.Helper()
+		c, err := s.ClaimDispatch(ctx, d.ID, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.FinishAttempt(ctx, c, r); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := s.MarkDispatch(ctx, d.ID, DispatchSent, ""); err != nil {
-		t.Fatal(err)
-	}
-	again, err := s.EnsureDispatch(ctx, run, "slack")
+	attempt(AttemptResult{Status: DispatchPending, Error: "502 bad gateway"})
+	attempt(AttemptResult{Status: DispatchSent})
+	// A resumed run plans again: the sent row keeps its status.
+	again, err := s.PlanDispatch(ctx, run, "slack", PurposeReport, DispatchPending, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.ID != d.ID || again.Status != DispatchSent || again.Attempts != 2 || again.LastError != "" || again.SentAt.IsZero() {
-		t.Errorf("dispatch after fail+send = %+v", again)
+	if again.ID != d.ID || again.Status != DispatchSent || again.Attempts != 2 || again.LastError != "" || again.SentAt.IsZero() || again.FirstAttemptAt.IsZero() {
+		t.Errorf("dispatch after retry+send = %+v", again)
 	}
 
-	feishu, err := s.EnsureDispatch(ctx, run, "feishu")
+	feishu, err := s.PlanDispatch(ctx, run, "feishu", PurposeReport, DispatchSuppressed, "no problems")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if feishu.ID == d.ID {
 		t.Errorf("second channel shares dispatch %d", d.ID)
 	}
-	pending, err := s.PendingDispatches(ctx)
-	if err != nil || len(pending) != 1 || pending[0].ID != feishu.ID {
-		t.Errorf("pending = %+v, %v; want only feishu", pending, err)
-	}
-	if err := s.MarkDispatch(ctx, feishu.ID, DispatchSuppressed, ""); err != nil {
-		t.Fatal(err)
-	}
-
 	detail, err := s.GetRun(ctx, run)
 	if err != nil {
 		t.Fatal(err)
@@ -599,14 +598,11 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		t.Errorf("run dispatches = %+v", detail.Dispatches)
 	}
 
-	if _, err := s.EnsureDispatch(ctx, 9999, "slack"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.PlanDispatch(ctx, 9999, "slack", PurposeReport, DispatchPending, ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("dispatch for unknown run: err = %v, want ErrNotFound", err)
 	}
-	if err := s.MarkDispatch(ctx, 9999, DispatchSent, ""); !errors.Is(err, ErrNotFound) {
-		t.Errorf("mark unknown dispatch: err = %v, want ErrNotFound", err)
-	}
-	if err := s.MarkDispatch(ctx, d.ID, "delivered", ""); !errors.Is(err, ErrInvalid) {
-		t.Errorf("mark bad status: err = %v, want ErrInvalid", err)
+	if _, err := s.PlanDispatch(ctx, run, "slack", PurposeReport, "delivered", ""); !errors.Is(err, ErrInvalid) {
+		t.Errorf("plan bad status: err = %v, want ErrInvalid", err)
 	}
 }
 

@@ -9,71 +9,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/review"
-)
-
-// DispatchPurpose says what a dispatch delivers.
-type DispatchPurpose string
-
-const (
-	PurposeReport DispatchPurpose = "report" // the review's findings
-	PurposeError  DispatchPurpose = "error"  // a short notice that the run failed (on_error = "notify")
 )
 
 // Sentinel errors of the delivery API.
 var (
-	// ErrNotClaimable: the dispatch is not pending, is leased by another
-	// sender, is not due yet, or waits behind an earlier retry on its channel.
-	ErrNotClaimable = errors.New("dispatch is not claimable")
+	// ErrNotClaimable is delivery.ErrNotClaimable.
+	ErrNotClaimable = delivery.ErrNotClaimable
 	// ErrNotRetryable: RetryDispatch was asked to re-drive a dispatch that
-	// is not failed or dead.
-	ErrNotRetryable = errors.New("dispatch is not failed or dead")
+	// is not failed, dead or unknown.
+	ErrNotRetryable = errors.New("dispatch is not failed, dead or unknown")
 )
 
-// Claim is a dispatch taken by one sender for one attempt.
-type Claim struct {
-	Dispatch Dispatch
-	// Attempt numbers attempts across the dispatch's whole life (manual
-	// retries included), starting at 1.
-	Attempt   int
-	attemptID int64
-	// Interrupted is true when an earlier attempt started and never
-	// finished (the daemon died mid-send): the platform may already have
-	// the message, so the sender should check before posting again.
-	Interrupted bool
-}
-
-// AttemptResult is the outcome of one attempt, for FinishAttempt.
-type AttemptResult struct {
-	// Status is the dispatch's new status: sent, pending (a retry is
-	// scheduled at NextAttemptAt), failed or dead.
-	Status        DispatchStatus
-	NextAttemptAt time.Time
-	Reason        string // im.Reason of a failure
-	StatusCode    int
-	PlatformCode  string
-	Response      string // excerpt of the platform's answer
-	Error         string
-	// Rendered and MessageID replace the dispatch's when non-empty, and
-	// PartsDelivered when larger.
-	Rendered       string
-	MessageID      string
-	PartsDelivered int
-}
-
-// Attempt is one recorded delivery attempt.
-type Attempt struct {
-	DispatchID   int64     `json:"dispatch_id"`
-	Attempt      int       `json:"attempt"`
-	StartedAt    time.Time `json:"started_at"`
-	FinishedAt   time.Time `json:"finished_at,omitzero"`
-	Outcome      string    `json:"outcome"` // sent, retry, failed, dead; "" when interrupted
-	Reason       string    `json:"reason,omitempty"`
-	StatusCode   int       `json:"status_code,omitempty"`
-	PlatformCode string    `json:"platform_code,omitempty"`
-	Response     string    `json:"response,omitempty"`
-	Error        string    `json:"error,omitempty"`
-}
+// Store implements delivery.Store.
+var _ delivery.Store = (*Store)(nil)
 
 // DispatchFilter selects dispatches for ListDispatches; empty matches all.
 type DispatchFilter struct {
@@ -181,24 +131,78 @@ const claimable = `d.status = 'pending'
 // retry on its channel. The update is conditional, so two senders (or two
 // processes) never attempt the same dispatch at once.
 func (s *Store) ClaimDispatch(ctx context.Context, id int64, lease time.Duration) (*Claim, error) {
-	return s.claim(ctx, `SELECT d.id FROM dispatches d WHERE d.id = ?2 AND `+claimable, id, lease)
+	return s.claimPick(ctx, `SELECT d.id FROM dispatches d WHERE d.id = ?2 AND `+claimable, id, lease)
 }
 
-// ClaimDue takes the oldest due dispatch of a finished run, as
-// ClaimDispatch does, or returns ErrNoWork. Dispatches of runs still
-// running are left to the pipeline that plans them: the run may be redone
-// after a crash and its result replaced.
-func (s *Store) ClaimDue(ctx context.Context, lease time.Duration) (*Claim, error) {
-	c, err := s.claim(ctx, `SELECT d.id FROM dispatches d JOIN runs r ON r.id = d.run_id
-		WHERE r.status IN ('succeeded', 'failed', 'skipped') AND `+claimable+` AND ?2 = ?2
-		ORDER BY d.id LIMIT 1`, 0, lease)
+// finishedRun restricts a pick to dispatches of finished runs: rows of a
+// run still running are left to the pipeline that plans them (the run may
+// be redone after a crash and its result replaced).
+const finishedRun = `EXISTS (SELECT 1 FROM runs r WHERE r.id = d.run_id AND r.status IN ('succeeded', 'failed', 'skipped'))`
+
+// ClaimDue takes the oldest due dispatch of a finished run to channel, as
+// ClaimDispatch does, or returns nil when there is none.
+func (s *Store) ClaimDue(ctx context.Context, channel string, lease time.Duration) (*Claim, error) {
+	c, err := s.claimPick(ctx, `SELECT d.id FROM dispatches d WHERE d.channel = ?2 AND `+finishedRun+` AND `+claimable+`
+		ORDER BY d.id LIMIT 1`, channel, lease)
 	if errors.Is(err, ErrNotClaimable) {
-		return nil, ErrNoWork
+		return nil, nil
 	}
 	return c, err
 }
 
-func (s *Store) claim(ctx context.Context, pick string, id int64, lease time.Duration) (*Claim, error) {
+// DueChannels lists the channels that have a due dispatch of a finished run.
+func (s *Store) DueChannels(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT d.channel FROM dispatches d
+		WHERE `+finishedRun+` AND `+claimable+` ORDER BY d.channel`, formatTime(s.now()))
+	if err != nil {
+		return nil, fmt.Errorf("due channels: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ch string
+		if err := rows.Scan(&ch); err != nil {
+			return nil, fmt.Errorf("due channels: %w", err)
+		}
+		out = append(out, ch)
+	}
+	return out, rows.Err()
+}
+
+// RunDispatches lists a run's dispatches, oldest first.
+func (s *Store) RunDispatches(ctx context.Context, runID int64) ([]Dispatch, error) {
+	out, err := runDispatches(ctx, s.db, runID)
+	if err != nil {
+		return nil, fmt.Errorf("run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// LastSends is when each channel last had a delivery attempt (the end of
+// it when it finished), so the dispatcher's rate limits survive a restart.
+func (s *Store) LastSends(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT d.channel, MAX(COALESCE(a.finished_at, a.started_at))
+		FROM dispatch_attempts a JOIN dispatches d ON d.id = a.dispatch_id GROUP BY d.channel`)
+	if err != nil {
+		return nil, fmt.Errorf("last sends: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var ch, at string
+		if err := rows.Scan(&ch, &at); err != nil {
+			return nil, fmt.Errorf("last sends: %w", err)
+		}
+		t, err := parseTime(at)
+		if err != nil {
+			return nil, fmt.Errorf("last sends: %w", err)
+		}
+		out[ch] = t
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) claimPick(ctx context.Context, pick string, arg any, lease time.Duration) (*Claim, error) {
 	now := s.now()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -206,14 +210,15 @@ func (s *Store) claim(ctx context.Context, pick string, id int64, lease time.Dur
 	}
 	defer tx.Rollback()
 	var picked int64
-	err = tx.QueryRowContext(ctx, pick, formatTime(now), id).Scan(&picked)
+	err = tx.QueryRowContext(ctx, pick, formatTime(now), arg).Scan(&picked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotClaimable
 	}
 	if err != nil {
 		return nil, fmt.Errorf("claim dispatch: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE dispatches SET lease_until = ?, updated_at = ? WHERE id = ?`,
+	if _, err := tx.ExecContext(ctx, `UPDATE dispatches SET lease_until = ?1, updated_at = ?2,
+		first_attempt_at = COALESCE(first_attempt_at, ?2) WHERE id = ?3`,
 		formatTime(now.Add(lease)), formatTime(now), picked); err != nil {
 		return nil, fmt.Errorf("claim dispatch %d: %w", picked, err)
 	}
@@ -235,7 +240,7 @@ func (s *Store) claim(ctx context.Context, pick string, id int64, lease time.Dur
 	if err != nil {
 		return nil, fmt.Errorf("claim dispatch %d: record attempt: %w", picked, err)
 	}
-	if c.attemptID, err = res.LastInsertId(); err != nil {
+	if c.AttemptID, err = res.LastInsertId(); err != nil {
 		return nil, fmt.Errorf("claim dispatch %d: record attempt: %w", picked, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -247,18 +252,19 @@ func (s *Store) claim(ctx context.Context, pick string, id int64, lease time.Dur
 // FinishAttempt records how a claimed attempt ended, on the attempt and
 // on the dispatch, and releases the lease.
 func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (Dispatch, error) {
-	var outcome string
+	outcome := r.Outcome
+	if outcome == "" {
+		outcome = map[DispatchStatus]string{DispatchSent: delivery.OutcomeSent, DispatchPending: delivery.OutcomeRetry,
+			DispatchFailed: delivery.OutcomeFailed, DispatchDead: delivery.OutcomeDead, DispatchUnknown: delivery.OutcomeUnknown}[r.Status]
+	}
 	switch r.Status {
-	case DispatchSent:
-		outcome = "sent"
-	case DispatchPending:
-		outcome = "retry"
-	case DispatchFailed:
-		outcome = "failed"
-	case DispatchDead:
-		outcome = "dead"
+	case DispatchSent, DispatchPending, DispatchFailed, DispatchDead, DispatchUnknown:
 	default:
 		return Dispatch{}, fmt.Errorf("finish attempt: %w: status %q", ErrInvalid, r.Status)
+	}
+	unknown := 0
+	if outcome == delivery.OutcomeUnknown {
+		unknown = 1
 	}
 	now := formatTime(s.now())
 	id := c.Dispatch.ID
@@ -269,7 +275,7 @@ func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (D
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `UPDATE dispatch_attempts SET finished_at = ?, outcome = ?, reason = ?,
 		status_code = ?, platform_code = ?, response = ?, error = ? WHERE id = ?`,
-		now, outcome, r.Reason, r.StatusCode, r.PlatformCode, r.Response, r.Error, c.attemptID); err != nil {
+		now, outcome, r.Reason, r.StatusCode, r.PlatformCode, r.Response, r.Error, c.AttemptID); err != nil {
 		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: %w", id, err)
 	}
 	var sentAt any
@@ -280,10 +286,10 @@ func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (D
 		next_attempt_at = ?, lease_until = NULL, updated_at = ?, sent_at = COALESCE(?, sent_at),
 		rendered = CASE WHEN ? <> '' THEN ? ELSE rendered END,
 		message_id = CASE WHEN ? <> '' THEN ? ELSE message_id END,
-		parts_delivered = MAX(parts_delivered, ?)
+		parts_delivered = MAX(parts_delivered, ?), unknown_outcomes = unknown_outcomes + ?
 		WHERE id = ?`,
 		string(r.Status), r.Error, nullTime(r.NextAttemptAt), now, sentAt,
-		r.Rendered, r.Rendered, r.MessageID, r.MessageID, r.PartsDelivered, id); err != nil {
+		r.Rendered, r.Rendered, r.MessageID, r.MessageID, r.PartsDelivered, unknown, id); err != nil {
 		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: %w", id, err)
 	}
 	d, err := scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, id))
@@ -312,22 +318,18 @@ func (s *Store) ReleaseDispatchLeases(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// NextDispatchDue returns when the earliest pending dispatch of a finished
-// run becomes due; ok is false when none is pending.
+// NextDispatchDue returns when the earliest scheduled retry of a finished
+// run falls due; ok is false when none is scheduled in the future. Rows
+// due now are the senders' business; they wake the dispatcher when done.
 func (s *Store) NextDispatchDue(ctx context.Context) (at time.Time, ok bool, err error) {
 	var next sql.NullString
-	var n int
-	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(COALESCE(d.next_attempt_at, '')) FROM dispatches d
-		JOIN runs r ON r.id = d.run_id
-		WHERE d.status = 'pending' AND r.status IN ('succeeded', 'failed', 'skipped')`).Scan(&n, &next)
+	err = s.db.QueryRowContext(ctx, `SELECT MIN(d.next_attempt_at) FROM dispatches d
+		WHERE d.status = 'pending' AND d.next_attempt_at > ? AND `+finishedRun, formatTime(s.now())).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next dispatch due: %w", err)
 	}
-	if n == 0 {
-		return time.Time{}, false, nil
-	}
 	if !next.Valid || next.String == "" {
-		return s.now(), true, nil
+		return time.Time{}, false, nil
 	}
 	t, err := parseTime(next.String)
 	if err != nil {
@@ -408,14 +410,15 @@ func (s *Store) DispatchAttempts(ctx context.Context, dispatchID int64) ([]Attem
 	return out, nil
 }
 
-// RetryDispatch puts a failed or dead dispatch back to pending, due now,
-// with a fresh attempt budget (the attempt history is kept). It fails with
+// RetryDispatch puts a failed, dead or unknown-outcome dispatch back to
+// pending, due now, with a fresh attempt budget and give-up window (the
+// attempt history is kept). It fails with
 // ErrNotRetryable for any other status and ErrNotFound for no such id.
 func (s *Store) RetryDispatch(ctx context.Context, id int64) (Dispatch, error) {
 	now := formatTime(s.now())
 	res, err := s.db.ExecContext(ctx, `UPDATE dispatches SET status = 'pending', attempts = 0,
-		next_attempt_at = NULL, lease_until = NULL, updated_at = ?
-		WHERE id = ? AND status IN ('failed', 'dead')`, now, id)
+		next_attempt_at = NULL, lease_until = NULL, updated_at = ?, first_attempt_at = NULL, unknown_outcomes = 0
+		WHERE id = ? AND status IN ('failed', 'dead', 'unknown')`, now, id)
 	if err != nil {
 		return Dispatch{}, fmt.Errorf("retry dispatch %d: %w", id, err)
 	}

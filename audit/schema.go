@@ -162,6 +162,59 @@ var migrations = [][]string{
 			error         TEXT    NOT NULL DEFAULT '',
 			UNIQUE (dispatch_id, attempt)
 		)`,
+	}, // h-delivery: a timed-out attempt has an unknown outcome (status and
+	// attempt outcome 'unknown'); first_attempt_at starts the give_up_after
+	// window; unknown_outcomes counts timed-out attempts. SQLite cannot
+	// alter a CHECK, so both tables are rebuilt: attempts first, pointing at
+	// the new dispatches table, so dropping the old one cascades to nothing.
+	{
+		`CREATE TABLE dispatches_v9 (
+			id               INTEGER PRIMARY KEY,
+			run_id           INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			channel          TEXT    NOT NULL,
+			status           TEXT    NOT NULL CHECK (status IN ('pending', 'sent', 'failed', 'suppressed', 'dead', 'unknown')),
+			attempts         INTEGER NOT NULL DEFAULT 0,
+			last_error       TEXT    NOT NULL DEFAULT '',
+			created_at       TEXT    NOT NULL,
+			updated_at       TEXT    NOT NULL,
+			sent_at          TEXT,
+			purpose          TEXT    NOT NULL DEFAULT 'report' CHECK (purpose IN ('report', 'error')),
+			next_attempt_at  TEXT,
+			lease_until      TEXT,
+			rendered         TEXT    NOT NULL DEFAULT '',
+			message_id       TEXT    NOT NULL DEFAULT '',
+			parts_delivered  INTEGER NOT NULL DEFAULT 0,
+			first_attempt_at TEXT,
+			unknown_outcomes INTEGER NOT NULL DEFAULT 0,
+			UNIQUE (run_id, channel)
+		)`,
+		`INSERT INTO dispatches_v9 (id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
+			purpose, next_attempt_at, lease_until, rendered, message_id, parts_delivered, first_attempt_at)
+			SELECT id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
+			purpose, next_attempt_at, lease_until, rendered, message_id, parts_delivered,
+			(SELECT MIN(a.started_at) FROM dispatch_attempts a WHERE a.dispatch_id = dispatches.id)
+			FROM dispatches`,
+		`CREATE TABLE dispatch_attempts_v9 (
+			id            INTEGER PRIMARY KEY,
+			dispatch_id   INTEGER NOT NULL REFERENCES dispatches_v9(id) ON DELETE CASCADE,
+			attempt       INTEGER NOT NULL,
+			started_at    TEXT    NOT NULL,
+			finished_at   TEXT,
+			outcome       TEXT    NOT NULL DEFAULT '' CHECK (outcome IN ('', 'sent', 'retry', 'failed', 'dead', 'unknown')),
+			reason        TEXT    NOT NULL DEFAULT '',
+			status_code   INTEGER NOT NULL DEFAULT 0,
+			platform_code TEXT    NOT NULL DEFAULT '',
+			response      TEXT    NOT NULL DEFAULT '',
+			error         TEXT    NOT NULL DEFAULT '',
+			UNIQUE (dispatch_id, attempt)
+		)`,
+		`INSERT INTO dispatch_attempts_v9 SELECT * FROM dispatch_attempts`,
+		`DROP TABLE dispatch_attempts`,
+		`DROP TABLE dispatches`,
+		`ALTER TABLE dispatches_v9 RENAME TO dispatches`,
+		`ALTER TABLE dispatch_attempts_v9 RENAME TO dispatch_attempts`,
+		`CREATE INDEX dispatches_status ON dispatches (status, next_attempt_at)`,
+		`CREATE INDEX dispatches_channel ON dispatches (channel, status, id)`,
 	},
 	// h-intake: the intake's replay window survives restarts, so a signed
 	// request captured before a restart cannot be sent again after it.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -35,25 +36,28 @@ func (s RunStatus) Final() bool {
 	return s == RunSucceeded || s == RunFailed || s == RunSkipped
 }
 
-// DispatchStatus is the state of one run's delivery to one channel.
-type DispatchStatus string
-
-const (
-	DispatchPending    DispatchStatus = "pending"
-	DispatchSent       DispatchStatus = "sent"
-	DispatchFailed     DispatchStatus = "failed"
-	DispatchSuppressed DispatchStatus = "suppressed" // the channel's policy chose not to publish
-	DispatchDead       DispatchStatus = "dead"       // retryable failures until max attempts ran out
+// The dispatch row types belong to package delivery, which owns the
+// delivery state machine; audit stores them.
+type (
+	DispatchStatus  = delivery.Status
+	DispatchPurpose = delivery.Purpose
+	Dispatch        = delivery.Dispatch
+	Claim           = delivery.Claim
+	AttemptResult   = delivery.AttemptResult
+	Attempt         = delivery.Attempt
 )
 
-// Valid reports whether s is a known dispatch status.
-func (s DispatchStatus) Valid() bool {
-	switch s {
-	case DispatchPending, DispatchSent, DispatchFailed, DispatchSuppressed, DispatchDead:
-		return true
-	}
-	return false
-}
+const (
+	DispatchPending    = delivery.StatusPending
+	DispatchSent       = delivery.StatusSent
+	DispatchFailed     = delivery.StatusFailed
+	DispatchSuppressed = delivery.StatusSuppressed
+	DispatchDead       = delivery.StatusDead
+	DispatchUnknown    = delivery.StatusUnknown
+
+	PurposeReport = delivery.PurposeReport
+	PurposeError  = delivery.PurposeError
+)
 
 // Enqueued is the result of Enqueue. For a duplicate, EventID and RunID
 // are the primary receipt's and its run's.
@@ -113,31 +117,6 @@ type EventRecord struct {
 	ReceivedAt  time.Time       `json:"received_at"`
 	DuplicateOf int64           `json:"duplicate_of,omitempty"` // 0 for the primary receipt
 	Payload     json.RawMessage `json:"payload"`
-}
-
-// Dispatch is one run's delivery to one channel.
-type Dispatch struct {
-	ID        int64          `json:"id"`
-	RunID     int64          `json:"run_id"`
-	Channel   string         `json:"channel"`
-	Status    DispatchStatus `json:"status"`
-	Attempts  int            `json:"attempts"`
-	LastError string         `json:"last_error,omitempty"`
-	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time      `json:"updated_at"`
-	SentAt    time.Time      `json:"sent_at,omitzero"`
-	// Purpose is "report" for a review, "error" for a failed run's notice.
-	Purpose DispatchPurpose `json:"purpose"`
-	// NextAttemptAt is when a pending retry is due; zero means now.
-	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
-	// Rendered is the body of the last attempt as the channel sent it.
-	Rendered string `json:"rendered,omitempty"`
-	// MessageID is the platform's id of the posted message (Slack ts),
-	// kept so a retry continues a thread instead of posting again.
-	MessageID string `json:"message_id,omitempty"`
-	// PartsDelivered counts the parts of a split report that reached the
-	// platform, so a retry resumes after them.
-	PartsDelivered int `json:"parts_delivered,omitempty"`
 }
 
 // RunDetail is everything recorded about one run.

@@ -15,6 +15,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/channels"
 	"github.com/aicr-dev/aicr/review"
@@ -45,7 +46,7 @@ type Config struct {
 	// Policy is the global default publishing policy (see PolicyFor).
 	Policy PolicyConfig `toml:"policy"`
 	// Dispatch tunes delivery retries.
-	Dispatch DispatchConfig `toml:"dispatch"`
+	Dispatch delivery.Config `toml:"dispatch"`
 	// Users map VCS users to chat identities for mentions.
 	Users []im.Identity `toml:"user"`
 }
@@ -295,7 +296,7 @@ func (c *Config) applyDefaults() {
 	}
 	// Channel policy keys stay empty when unset: PolicyFor layers them
 	// over the repo's and the global ones.
-	c.Dispatch.applyDefaults()
+	c.Dispatch.ApplyDefaults()
 }
 
 func (c *Config) resolvePaths(base string) {

@@ -116,15 +116,15 @@ func Run(ctx context.Context, opts Options) error {
 		bg.Add(1)
 		go func() { defer bg.Done(); reconcile() }()
 	}
-	// The dispatcher re-drives unsent dispatches (left by a previous
-	// process, or waiting for a retry) at start, when a retry falls due,
-	// and on retry_every.
+	// The dispatcher sends unsent dispatches (left by a previous process,
+	// planned by a worker, waiting for a retry) at start, when woken, when
+	// a retry falls due, and on retry_every.
 	dispatcher := pipe.delivery.Dispatcher
 	if _, err := sched.AddFunc(cfg.Dispatch.RetryEvery, dispatcher.Wake); err != nil {
 		return fmt.Errorf("[dispatch] retry_every %q: %w", cfg.Dispatch.RetryEvery, err)
 	}
 	bg.Add(1)
-	go func() { defer bg.Done(); dispatcher.Run(ctx, time.Minute) }()
+	go func() { defer bg.Done(); dispatcher.Run(ctx) }()
 	sched.Start()
 	// Jobs still running when Run returns would use a closed store.
 	defer func() { <-sched.Stop().Done(); bg.Wait() }()

@@ -15,21 +15,21 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/im/dispatch"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-// Delivery is the daemon's side of publishing: the built channels, the
-// resolver that rebuilds each dispatch's message from the audit trail, and
-// the dispatcher that sends. The pipeline, the daemon's re-drive loop and
-// `aicr dispatch retry` share it.
+// Delivery wires package delivery into the daemon: the built channels and
+// the resolver that rebuilds each dispatch's message from the audit trail
+// (the daemon is the consumer that knows runs, change.json and [[user]]).
+// The state machine, retries and rate limits are the dispatcher's.
 type Delivery struct {
 	cfg        *Config
 	store      *audit.Store
 	channels   map[string]im.Channel
-	Dispatcher *dispatch.Dispatcher
+	Dispatcher *delivery.Dispatcher
 }
 
 // DeliveryDeps are what channels and the dispatcher need from the process.
@@ -53,14 +53,7 @@ func NewDelivery(cfg *Config, deps DeliveryDeps) (*Delivery, error) {
 		}
 		d.channels[ch.Name] = c
 	}
-	d.Dispatcher = dispatch.New(deps.Store, d, dispatch.Options{
-		MaxAttempts: cfg.Dispatch.MaxAttempts,
-		BaseBackoff: cfg.Dispatch.Backoff,
-		MaxBackoff:  cfg.Dispatch.MaxBackoff,
-		SendTimeout: cfg.Dispatch.Timeout,
-		Logger:      deps.Logger,
-		Now:         deps.Now,
-	})
+	d.Dispatcher = delivery.New(deps.Store, d, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now})
 	return d, nil
 }
 
@@ -78,9 +71,9 @@ func BuildChannel(cfg *Config, name string, deps DeliveryDeps) (im.Channel, erro
 	return c, nil
 }
 
-// Resolve implements dispatch.Resolver: what dispatch d sends, rebuilt
+// Resolve implements delivery.Resolver: what dispatch d sends, rebuilt
 // from the run in the audit trail and the change.json in its run dir.
-func (d *Delivery) Resolve(ctx context.Context, disp audit.Dispatch) (im.Channel, im.Message, error) {
+func (d *Delivery) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Channel, im.Message, error) {
 	ch, ok := d.channels[disp.Channel]
 	if !ok {
 		return nil, im.Message{}, fmt.Errorf("channel %q is no longer in the config", disp.Channel)
@@ -167,65 +160,49 @@ func changedPaths(c *vcs.Change) []string {
 	return out
 }
 
-// deliverPlanned makes the first attempt at each pending dispatch, inline,
-// so a report is out when the run finishes; retries are left to the
-// re-drive loop. It returns what each dispatch came to.
-func (d *Delivery) deliverPlanned(ctx context.Context, planned []audit.Dispatch) ([]DispatchNote, []error) {
-	var notes []DispatchNote
-	var errs []error
-	for _, disp := range planned {
-		if disp.Status != audit.DispatchPending {
-			notes = append(notes, DispatchNote{Channel: disp.Channel, Status: disp.Status, Detail: disp.LastError})
-			continue
-		}
-		after, err := d.Dispatcher.Deliver(ctx, disp.ID)
-		if errors.Is(err, audit.ErrNotClaimable) {
-			// Queued behind an earlier retry on the channel, or being sent
-			// by the re-drive loop: it goes out in its turn.
-			after, err = d.store.GetDispatch(ctx, disp.ID)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("channel %s: %w", disp.Channel, err))
-			continue
-		}
-		note := DispatchNote{Channel: after.Channel, Status: after.Status, Detail: after.LastError}
-		switch after.Status {
-		case audit.DispatchPending:
-			if !after.NextAttemptAt.IsZero() {
-				note.Detail = fmt.Sprintf("retry at %s: %s", after.NextAttemptAt.Format(time.RFC3339), after.LastError)
-			} else {
-				note.Detail = "queued"
-			}
-		case audit.DispatchFailed, audit.DispatchDead:
-			errs = append(errs, fmt.Errorf("channel %s: %s", after.Channel, after.LastError))
-		}
-		notes = append(notes, note)
+// publish hands a finished run's planned dispatches to the dispatcher. The
+// daemon only wakes it: deliveries never run inside a review worker. A
+// foreground review (`aicr review`) sends them itself, one goroutine per
+// channel, so the report is out before the process exits; retries they
+// need are left to the daemon.
+func (d *Delivery) publish(ctx context.Context, runID int64, foreground bool) ([]DispatchNote, error) {
+	if !foreground {
+		d.Dispatcher.Wake()
+		rows, err := d.store.RunDispatches(ctx, runID)
+		return dispatchNotes(rows), err
 	}
-	return notes, errs
+	rows, err := d.Dispatcher.Settle(ctx, runID)
+	var errs []error
+	for _, r := range rows {
+		if r.Status.Undelivered() {
+			errs = append(errs, fmt.Errorf("channel %s: %s", r.Channel, r.LastError))
+		}
+	}
+	return dispatchNotes(rows), errors.Join(append(errs, err)...)
 }
 
-// notifyFailure plans and sends the short error report of a failed run to
-// every selected channel whose on_error is notify.
-func (p *Pipeline) notifyFailure(ctx context.Context, run *audit.Run, change *vcs.Change) {
+func dispatchNotes(rows []delivery.Dispatch) []DispatchNote {
+	notes := make([]DispatchNote, 0, len(rows))
+	for _, r := range rows {
+		notes = append(notes, DispatchNote{Channel: r.Channel, Status: r.Status, Detail: r.Detail()})
+	}
+	return notes
+}
+
+// planFailureNotice plans the short error report of a failed run for
+// every selected channel whose on_error is notify; publish sends it.
+func (p *Pipeline) planFailureNotice(ctx context.Context, run *audit.Run, change *vcs.Change) {
 	repo, ok := p.cfg.Repo(run.Repo)
 	if !ok || p.delivery == nil {
 		return
 	}
-	var planned []audit.Dispatch
 	for _, name := range p.cfg.ChannelsFor(repo, changedPaths(change)) {
 		ch, ok := p.cfg.Channel(name)
 		if !ok || ch.OnError != im.OnErrorNotify {
 			continue
 		}
-		d, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeError, audit.DispatchPending, "")
-		if err != nil {
+		if _, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeError, audit.DispatchPending, ""); err != nil {
 			p.log.Error("plan error report", "run_id", run.ID, "channel", name, "err", err)
-			continue
 		}
-		planned = append(planned, d)
-	}
-	_, errs := p.delivery.deliverPlanned(ctx, planned)
-	for _, err := range errs {
-		p.log.Warn("error report not delivered", "run_id", run.ID, "err", err)
 	}
 }

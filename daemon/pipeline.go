@@ -172,8 +172,19 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 	if err := p.store.FinishRun(context.WithoutCancel(ctx), run.ID, outcome); err != nil {
 		return rep, fmt.Errorf("record run %d: %w", run.ID, err)
 	}
-	if outcome.Status == audit.RunFailed && !opts.DryRun {
-		p.notifyFailure(ctx, run, rep.Change)
+	if !opts.DryRun {
+		if outcome.Status == audit.RunFailed {
+			p.planFailureNotice(ctx, run, rep.Change)
+		}
+		// Delivery happens after the run is recorded, outside this worker.
+		notes, err := p.delivery.publish(ctx, run.ID, opts.Foreground)
+		rep.Dispatches = notes
+		if err != nil {
+			log.Warn("delivery", "err", err)
+			if rep.Error == "" {
+				rep.Error = err.Error()
+			}
+		}
 	}
 	log.Info("review finished", "status", rep.Status, "skip_reason", rep.SkipReason, "problems", len(rep.Result.Problems), "duration_ms", time.Since(started).Milliseconds())
 	return rep, nil
@@ -248,10 +259,9 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 // dispatch persists first and sends second: it stores the validated
 // result, plans one dispatch row per selected channel (the repo's channels
 // plus those its routes add for this change), pending or suppressed under
-// the channel's policy, then makes the first attempt at each pending row.
-// Retries happen later in the daemon's re-drive loop. A resumed run finds
-// its rows and never posts twice where it already posted. published is
-// true when any channel is to get the report.
+// the channel's policy; Process hands them to the dispatcher once the run
+// is recorded. A resumed run finds its rows and never posts twice where it
+// already posted. published is true when any channel is to get the report.
 func (p *Pipeline) dispatch(ctx context.Context, run *audit.Run, repo *RepoConfig, change *vcs.Change, result review.Result, rep *Report) (published bool, err error) {
 	names := p.cfg.ChannelsFor(repo, changedPaths(change))
 	if len(names) == 0 {
@@ -261,7 +271,6 @@ func (p *Pipeline) dispatch(ctx context.Context, run *audit.Run, repo *RepoConfi
 		return false, fmt.Errorf("store result: %w", err)
 	}
 	var errs []error
-	var planned []audit.Dispatch
 	for _, name := range names {
 		_, publish, reason := p.cfg.PolicyFor(repo, name).Apply(result)
 		status := audit.DispatchPending
@@ -276,11 +285,8 @@ func (p *Pipeline) dispatch(ctx context.Context, run *audit.Run, repo *RepoConfi
 		if d.Status != audit.DispatchSuppressed {
 			published = true
 		}
-		planned = append(planned, d)
 	}
-	notes, sendErrs := p.delivery.deliverPlanned(ctx, planned)
-	rep.Dispatches = append(rep.Dispatches, notes...)
-	return published, errors.Join(append(errs, sendErrs...)...)
+	return published, errors.Join(errs...)
 }
 
 func writeJSONFile(path string, v any) error {

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/robfig/cron/v3"
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
@@ -26,39 +23,6 @@ type PolicyConfig struct {
 type RouteConfig struct {
 	Paths    []string `toml:"paths"`
 	Channels []string `toml:"channels"`
-}
-
-// DispatchConfig is the [dispatch] table: how deliveries are retried.
-type DispatchConfig struct {
-	// MaxAttempts bounds attempts at one delivery before it is dead.
-	MaxAttempts int `toml:"max_attempts"`
-	// Backoff is the first retry delay, doubled per retry with jitter,
-	// capped by MaxBackoff; a platform's Retry-After wins when longer.
-	Backoff    time.Duration `toml:"backoff"`
-	MaxBackoff time.Duration `toml:"max_backoff"`
-	// Timeout bounds one attempt.
-	Timeout time.Duration `toml:"timeout"`
-	// RetryEvery is the cron spec of the job that re-drives due retries
-	// (the dispatcher also wakes when the next retry falls due).
-	RetryEvery string `toml:"retry_every"`
-}
-
-func (d *DispatchConfig) applyDefaults() {
-	if d.MaxAttempts == 0 {
-		d.MaxAttempts = 6
-	}
-	if d.Backoff == 0 {
-		d.Backoff = 2 * time.Second
-	}
-	if d.MaxBackoff == 0 {
-		d.MaxBackoff = 5 * time.Minute
-	}
-	if d.Timeout == 0 {
-		d.Timeout = 30 * time.Second
-	}
-	if d.RetryEvery == "" {
-		d.RetryEvery = "@every 30s"
-	}
 }
 
 // PolicyFor resolves the policy of channel for repo. Precedence, highest
@@ -151,15 +115,12 @@ func (c *Config) validateRouting(file string, keys keyIndex, declared map[string
 	}
 	checkPolicy("policy", c.Policy)
 
-	d := c.Dispatch
-	if d.MaxAttempts < 1 || d.MaxAttempts > 100 {
-		add("dispatch.max_attempts", "dispatch.max_attempts", "must be between 1 and 100, got %d", d.MaxAttempts)
-	}
-	if d.Backoff < 0 || d.MaxBackoff < d.Backoff || d.Timeout < 0 {
-		add("dispatch", "dispatch", "backoff, max_backoff and timeout must be positive and backoff <= max_backoff")
-	}
-	if _, err := cron.ParseStandard(d.RetryEvery); err != nil {
-		add("dispatch.retry_every", "dispatch.retry_every", "bad schedule %q: %v", d.RetryEvery, err)
+	for _, e := range c.Dispatch.Validate() {
+		key := "dispatch"
+		if e.Key != "" {
+			key += "." + e.Key
+		}
+		add(key, key, "%s", e.Msg)
 	}
 
 	seen := map[string]bool{}

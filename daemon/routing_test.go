@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
@@ -94,7 +95,7 @@ func TestPolicyPrecedence(t *testing.T) {
 	if ch, _ := cfg.Channel("docs-team"); ch.OnError != im.OnErrorNotify {
 		t.Errorf("on_error: %q", ch.OnError)
 	}
-	if cfg.Dispatch.MaxAttempts != 6 || cfg.Dispatch.RetryEvery == "" {
+	if cfg.Dispatch.GiveUpAfter != 24*time.Hour || cfg.Dispatch.MaxAttempts != 0 || cfg.Dispatch.Timeout != 30*time.Second || cfg.Dispatch.RetryEvery == "" {
 		t.Errorf("dispatch defaults: %+v", cfg.Dispatch)
 	}
 }

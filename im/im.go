@@ -49,9 +49,11 @@ type Message struct {
 }
 
 // RateLimited is implemented by channels whose platform limits how often
-// one destination may be posted to. The dispatcher keeps one token bucket
-// per channel with this rate and burst; channels without it are not
-// throttled.
+// one destination may be posted to. The dispatcher (package delivery) owns
+// one token bucket per channel with this rate and burst, takes a token
+// before each Send and hands the rest to the channel through the pacer in
+// the context (see Pace); channels without it are not throttled. Channels
+// keep no limiter of their own.
 type RateLimited interface {
 	RateLimit() (rate.Limit, int)
 }

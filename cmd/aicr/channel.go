@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/im/dispatch"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -137,6 +137,6 @@ func SampleMessage(now time.Time) im.Message {
 			},
 			Summaries: []review.Summary{{Title: "Sample summary", Markdown: "This is **aicr**'s channel test.\n\n- problems are sorted by severity\n- `code` and [links](https://example.com) render in the platform's dialect"}},
 		},
-		DedupeKey: dispatch.DedupeKey(0, "channel-test-"+now.UTC().Format("20060102T150405")),
+		DedupeKey: delivery.DedupeKey(0, "channel-test-"+now.UTC().Format("20060102T150405")),
 	}
 }

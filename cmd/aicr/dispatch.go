@@ -44,7 +44,7 @@ func newDispatchListCmd(ios *IOStreams, runF func(context.Context, *DispatchList
 				return err
 			}
 			if opts.Status != "" && !audit.DispatchStatus(opts.Status).Valid() {
-				return &exitError{code: 2, err: fmt.Errorf("--status must be pending, sent, suppressed, failed or dead, got %q", opts.Status)}
+				return &exitError{code: 2, err: fmt.Errorf("--status must be pending, sent, suppressed, failed, dead or unknown, got %q", opts.Status)}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -53,7 +53,7 @@ func newDispatchListCmd(ios *IOStreams, runF func(context.Context, *DispatchList
 		},
 	}
 	addConfigFlag(cmd, &opts.ConfigPath)
-	cmd.Flags().StringVar(&opts.Status, "status", "", "only deliveries with this status (pending, sent, suppressed, failed, dead)")
+	cmd.Flags().StringVar(&opts.Status, "status", "", "only deliveries with this status (pending, sent, suppressed, failed, dead, unknown)")
 	cmd.Flags().StringVar(&opts.Channel, "channel", "", "only deliveries to this channel")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 50, "show at most N deliveries")
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "text or json")
@@ -119,8 +119,9 @@ func newDispatchRetryCmd(ios *IOStreams, runF func(context.Context, *DispatchRet
 	opts := &DispatchRetryOptions{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "retry ID",
-		Short: "Re-drive a failed or dead delivery",
-		Long: `Put a failed or dead delivery back to pending with a fresh attempt budget and
+		Short: "Re-drive a failed, dead or unknown-outcome delivery",
+		Long: `Put a failed, dead or unknown-outcome delivery back to pending with a fresh
+give-up window (and attempt budget) and
 make one attempt now, from this process, through the same dispatcher the
 daemon uses (the attempt is recorded). If that attempt fails in a retryable
 way, the daemon's re-drive job continues. --queue leaves the attempt to the
@@ -160,7 +161,7 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	case errors.Is(err, audit.ErrNotFound):
 		return &exitError{code: 1, err: fmt.Errorf("no dispatch %d in %s (see aicr dispatch list)", opts.ID, store.Path())}
 	case errors.Is(err, audit.ErrNotRetryable):
-		return &exitError{code: 1, err: fmt.Errorf("dispatch %d is %s; only failed or dead deliveries can be retried", opts.ID, d.Status)}
+		return &exitError{code: 1, err: fmt.Errorf("dispatch %d is %s; only failed, dead or unknown deliveries can be retried", opts.ID, d.Status)}
 	case err != nil:
 		return err
 	}
@@ -182,7 +183,7 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.IO.Out, "dispatch %d (run %d, %s): %s%s\n", after.ID, after.RunID, after.Channel, after.Status, prefixed(" — ", after.LastError))
-	if after.Status == audit.DispatchFailed || after.Status == audit.DispatchDead {
+	if after.Status.Undelivered() {
 		return silentExit(1)
 	}
 	return nil

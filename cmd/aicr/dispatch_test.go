@@ -134,7 +134,7 @@ func TestDispatchListAndRetry(t *testing.T) {
 		t.Fatalf("list text:\n%s", out)
 	}
 	_, errOut, code := runCLI(t, "dispatch", "retry", fmt.Sprint(d.ID), "--config", cfg)
-	if code != 1 || !strings.Contains(errOut, "only failed or dead") {
+	if code != 1 || !strings.Contains(errOut, "only failed, dead or unknown") {
 		t.Fatalf("retry of a sent dispatch: exit %d %s", code, errOut)
 	}
 	if _, _, code := runCLI(t, "dispatch", "list", "--status", "bogus", "--config", cfg); code != 2 {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,9 +50,12 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 
 // Record is one line of the file.
 type Record struct {
-	Channel   string           `json:"channel"`
-	Kind      string           `json:"kind"`
-	RunID     int64            `json:"run_id"`
+	Channel string `json:"channel"`
+	Kind    string `json:"kind"`
+	RunID   int64  `json:"run_id"`
+	// DedupeKey is the dispatch's key; a retry finds it in the file's
+	// tail and does not append the report again.
+	DedupeKey string           `json:"dedupe_key,omitempty"`
 	Repo      string           `json:"repo"`
 	VCS       string           `json:"vcs"`
 	Revision  string           `json:"revision"`
@@ -92,6 +96,10 @@ func (c *Channel) Path() string { return c.path }
 // the line goes out in a single write, so several workers (or several
 // channels sharing a path, or logrotate moving the file away) never produce
 // interleaved or lost lines; fsync makes a returned nil mean "on disk".
+//
+// A file cannot tell a retry from a new message, so Send first looks for
+// msg.DedupeKey in the file's tail: a process killed after the write but
+// before the attempt was recorded then retries without a duplicate line.
 func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
 	if err := ctx.Err(); err != nil {
 		return im.Receipt{}, err
@@ -100,10 +108,48 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 	if err != nil {
 		return im.Receipt{}, err
 	}
+	if msg.DedupeKey != "" {
+		found, err := c.tailHas(msg.DedupeKey)
+		if err != nil {
+			return im.Receipt{}, fmt.Errorf("check for an earlier delivery: %w", err)
+		}
+		if found {
+			return im.Receipt{Rendered: string(line), Parts: 1, Response: "already in the file (dedupe key " + msg.DedupeKey + ")"}, nil
+		}
+	}
 	if err := c.appendLine(line); err != nil {
 		return im.Receipt{}, err
 	}
 	return im.Receipt{Rendered: string(line), Parts: 1}, nil
+}
+
+// dedupeTail is how much of the end of the file is searched for a key: the
+// line an interrupted attempt wrote is among the last ones.
+const dedupeTail = 1 << 20
+
+func (c *Channel) tailHas(key string) (bool, error) {
+	f, err := os.Open(c.path)
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	off := max(st.Size()-dedupeTail, 0)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+		return false, err
+	}
+	needle, err := json.Marshal(key)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Contains(buf, append([]byte(`"dedupe_key":`), needle...)), nil
 }
 
 func (c *Channel) appendLine(line []byte) error {
@@ -132,6 +178,7 @@ func (c *Channel) encode(msg im.Message) ([]byte, error) {
 		Channel:   c.name,
 		Kind:      KindName,
 		RunID:     msg.RunID,
+		DedupeKey: msg.DedupeKey,
 		ChangeURL: msg.ChangeURL,
 		Text:      im.RenderText(msg),
 		Problems:  res.Problems,

@@ -224,3 +224,30 @@ func TestValidateRequiresPath(t *testing.T) {
 		}
 	}
 }
+
+// Issue 10 #18: a process killed after the write but before the attempt
+// was recorded retries with the same dedupe key; the file keeps one line.
+func TestRetryWithSameDedupeKeyAppendsOnce(t *testing.T) {
+	dir := t.TempDir()
+	ch := build(t, Config{Path: "r.jsonl"}, dir)
+	ctx := context.Background()
+	send := func(key string, maybe bool) {
+		t.Helper()
+		msg := message(1)
+		msg.DedupeKey, msg.MaybeDelivered = key, maybe
+		if _, err := ch.Send(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("aicr-1-archive", false)
+	send("aicr-1-archive", true) // the retry after the crash
+	// A key that only extends the first one is a different delivery.
+	send("aicr-1-archive2", false)
+	recs := readLines(t, filepath.Join(dir, "r.jsonl"))
+	if len(recs) != 2 {
+		t.Fatalf("got %d lines, want 2 (one per dedupe key): %v", len(recs), recs)
+	}
+	if recs[0]["dedupe_key"] != "aicr-1-archive" || recs[1]["dedupe_key"] != "aicr-1-archive2" {
+		t.Fatalf("dedupe keys: %v, %v", recs[0]["dedupe_key"], recs[1]["dedupe_key"])
+	}
+}

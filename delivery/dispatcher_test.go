@@ -1,4 +1,4 @@
-package dispatch_test
+package delivery_test
 
 import (
 	"context"
@@ -12,12 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/im/dispatch"
 	"github.com/aicr-dev/aicr/im/webhook"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/triggers"
@@ -28,7 +29,9 @@ import (
 // once.
 type standIn struct {
 	mu       sync.Mutex
-	script   []int // statuses to answer, in order; then 200
+	script   []int // statuses to answer, in order; then 200 (or always)
+	always   int   // when set, the status after the script runs out
+	arrived  atomic.Int32
 	retryAt  string
 	block    chan struct{} // when set, requests wait on it
 	requests []request
@@ -43,12 +46,16 @@ type request struct {
 
 func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.Copy(io.Discard, r.Body)
+	s.arrived.Add(1)
 	if s.block != nil {
 		<-s.block
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	status := http.StatusOK
+	if s.always != 0 {
+		status = s.always
+	}
 	if len(s.script) > 0 {
 		status, s.script = s.script[0], s.script[1:]
 	}
@@ -134,9 +141,9 @@ func (f *fixture) open() {
 	f.t.Cleanup(func() { s.Close() })
 }
 
-func (f *fixture) dispatcher(maxAttempts int) *dispatch.Dispatcher {
-	return dispatch.New(f.store, f.res, dispatch.Options{MaxAttempts: maxAttempts, BaseBackoff: time.Second,
-		MaxBackoff: time.Minute, SendTimeout: 2 * time.Second, Now: f.clk.Now, Jitter: func() float64 { return 0.5 }})
+func (f *fixture) dispatcher(maxAttempts int) *delivery.Dispatcher {
+	return delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{MaxAttempts: maxAttempts, Backoff: time.Second,
+		MaxBackoff: time.Minute, Timeout: 2 * time.Second}, Now: f.clk.Now, Jitter: func() float64 { return 0.5 }})
 }
 
 // plan creates a finished run and a pending dispatch of it to "hook".
@@ -201,7 +208,7 @@ func TestRateLimited429HonoursRetryAfter(t *testing.T) {
 		t.Fatalf("attempts: %+v", a)
 	}
 	reqs := f.srv.snapshot()
-	if len(reqs) != 2 || reqs[0].key != reqs[1].key || reqs[0].key != dispatch.DedupeKey(d.RunID, "hook") {
+	if len(reqs) != 2 || reqs[0].key != reqs[1].key || reqs[0].key != delivery.DedupeKey(d.RunID, "hook") {
 		t.Fatalf("idempotency keys differ across retries: %+v", reqs)
 	}
 }
@@ -231,7 +238,7 @@ func TestServerErrorsThenSuccessBackOffExponentially(t *testing.T) {
 	if fmt.Sprint(delays) != fmt.Sprint(want) {
 		t.Fatalf("delays %v, want %v", delays, want)
 	}
-	if n := f.srv.accepted[dispatch.DedupeKey(d.RunID, "hook")]; n != 1 {
+	if n := f.srv.accepted[delivery.DedupeKey(d.RunID, "hook")]; n != 1 {
 		t.Fatalf("delivered %d times", n)
 	}
 }
@@ -287,7 +294,7 @@ func TestTimeoutIsRetried(t *testing.T) {
 	f := newFixture(t, 0)
 	f.srv.block = make(chan struct{})
 	d := f.plan(1)
-	disp := dispatch.New(f.store, f.res, dispatch.Options{SendTimeout: 50 * time.Millisecond, Now: f.clk.Now})
+	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{Timeout: 50 * time.Millisecond}, Now: f.clk.Now})
 	got, err := disp.Deliver(context.Background(), d.ID)
 	close(f.srv.block) // let the abandoned request finish
 	if err != nil {
@@ -358,7 +365,7 @@ func TestRestartBetweenAttemptsDeliversOnce(t *testing.T) {
 	if n, _ := disp.DriveDue(ctx); n != 0 {
 		t.Fatalf("a sent dispatch was attempted again (%d)", n)
 	}
-	if n := f.srv.accepted[dispatch.DedupeKey(d.RunID, "hook")]; n != 1 {
+	if n := f.srv.accepted[delivery.DedupeKey(d.RunID, "hook")]; n != 1 {
 		t.Fatalf("accepted %d times", n)
 	}
 }
@@ -383,7 +390,7 @@ func TestInterruptedAttemptIsFlagged(t *testing.T) {
 	if _, err := f.dispatcher(6).DriveDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !seen.MaybeDelivered || seen.DedupeKey != dispatch.DedupeKey(d.RunID, "hook") {
+	if !seen.MaybeDelivered || seen.DedupeKey != delivery.DedupeKey(d.RunID, "hook") {
 		t.Fatalf("message after an interrupted attempt: %+v", seen)
 	}
 	a := f.attempts(d.ID)
@@ -437,7 +444,7 @@ func TestOrderAndRateLimit(t *testing.T) {
 	}
 	minGap := time.Minute / perMinute
 	for i, r := range reqs {
-		if r.key != dispatch.DedupeKey(wantOrder[i], "hook") {
+		if r.key != delivery.DedupeKey(wantOrder[i], "hook") {
 			t.Errorf("request %d is %s, want run %d", i, r.key, wantOrder[i])
 		}
 	}

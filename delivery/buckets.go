@@ -1,0 +1,98 @@
+package delivery
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/aicr-dev/aicr/im"
+)
+
+// buckets holds one token bucket per destination (channel), for channels
+// that declare their platform's limit with im.RateLimited. A bucket built
+// after a restart starts as if emptied at the channel's last recorded
+// send, so a restart never buys a burst the platform would refuse.
+type buckets struct {
+	store Store
+	log   *slog.Logger
+
+	once         sync.Once
+	lastSend     map[string]time.Time
+	conservative bool // last sends unknown: every bucket starts empty
+
+	mu sync.Mutex
+	m  map[string]*rate.Limiter
+}
+
+func newBuckets(store Store, log *slog.Logger) *buckets {
+	return &buckets{store: store, log: log, m: map[string]*rate.Limiter{}}
+}
+
+// bucket is one destination's limiter; the zero value does not throttle.
+type bucket struct{ l *rate.Limiter }
+
+// load reads the last sends once, before this process claims anything,
+// so its own first attempt is not mistaken for a recent send.
+func (b *buckets) load(ctx context.Context) {
+	b.once.Do(func() {
+		last, err := b.store.LastSends(ctx)
+		if err != nil {
+			b.log.Warn("read last sends; rate limits start empty", "err", err)
+			b.conservative = true
+		}
+		b.lastSend = last
+	})
+}
+
+func (b *buckets) forChannel(ctx context.Context, ch im.Channel) bucket {
+	rl, ok := ch.(im.RateLimited)
+	if !ok {
+		return bucket{}
+	}
+	b.load(ctx)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if l, ok := b.m[ch.Name()]; ok {
+		return bucket{l}
+	}
+	lim, burst := rl.RateLimit()
+	if lim == rate.Inf {
+		return bucket{}
+	}
+	burst = max(burst, 1)
+	l := rate.NewLimiter(lim, burst)
+	if at, ok := b.lastSend[ch.Name()]; ok {
+		l.ReserveN(at, burst)
+	} else if b.conservative {
+		l.ReserveN(time.Now(), burst)
+	}
+	b.m[ch.Name()] = l
+	return bucket{l}
+}
+
+func (b bucket) wait(ctx context.Context) error {
+	if b.l == nil {
+		return nil
+	}
+	return b.l.Wait(ctx)
+}
+
+// pacer is what a multi-request channel waits on before each request of
+// one Send; the first request's token was taken before Send.
+func (b bucket) pacer() func(context.Context) error {
+	if b.l == nil {
+		return nil
+	}
+	var first atomic.Bool
+	first.Store(true)
+	return func(ctx context.Context) error {
+		if first.CompareAndSwap(true, false) {
+			return nil
+		}
+		return b.l.Wait(ctx)
+	}
+}

@@ -1,0 +1,388 @@
+// Package delivery owns delivering review reports to channels: the
+// dispatch state machine (see Status), the [dispatch] config, the Store it
+// needs (implemented by package audit), per-destination token buckets and
+// the dispatcher that sends. Channels make exactly one attempt per Send and
+// know nothing of retries, limits or the database.
+//
+// Persist first, render late: the pipeline stores the validated result and
+// one dispatch row per channel, then wakes the dispatcher. What to send is
+// rebuilt from the database at every attempt through a Resolver, so a retry
+// after a restart sends what the first attempt would have sent. Each
+// channel has its own sender goroutine, so a slow or rate-limited channel
+// never delays another one, and a channel's own reports stay in order.
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aicr-dev/aicr/im"
+)
+
+// Options are the dispatcher's process-level inputs.
+type Options struct {
+	// Config is the defaulted [dispatch] table; zero keys take defaults.
+	Config Config
+	Logger *slog.Logger
+	// Now is the clock retries are scheduled by; give the audit store the
+	// same one (audit.Store.SetClock).
+	Now func() time.Time
+	// Jitter returns a number in [0, 1); default math/rand.
+	Jitter func() float64
+	// Poll bounds how long Run sleeps without a wake-up (work planned by
+	// another process); default 1 minute.
+	Poll time.Duration
+}
+
+// Dispatcher delivers dispatches. It is safe for concurrent use.
+type Dispatcher struct {
+	store Store
+	res   Resolver
+	cfg   Config
+	opts  Options
+	log   *slog.Logger
+	wake  chan struct{}
+	dead  atomic.Int64
+
+	buckets *buckets
+
+	mu       sync.Mutex
+	active   map[string]bool   // channels with a running sender
+	lastFail map[string]string // per channel, to log only changed failures
+}
+
+// New returns a dispatcher over store.
+func New(store Store, res Resolver, opts Options) *Dispatcher {
+	opts.Config.ApplyDefaults()
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = rand.Float64
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Minute
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Dispatcher{store: store, res: res, cfg: opts.Config, opts: opts, log: log,
+		wake: make(chan struct{}, 1), buckets: newBuckets(store, log),
+		active: map[string]bool{}, lastFail: map[string]string{}}
+}
+
+// lease is how long a claimed dispatch stays with its sender: longer than
+// any attempt can take, including the wait for a rate-limit token.
+func (d *Dispatcher) lease() time.Duration { return 2*d.cfg.Timeout + time.Minute }
+
+// DedupeKey is the key every attempt of one dispatch carries.
+func DedupeKey(runID int64, channel string) string {
+	return "aicr-" + strconv.FormatInt(runID, 10) + "-" + channel
+}
+
+// DeadCount is how many deliveries this process gave up on, for metrics.
+func (d *Dispatcher) DeadCount() int64 { return d.dead.Load() }
+
+// Deliver makes one attempt at dispatch id if it is claimable now and
+// returns the dispatch as it stands afterwards. ErrNotClaimable means
+// someone else has it, it is not pending, or it is not due yet.
+func (d *Dispatcher) Deliver(ctx context.Context, id int64) (Dispatch, error) {
+	d.buckets.load(ctx)
+	c, err := d.store.ClaimDispatch(ctx, id, d.lease())
+	if err != nil {
+		return Dispatch{}, err
+	}
+	return d.attempt(ctx, c)
+}
+
+// Settle makes one attempt at each pending dispatch of a finished run,
+// one goroutine per channel, and returns the run's dispatches afterwards.
+// `aicr review` uses it so a foreground review is published before the
+// process exits; retries it schedules are left to the daemon.
+func (d *Dispatcher) Settle(ctx context.Context, runID int64) ([]Dispatch, error) {
+	d.buckets.load(ctx)
+	rows, err := d.store.RunDispatches(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(rows))
+	for i, row := range rows {
+		if row.Status != StatusPending {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			after, err := d.Deliver(ctx, row.ID)
+			if errors.Is(err, ErrNotClaimable) {
+				// Queued behind an earlier retry on the channel, or being
+				// sent by a daemon: it goes out in its turn.
+				after, err = d.store.GetDispatch(ctx, row.ID)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("channel %s: %w", row.Channel, err)
+				return
+			}
+			rows[i] = after
+		}()
+	}
+	wg.Wait()
+	return rows, errors.Join(errs...)
+}
+
+// DriveDue sends every due dispatch now, channel after channel, in this
+// goroutine, and returns how many attempts it made; for tests and tools
+// that have no Run loop.
+func (d *Dispatcher) DriveDue(ctx context.Context) (int, error) {
+	d.buckets.load(ctx)
+	n := 0
+	for ctx.Err() == nil {
+		channels, err := d.store.DueChannels(ctx)
+		if err != nil {
+			return n, err
+		}
+		progress := false
+		for _, ch := range channels {
+			for ctx.Err() == nil {
+				c, err := d.store.ClaimDue(ctx, ch, d.lease())
+				if err != nil {
+					return n, err
+				}
+				if c == nil {
+					break
+				}
+				n, progress = n+1, true
+				if _, err := d.attempt(ctx, c); err != nil {
+					return n, err
+				}
+			}
+		}
+		if !progress { // nothing due, or all of it leased by another sender
+			return n, nil
+		}
+	}
+	return n, ctx.Err()
+}
+
+// Wake makes Run look for due dispatches now.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers due dispatches until ctx ends: at start (rows a previous
+// process left unsent), whenever Wake is called (a run planned its rows),
+// when the next scheduled retry falls due, and at least every Poll. Each
+// channel with due work gets its own sender goroutine.
+func (d *Dispatcher) Run(ctx context.Context) {
+	d.buckets.load(ctx)
+	var senders sync.WaitGroup
+	defer senders.Wait()
+	for ctx.Err() == nil {
+		channels, err := d.store.DueChannels(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("find due dispatches", "err", err)
+		}
+		for _, ch := range channels {
+			d.mu.Lock()
+			busy := d.active[ch]
+			d.active[ch] = true
+			d.mu.Unlock()
+			if busy {
+				continue
+			}
+			senders.Add(1)
+			go func() { defer senders.Done(); d.send(ctx, ch) }()
+		}
+		wait := d.opts.Poll
+		if at, ok, err := d.store.NextDispatchDue(ctx); err == nil && ok {
+			if until := at.Sub(d.opts.Now()); until < wait {
+				wait = max(until, 10*time.Millisecond)
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-d.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// send delivers channel's due dispatches in order until none is due, then
+// wakes Run so a retry it scheduled, or a row planned meanwhile, is seen.
+func (d *Dispatcher) send(ctx context.Context, channel string) {
+	defer func() {
+		d.mu.Lock()
+		delete(d.active, channel)
+		d.mu.Unlock()
+		d.Wake()
+	}()
+	for ctx.Err() == nil {
+		c, err := d.store.ClaimDue(ctx, channel, d.lease())
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Error("claim dispatch", "channel", channel, "err", err)
+			}
+			return
+		}
+		if c == nil {
+			return
+		}
+		if _, err := d.attempt(ctx, c); err != nil && ctx.Err() == nil {
+			d.log.Error("record dispatch attempt", "channel", channel, "dispatch_id", c.Dispatch.ID, "err", err)
+			return
+		}
+	}
+}
+
+func (d *Dispatcher) attempt(ctx context.Context, c *Claim) (Dispatch, error) {
+	disp := c.Dispatch
+	// The outcome is recorded even when the daemon is shutting down, so
+	// the row is not left looking like an interrupted send.
+	record := context.WithoutCancel(ctx)
+	ch, msg, err := d.res.Resolve(ctx, disp)
+	if err != nil {
+		d.noteFailure(disp.Channel, "resolve: "+err.Error())
+		return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusFailed, Outcome: OutcomeFailed, Reason: "config", Error: err.Error()})
+	}
+	msg.DedupeKey = DedupeKey(disp.RunID, disp.Channel)
+	msg.PriorMessageID = disp.MessageID
+	msg.MaybeDelivered = c.Interrupted || c.Attempt > 1
+	msg.PartsDelivered = disp.PartsDelivered
+
+	bucket := d.buckets.forChannel(ctx, ch)
+	if err := bucket.wait(ctx); err != nil {
+		// The context ends before a token is free: shutting down, or a
+		// caller's deadline. Nothing was sent; try again at once next time.
+		return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusPending, Outcome: OutcomeRetry,
+			NextAttemptAt: d.opts.Now(), Reason: string(im.ReasonRateLimited), Error: "not sent: " + err.Error()})
+	}
+	sendCtx, cancel := context.WithTimeout(im.WithPacer(ctx, bucket.pacer()), d.cfg.Timeout)
+	rec, sendErr := ch.Send(sendCtx, msg)
+	cancel()
+	if sendErr == nil {
+		d.noteSuccess(disp.Channel)
+		return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusSent, Outcome: OutcomeSent,
+			StatusCode: rec.StatusCode, Response: rec.Response, Rendered: rec.Rendered, MessageID: rec.MessageID})
+	}
+
+	r := d.classify(ctx, c, sendErr)
+	d.noteFailure(disp.Channel, failureKey(r))
+	switch r.Status {
+	case StatusDead:
+		d.dead.Add(1)
+		d.log.Error("delivery dead: gave up", "channel", disp.Channel, "run_id", disp.RunID, "dispatch_id", disp.ID,
+			"attempts", disp.Attempts+1, "err", r.Error, "hint", "aicr dispatch list --status dead; aicr dispatch retry ID")
+	case StatusUnknown:
+		d.log.Error("delivery outcome unknown: timed out again, not sending a third time", "channel", disp.Channel,
+			"run_id", disp.RunID, "dispatch_id", disp.ID, "hint", "check the channel, then aicr dispatch retry ID if it is missing")
+	}
+	return d.store.FinishAttempt(record, c, r)
+}
+
+// classify turns a failed Send into the dispatch's next state.
+func (d *Dispatcher) classify(ctx context.Context, c *Claim, err error) AttemptResult {
+	r := AttemptResult{Error: err.Error()}
+	var se *im.SendError
+	retryable, retryAfter, timedOut := false, time.Duration(0), false
+	switch {
+	case errors.As(err, &se):
+		r.Reason, r.StatusCode, r.PlatformCode, r.Response = string(se.Reason), se.StatusCode, se.PlatformCode, se.Response
+		r.MessageID, r.PartsDelivered = se.MessageID, se.PartsDelivered
+		retryable, retryAfter = se.Retryable, se.RetryAfter
+		timedOut = se.Reason == im.ReasonTimeout && ctx.Err() == nil
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		// Our own per-attempt timeout: the platform did not answer.
+		r.Reason, retryable, timedOut = string(im.ReasonTimeout), true, true
+	case ctx.Err() != nil:
+		// Shutdown cut the send short; the next start sends it again,
+		// flagged as maybe delivered.
+		r.Reason, retryable = string(im.ReasonTimeout), true
+	default:
+		r.Reason = "error"
+	}
+	if !retryable {
+		r.Status, r.Outcome = StatusFailed, OutcomeFailed
+		return r
+	}
+	if timedOut {
+		// The platform may have the message: send the same content (same
+		// dedupe key) once more, never a third time.
+		r.Outcome = OutcomeUnknown
+		if c.Dispatch.UnknownOutcomes >= 1 {
+			r.Status = StatusUnknown
+			r.Error = "timed out twice, may have been delivered: " + r.Error
+			return r
+		}
+	}
+	now := d.opts.Now()
+	first := c.Dispatch.FirstAttemptAt
+	if first.IsZero() {
+		first = now
+	}
+	attempts := c.Dispatch.Attempts + 1 // c.Dispatch.Attempts counts finished attempts before this one
+	if now.Sub(first) >= d.cfg.GiveUpAfter || (d.cfg.MaxAttempts > 0 && attempts >= d.cfg.MaxAttempts) {
+		r.Status = StatusDead
+		if r.Outcome == "" {
+			r.Outcome = OutcomeDead
+		}
+		r.Error = fmt.Sprintf("gave up after %d attempts over %s: %s", attempts, now.Sub(first).Round(time.Second), r.Error)
+		return r
+	}
+	r.Status = StatusPending
+	if r.Outcome == "" {
+		r.Outcome = OutcomeRetry
+	}
+	r.NextAttemptAt = now.Add(d.backoff(c.Dispatch.Attempts, retryAfter))
+	return r
+}
+
+// backoff is Backoff·2^n with ±50% jitter, capped at MaxBackoff; a
+// longer Retry-After from the platform wins over both.
+func (d *Dispatcher) backoff(n int, retryAfter time.Duration) time.Duration {
+	exp := float64(d.cfg.Backoff) * math.Pow(2, float64(n))
+	exp = min(exp, float64(d.cfg.MaxBackoff))
+	delay := time.Duration(exp * (0.5 + d.opts.Jitter()))
+	delay = min(delay, d.cfg.MaxBackoff)
+	return max(delay, retryAfter)
+}
+
+func failureKey(r AttemptResult) string {
+	return fmt.Sprintf("%s %d %s", r.Reason, r.StatusCode, r.PlatformCode)
+}
+
+// noteFailure logs a channel's failure only when it differs from the last
+// one, so a platform that is down for an hour logs once, not every retry.
+func (d *Dispatcher) noteFailure(channel, key string) {
+	d.mu.Lock()
+	changed := d.lastFail[channel] != key
+	d.lastFail[channel] = key
+	d.mu.Unlock()
+	if changed {
+		d.log.Warn("delivery failing", "channel", channel, "failure", key)
+	}
+}
+
+func (d *Dispatcher) noteSuccess(channel string) {
+	d.mu.Lock()
+	was := d.lastFail[channel]
+	delete(d.lastFail, channel)
+	d.mu.Unlock()
+	if was != "" {
+		d.log.Info("delivery recovered", "channel", channel, "after", was)
+	}
+}
