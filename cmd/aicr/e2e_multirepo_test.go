@@ -82,7 +82,7 @@ path = "beta.jsonl"
 
 	for repo, want := range map[string]string{"alpha": "app/a.py:1", "beta": "vendor/lib.py:1"} {
 		e.reports = filepath.Join(dir, repo+".jsonl")
-		lines := e.reportLines()
+		lines := e.waitReports(60*time.Second, atLeast(1))
 		if len(lines) != 1 || lines[0].Repo != repo {
 			t.Fatalf("%s.jsonl: want one report of %s, got %+v", repo, repo, lines)
 		}

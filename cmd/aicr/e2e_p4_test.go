@@ -98,7 +98,7 @@ func TestP4SubmitReviewedEndToEnd(t *testing.T) {
 	if runs[0].Revision != "7" || runs[0].Source != "trigger" {
 		t.Errorf("run: %+v", runs[0])
 	}
-	lines := e.reportLines()
+	lines := e.waitReports(60*time.Second, atLeast(1))
 	if len(lines) != 1 {
 		t.Fatalf("%d report lines", len(lines))
 	}

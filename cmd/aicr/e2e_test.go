@@ -250,6 +250,25 @@ type reportLine struct {
 	Problems []review.Problem `json:"problems"`
 }
 
+// waitReports polls the file channel until done accepts its lines:
+// deliveries run after a run finishes, never inside the review worker.
+func (e *env) waitReports(limit time.Duration, done func([]reportLine) bool) []reportLine {
+	e.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		lines := e.reportLines()
+		if done(lines) || time.Now().After(deadline) {
+			return lines
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// atLeast is a waitReports condition: n lines or more.
+func atLeast(n int) func([]reportLine) bool {
+	return func(lines []reportLine) bool { return len(lines) >= n }
+}
+
 func (e *env) reportLines() []reportLine {
 	e.t.Helper()
 	f, err := os.Open(e.reports)
@@ -338,7 +357,14 @@ func TestSVNCommitReviewedEndToEnd(t *testing.T) {
 		"docs/merge notes.txt:2": "merge-conflict-marker",
 	}
 	var line *reportLine
-	lines := e.reportLines()
+	lines := e.waitReports(60*time.Second, func(lines []reportLine) bool {
+		for _, l := range lines {
+			if l.Revision == "2" {
+				return true
+			}
+		}
+		return false
+	})
 	for i := range lines {
 		if lines[i].Revision == "2" {
 			line = &lines[i]
