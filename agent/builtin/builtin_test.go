@@ -29,6 +29,9 @@ const serveEnv = "AICR_TEST_MCP_SERVE"
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(serveEnv) {
+	case "hang":
+		// A server that never answers, as a wedged process would.
+		select {}
 	case "1":
 		os.Exit(serveLikeAicr(os.Args[1:]))
 	case "partial":

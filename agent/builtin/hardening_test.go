@@ -2,11 +2,18 @@ package builtin_test
 
 import (
 	"bytes"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/agent/builtin"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -85,5 +92,43 @@ func TestReviewDoesNotReadThroughSymlinksOutOfSrc(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "file content unavailable") {
 		t.Errorf("the unreadable file was not logged:\n%s", logs.String())
+	}
+}
+
+// A pass had no wall-clock limit; a wedged MCP server (or agent) held the
+// worker forever. Under agent.WithTimeout the pass ends with ErrTimeout
+// and the server process is gone.
+func TestPassTimeoutKillsTheServer(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	wrapper := filepath.Join(dir, "aicr-wrapper")
+	script := "#!/bin/sh\necho $$ > '" + pidFile + "'\nexec '" + os.Args[0] + "' \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	b, err := builtin.New(builtin.Options{MCPCommand: []string{wrapper, "mcp", "serve"}, Env: []string{serveEnv + "=hang"},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := buildRun(t, map[string]string{"x.go": "package x\n"}, vcs.Change{Files: []vcs.FileChange{
+		{Path: "x.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, Added: []vcs.LineRange{{Start: 1, End: 1}}},
+	}})
+	err = agent.WithTimeout(b, 300*time.Millisecond).Review(testContext(t), run)
+	if !errors.Is(err, agent.ErrTimeout) || !strings.Contains(err.Error(), "[agent] timeout") {
+		t.Fatalf("got %v, want ErrTimeout", err)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("server never started: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("server %d still exists after the timeout (kill 0: %v)", pid, err)
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
