@@ -85,7 +85,7 @@ const (
 // 5-8 and 12; line 7 holds an AWS key, line 12 a conflict marker, and
 // line 3 (inside the hunk but not added) another key that predates the
 // change and must not be reported.
-func buildRun(t *testing.T, files map[string]string, change vcs.Change) rundir.Run {
+func buildRun(t testing.TB, files map[string]string, change vcs.Change) rundir.Run {
 	t.Helper()
 	run := rundir.New(t.TempDir())
 	for p, content := range files {
@@ -141,7 +141,7 @@ func newAgent(t *testing.T, logs *bytes.Buffer) *builtin.Agent {
 // newAgentServing returns an agent whose MCP server is this test binary in
 // mode (see serveEnv). The mode reaches the child through Options.Env: the
 // child's environment is not this process's.
-func newAgentServing(t *testing.T, logs *bytes.Buffer, mode string, limits review.Limits) *builtin.Agent {
+func newAgentServing(t testing.TB, logs *bytes.Buffer, mode string, limits review.Limits) *builtin.Agent {
 	t.Helper()
 	a, err := builtin.New(builtin.Options{
 		MCPCommand: []string{os.Args[0], "mcp", "serve"},
