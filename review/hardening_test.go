@@ -346,3 +346,44 @@ func TestValidatorDoesNotFollowSymlinksOutOfSrc(t *testing.T) {
 		t.Fatal("ReadSource blocked on a FIFO")
 	}
 }
+
+// Over Streamable HTTP the count of refusals past the cap reaches the file
+// when the server stops.
+func TestRejectedCountFlushedWhenHTTPServerStops(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- review.ServeHTTP(ctx, review.ServerOptions{StatePath: f.statePath, ChangePath: f.changePath, Limits: review.Limits{MaxRejected: 2}},
+			review.HTTPOptions{Addr: "127.0.0.1:0", Ready: func(u string) { urls <- u }})
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case err := <-done:
+		t.Fatalf("ServeHTTP: %v", err)
+	}
+	c, err := client.NewStreamableHttpClient(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
+	if _, err := c.Initialize(testContext(t), init); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 7; i++ {
+		callErr(t, c, review.ToolSkip, map[string]any{"reason": ""})
+	}
+	c.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("ServeHTTP: %v", err)
+	}
+	st := loadState(t, f.statePath)
+	if len(st.Rejected) != 2 || st.RejectedTotal != 7 {
+		t.Fatalf("kept %d, total %d; want 2, 7", len(st.Rejected), st.RejectedTotal)
+	}
+}
