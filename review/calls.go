@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -126,8 +127,23 @@ func storedArguments(raw json.RawMessage) json.RawMessage {
 		b, _ := json.Marshal(string(bytes.ToValidUTF8(raw, []byte("\uFFFD"))))
 		return b
 	}
+	if surrogateEscape.Match(raw) {
+		// "\ud800" is valid JSON text but no character; strict readers
+		// (serde, Go's own re-encoding) refuse or replace it. Re-encoding
+		// through Go turns lone surrogates into U+FFFD.
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&v) == nil {
+			if b, err := json.Marshal(v); err == nil {
+				return b
+			}
+		}
+	}
 	return raw
 }
+
+var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F][0-9a-fA-F]{2}`)
 
 // decodeArgs is the tool-input decoder. It decodes strictly: an argument
 // the tool does not declare (an attribution field, a typo) is refused

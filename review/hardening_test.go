@@ -180,11 +180,16 @@ func TestInvalidUTF8ArgumentsAreRefused(t *testing.T) {
 	// A summary and a long argument with bad bytes too (the truncated form).
 	long := "{\"markdown\":\"" + strings.Repeat("\xe2\x82", 3000) + "\"}"
 	callRaw(t, c, review.ToolPublishSummary, json.RawMessage(long))
+	// A lone surrogate escape is valid JSON text but no character.
+	callRaw(t, c, review.ToolSkip, json.RawMessage(`{"reason":"","note":"\ud800"}`))
 	closeServer(t, c)
+	if data, _ := os.ReadFile(f.statePath); strings.Contains(strings.ToLower(string(data)), `\ud800`) {
+		t.Errorf("state file keeps a lone surrogate: %s", data)
+	}
 
 	checkStrictJSON(t, f.statePath)
 	st := loadState(t, f.statePath)
-	if len(st.Problems) != 0 || len(st.Summaries) != 0 || len(st.Rejected) != 2 || st.Rejected[0].Code != review.CodeInvalidInput {
+	if len(st.Problems) != 0 || len(st.Summaries) != 0 || len(st.Rejected) != 3 || st.Rejected[0].Code != review.CodeInvalidInput {
 		t.Fatalf("state %+v", st)
 	}
 }
