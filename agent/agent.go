@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
 	"github.com/aicr-dev/aicr/agent/rundir"
@@ -33,8 +34,17 @@ const (
 	KindBuiltin = builtin.Kind
 )
 
-// ErrUnknownKind: the configured agent kind is not implemented.
-var ErrUnknownKind = errors.New("unknown agent kind")
+var (
+	// ErrUnknownKind: the configured agent kind is not implemented.
+	ErrUnknownKind = errors.New("unknown agent kind")
+	// ErrTimeout: a pass ran past [agent] timeout and was stopped (its MCP
+	// server killed with it). The pipeline retries the run like any other
+	// transient failure.
+	ErrTimeout = errors.New("agent pass timed out")
+)
+
+// DefaultTimeout bounds one pass when [agent] timeout is not set.
+const DefaultTimeout = 10 * time.Minute
 
 // Config selects and configures the agent.
 type Config struct {
@@ -45,17 +55,34 @@ type Config struct {
 	MaxProblems            int `toml:"max_problems"`
 	MaxContextRequests     int `toml:"max_context_requests"`
 	MaxAttributionRequests int `toml:"max_attribution_requests"`
+	// MaxRejected bounds the refused calls kept in the state file; later
+	// ones are only counted.
+	MaxRejected int `toml:"max_rejected"`
+	// Timeout is the wall-clock limit of one pass (default DefaultTimeout).
+	Timeout time.Duration `toml:"timeout"`
+}
+
+// PassTimeout is Timeout or its default.
+func (c Config) PassTimeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
 }
 
 // Limits returns the configured bounds for the review server.
 func (c Config) Limits() review.Limits {
-	return review.Limits{MaxProblems: c.MaxProblems, MaxContextRequests: c.MaxContextRequests, MaxAttributionRequests: c.MaxAttributionRequests}
+	return review.Limits{MaxProblems: c.MaxProblems, MaxContextRequests: c.MaxContextRequests,
+		MaxAttributionRequests: c.MaxAttributionRequests, MaxRejected: c.MaxRejected}
 }
 
 // Validate reports config errors, naming the TOML key.
 func (c Config) Validate() error {
-	if c.MaxProblems < 0 || c.MaxContextRequests < 0 || c.MaxAttributionRequests < 0 {
-		return fmt.Errorf("agent.max_problems, max_context_requests and max_attribution_requests must not be negative")
+	if c.MaxProblems < 0 || c.MaxContextRequests < 0 || c.MaxAttributionRequests < 0 || c.MaxRejected < 0 {
+		return fmt.Errorf("agent.max_problems, max_context_requests, max_attribution_requests and max_rejected must not be negative")
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("agent.timeout: must not be negative, got %s", c.Timeout)
 	}
 	switch c.Kind {
 	case KindBuiltin:
@@ -79,14 +106,44 @@ type Deps struct {
 	Logger *slog.Logger
 }
 
-// New returns the agent cfg selects.
+// New returns the agent cfg selects, bounded by cfg's pass timeout.
 func New(cfg Config, deps Deps) (Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	var a Agent
 	switch cfg.Kind {
 	case KindBuiltin:
-		return builtin.New(builtin.Options{MCPCommand: deps.MCPCommand, Limits: deps.Limits, Logger: deps.Logger})
+		b, err := builtin.New(builtin.Options{MCPCommand: deps.MCPCommand, Limits: deps.Limits, Logger: deps.Logger})
+		if err != nil {
+			return nil, err
+		}
+		a = b
+	default:
+		return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
 	}
-	return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
+	return WithTimeout(a, cfg.PassTimeout()), nil
+}
+
+// WithTimeout bounds every pass of a by d of wall-clock time. The pass's
+// context ends at d, which kills the processes the agent started with it;
+// the error then wraps ErrTimeout and names the config key.
+func WithTimeout(a Agent, d time.Duration) Agent {
+	return &timedAgent{agent: a, limit: d}
+}
+
+type timedAgent struct {
+	agent Agent
+	limit time.Duration
+}
+
+func (t *timedAgent) Review(ctx context.Context, run Run) error {
+	cause := fmt.Errorf("%w: stopped after %s ([agent] timeout); raise the timeout or look at what the agent was doing", ErrTimeout, t.limit)
+	ctx, cancel := context.WithTimeoutCause(ctx, t.limit, cause)
+	defer cancel()
+	err := t.agent.Review(ctx, run)
+	if err != nil && errors.Is(context.Cause(ctx), ErrTimeout) {
+		return fmt.Errorf("%w (%v)", cause, err)
+	}
+	return err
 }

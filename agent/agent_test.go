@@ -1,10 +1,13 @@
 package agent_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/builtin"
@@ -29,8 +32,8 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := a.(*builtin.Agent); !ok {
-		t.Errorf("New returned %T", a)
+	if a == nil {
+		t.Errorf("New returned nil")
 	}
 	if _, err := agent.New(agent.Config{Kind: "builtin"}, agent.Deps{}); !errors.Is(err, builtin.ErrNoMCPCommand) {
 		t.Errorf("no command: %v", err)
@@ -52,5 +55,61 @@ func TestNewRun(t *testing.T) {
 	}
 	if r != want {
 		t.Errorf("NewRun = %+v, want %+v", r, want)
+	}
+}
+
+// sleepyAgent stands for an agent that hangs: it waits for its context.
+type sleepyAgent struct{ ended chan error }
+
+func (s sleepyAgent) Review(ctx context.Context, _ agent.Run) error {
+	<-ctx.Done()
+	s.ended <- context.Cause(ctx)
+	return fmt.Errorf("agent interrupted: %w", ctx.Err())
+}
+
+// A pass had no wall-clock limit: a hung agent held its worker forever.
+func TestPassTimeout(t *testing.T) {
+	s := sleepyAgent{ended: make(chan error, 1)}
+	err := agent.WithTimeout(s, 50*time.Millisecond).Review(context.Background(), agent.NewRun(t.TempDir()))
+	if !errors.Is(err, agent.ErrTimeout) || !strings.Contains(err.Error(), "[agent] timeout") {
+		t.Fatalf("got %v, want ErrTimeout naming [agent] timeout", err)
+	}
+	if cause := <-s.ended; !errors.Is(cause, agent.ErrTimeout) {
+		t.Errorf("the agent's context ended with %v", cause)
+	}
+	// An agent that finishes in time is not touched.
+	if err := agent.WithTimeout(okAgent{}, time.Hour).Review(context.Background(), agent.NewRun(t.TempDir())); err != nil {
+		t.Errorf("quick agent: %v", err)
+	}
+	// Cancelling from outside is not a timeout.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s = sleepyAgent{ended: make(chan error, 1)}
+	if err := agent.WithTimeout(s, time.Hour).Review(ctx, agent.NewRun(t.TempDir())); errors.Is(err, agent.ErrTimeout) {
+		t.Errorf("cancelled pass reported as timeout: %v", err)
+	}
+}
+
+type okAgent struct{}
+
+func (okAgent) Review(context.Context, agent.Run) error { return nil }
+
+func TestConfigTimeoutAndLimits(t *testing.T) {
+	c := agent.Config{Kind: "builtin"}
+	if c.PassTimeout() != agent.DefaultTimeout || agent.DefaultTimeout != 10*time.Minute {
+		t.Errorf("default timeout %s", c.PassTimeout())
+	}
+	c.Timeout = 90 * time.Second
+	c.MaxRejected = 7
+	if c.PassTimeout() != 90*time.Second || c.Limits().MaxRejected != 7 {
+		t.Errorf("timeout %s limits %+v", c.PassTimeout(), c.Limits())
+	}
+	for _, bad := range []agent.Config{{Kind: "builtin", Timeout: -time.Second}, {Kind: "builtin", MaxRejected: -1}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if err := (agent.Config{Kind: "builtin", Timeout: -time.Second}).Validate(); err == nil || !strings.Contains(err.Error(), "agent.timeout") {
+		t.Errorf("negative timeout: %v", err)
 	}
 }

@@ -236,6 +236,10 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	for _, f := range review.CheckSummaryHonesty(state) {
 		p.log.Warn("agent summary claims problems it did not report", "run_id", run.ID, "repo", run.Repo, "revision", run.Revision, "claim", f.Claim, "reason", f.Reason)
 	}
+	if state.RejectedTotal > 0 {
+		p.log.Warn("agent tool calls were refused; findings may be missing", "run_id", run.ID, "repo", run.Repo, "revision", run.Revision,
+			"rejected", state.RejectedTotal, "kept", len(state.Rejected), "state", layout.StatePath)
+	}
 	result := state.Result()
 	rep.Result = result
 

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -46,24 +48,45 @@ func ApplyCalls(v *Validator, st *State, calls []ToolCall) []CallOutcome {
 }
 
 // applyCall runs one tool call against st and records a refusal in
-// st.Rejected. tool must be canonical; anything else is refused.
+// st.Rejected (up to the validator's MaxRejected; past that it is only
+// counted). tool must be canonical; anything else is refused.
 func applyCall(v *Validator, st *State, tool string, raw json.RawMessage) (string, *ToolError) {
 	fn, ok := toolFuncs[tool]
 	var text string
 	var terr *ToolError
-	if ok {
-		text, terr = fn(v, raw, st)
-	} else {
+	switch {
+	case !ok:
 		terr = toolErr(CodeInvalidInput, "use one of: "+strings.Join(ToolNames, ", "), "unknown tool %q", tool)
+	case !utf8.Valid(raw):
+		// Go's decoder would quietly turn the bad bytes into U+FFFD; the
+		// agent should learn that what it sent was not text.
+		terr = toolErr(CodeInvalidInput, "send arguments as UTF-8 text; leave out or describe binary content instead of quoting it",
+			"arguments are not valid UTF-8 (first invalid byte at offset %d)", invalidUTF8Offset(raw))
+	default:
+		text, terr = fn(v, raw, st)
 	}
 	if terr != nil {
-		st.Rejected = append(st.Rejected, Rejection{
-			Tool:      tool,
-			Arguments: storedArguments(raw),
-			ToolError: *terr,
-		})
+		st.RejectedTotal++
+		if len(st.Rejected) < v.limits.MaxRejected {
+			st.Rejected = append(st.Rejected, Rejection{
+				Tool:      tool,
+				Arguments: storedArguments(raw),
+				ToolError: *terr,
+			})
+		}
 	}
 	return text, terr
+}
+
+func invalidUTF8Offset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 // toolFunc records one validated item in st and returns the text the agent
@@ -78,24 +101,49 @@ var toolFuncs = map[string]toolFunc{
 	ToolTryBlame:         tryBlame,
 }
 
+// maxStoredArgumentBytes bounds the raw arguments kept with a rejection:
+// enough to see what went wrong, small enough that MaxRejected of them
+// keep the state file small.
+const maxStoredArgumentBytes = 1 << 10
+
+// storedArguments is what a rejection keeps of the arguments: the JSON as
+// sent when it is valid UTF-8 JSON, else a JSON string of it with invalid
+// bytes replaced, and past maxStoredArgumentBytes a
+// {truncated, bytes, prefix} object. The result is always valid JSON in
+// valid UTF-8, so strict readers (Python, Node) accept the state file.
 func storedArguments(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
-	if !json.Valid(raw) {
+	if len(raw) > maxStoredArgumentBytes {
+		b, _ := json.Marshal(map[string]any{
+			"truncated": true,
+			"bytes":     len(raw),
+			"prefix":    string(bytes.ToValidUTF8(raw[:maxStoredArgumentBytes], []byte("\uFFFD"))),
+		})
+		return b
+	}
+	if !utf8.Valid(raw) || !json.Valid(raw) {
 		b, _ := json.Marshal(string(bytes.ToValidUTF8(raw, []byte("\uFFFD"))))
-		raw = b
+		return b
 	}
-	if len(raw) <= maxStoredArgumentBytes {
-		return raw
+	if surrogateEscape.Match(raw) {
+		// "\ud800" is valid JSON text but no character; strict readers
+		// (serde, Go's own re-encoding) refuse or replace it. Re-encoding
+		// through Go turns lone surrogates into U+FFFD.
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&v) == nil {
+			if b, err := json.Marshal(v); err == nil {
+				return b
+			}
+		}
 	}
-	b, _ := json.Marshal(map[string]any{
-		"truncated": true,
-		"bytes":     len(raw),
-		"prefix":    string(bytes.ToValidUTF8(raw[:maxStoredArgumentBytes], nil)),
-	})
-	return b
+	return raw
 }
+
+var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F][0-9a-fA-F]{2}`)
 
 // decodeArgs is the tool-input decoder. It decodes strictly: an argument
 // the tool does not declare (an attribution field, a typo) is refused

@@ -1,10 +1,19 @@
 package review
 
+// The stdout fallback and the prose verdicts have no production caller
+// yet, on purpose: they are the documented contract (docs/agent-contract.md,
+// "The stdout fallback") that the review ladder applies when a pass leaves
+// no state file: agent CLIs whose MCP server never started, models served
+// without a tool-call parser that print <tool_call> blocks, and the
+// prose-only answers the ladder normalises to a skip. Everything here is
+// reachable from ParseAgentOutput.
+
 import (
 	"bytes"
 	"encoding/json"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -216,7 +225,7 @@ func decodeToolCallsObject(b []byte) (calls []ToolCall, end int, problem string)
 	for i, r := range raw {
 		c, perr := decodeCallObject(r)
 		if perr != "" {
-			return nil, end, "toolCalls[" + itoa(i) + "]: " + perr
+			return nil, end, "toolCalls[" + strconv.Itoa(i) + "]: " + perr
 		}
 		calls = append(calls, c)
 	}
@@ -298,14 +307,9 @@ func joinProblems(problems []string) string {
 		}
 	}
 	if len(out) > max {
-		out = append(out[:max], "and "+itoa(len(out)-max)+" more")
+		out = append(out[:max], "and "+strconv.Itoa(len(out)-max)+" more")
 	}
 	return strings.Join(out, "; ")
-}
-
-func itoa(i int) string {
-	b, _ := json.Marshal(i)
-	return string(b)
 }
 
 // Phrases of prose-only answers. Each is matched against the normalised

@@ -79,7 +79,7 @@ func ServeHTTP(ctx context.Context, opts ServerOptions, hopts HTTPOptions) error
 	if err != nil {
 		return err
 	}
-	s, err := NewServer(opts)
+	s, th, err := newServer(opts)
 	if err != nil {
 		return err
 	}
@@ -106,18 +106,18 @@ func ServeHTTP(ctx context.Context, opts ServerOptions, hopts HTTPOptions) error
 	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
-		return fmt.Errorf("serve mcp http: %w", err)
+		return errors.Join(fmt.Errorf("serve mcp http: %w", err), th.flush())
 	case <-ctx.Done():
 	}
-	// Every call has saved the state before it answered, so there is
-	// nothing to flush; the grace period only lets in-flight answers out.
+	// The grace period lets in-flight answers out; then the refusals only
+	// counted in memory are written.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := h.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shut down mcp http: %w", err)
+		return errors.Join(fmt.Errorf("shut down mcp http: %w", err), th.flush())
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve mcp http: %w", err)
+		return errors.Join(fmt.Errorf("serve mcp http: %w", err), th.flush())
 	}
-	return nil
+	return th.flush()
 }

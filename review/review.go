@@ -117,8 +117,18 @@ type State struct {
 	Skip                *Skip                `json:"skip"`
 	ContextRequests     []ContextRequest     `json:"contextRequests"`
 	AttributionRequests []AttributionRequest `json:"attributionRequests"`
-	Rejected            []Rejection          `json:"rejected"`
+	// Rejected keeps the first Limits.MaxRejected refused calls, enough
+	// to see what an agent got wrong without letting a runaway agent grow
+	// the file without bound.
+	Rejected []Rejection `json:"rejected"`
+	// RejectedTotal counts every refused call of the pass, including those
+	// past the cap that Rejected does not keep, so a pass whose findings
+	// were refused never looks clean.
+	RejectedTotal int `json:"rejectedTotal"`
 }
+
+// RejectedDropped is how many refused calls are counted but not kept.
+func (s *State) RejectedDropped() int { return max(0, s.RejectedTotal-len(s.Rejected)) }
 
 // Result is what a review produced and what channels publish.
 type Result struct {

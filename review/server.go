@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -31,10 +32,6 @@ var ToolNames = []string{ToolReportProblem, ToolPublishSummary, ToolSkip, ToolFe
 
 // ErrNoChange: the server cannot validate anything without the change.
 var ErrNoChange = errors.New("no change file")
-
-// maxStoredArgumentBytes bounds the raw arguments kept with a rejection so
-// a runaway agent cannot grow the state file without limit.
-const maxStoredArgumentBytes = 8 << 10
 
 // ServerOptions configure the MCP tool server.
 type ServerOptions struct {
@@ -77,26 +74,33 @@ func (o ServerOptions) withDefaults() ServerOptions {
 // the change, loads an existing state file (so a server restarted in the
 // middle of a pass keeps what was recorded) or writes an empty one (so the
 // orchestrator can tell "the agent connected and reported nothing" from
-// "the agent never started the server").
+// "the agent never started the server"). Serve and ServeHTTP also write
+// the refusals counted past the rejected cap when they stop; a caller of
+// NewServer that needs them on disk uses Serve or ServeHTTP.
 func NewServer(opts ServerOptions) (*server.MCPServer, error) {
+	s, _, err := newServer(opts)
+	return s, err
+}
+
+func newServer(opts ServerOptions) (*server.MCPServer, *toolHandler, error) {
 	opts = opts.withDefaults()
 	naming, err := ParseToolNaming(string(opts.ToolNames))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	change, err := loadChange(opts.ChangePath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := LoadState(opts.StatePath)
 	switch {
 	case errors.Is(err, ErrNoState):
 		st = NewState()
 		if err := SaveState(opts.StatePath, st); err != nil {
-			return nil, fmt.Errorf("init state: %w", err)
+			return nil, nil, fmt.Errorf("init state: %w", err)
 		}
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
 	h := &toolHandler{
 		statePath: opts.StatePath,
@@ -115,7 +119,7 @@ func NewServer(opts ServerOptions) (*server.MCPServer, error) {
 			s.AddTool(tool, h.handle(canonical))
 		}
 	}
-	return s, nil
+	return s, h, nil
 }
 
 // toolDefinitions returns the five tools under their canonical names.
@@ -131,11 +135,16 @@ func toolDefinitions(l Limits) []mcp.Tool {
 
 // Serve runs the tool server over stdio until in reaches EOF or ctx ends.
 // This is what `aicr mcp serve` runs, with os.Stdin and os.Stdout.
-func Serve(ctx context.Context, opts ServerOptions, in io.Reader, out io.Writer) error {
-	s, err := NewServer(opts)
+func Serve(ctx context.Context, opts ServerOptions, in io.Reader, out io.Writer) (err error) {
+	s, h, err := newServer(opts)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if ferr := h.flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}()
 	stdio := server.NewStdioServer(s)
 	// stdout carries the protocol; diagnostics must go to stderr.
 	stdio.SetErrorLogger(log.New(os.Stderr, "aicr mcp: ", log.LstdFlags))
@@ -160,13 +169,28 @@ func loadChange(path string) (*vcs.Change, error) {
 	return &c, nil
 }
 
-// toolHandler serialises every call: each one reads and rewrites the whole
-// state file, and both transports run calls concurrently.
+// countFlushDelay is how long a refusal that only bumps
+// State.RejectedTotal may wait before it is written.
+const countFlushDelay = time.Second
+
+// toolHandler serialises every call: each one may rewrite the whole state
+// file, and both transports run calls concurrently.
+//
+// A call that changes what the state records (an item, a skip, a kept
+// rejection) rewrites the file before it is answered. The number of such
+// writes per pass is bounded by the limits, whatever the agent does, so a
+// runaway agent costs constant time per call instead of a growing file
+// rewritten on every call. A refusal past the rejected cap only bumps
+// RejectedTotal; that count is written within countFlushDelay, with the
+// next recorded item, and when the server stops.
 type toolHandler struct {
 	mu        sync.Mutex
 	statePath string
 	state     *State
 	v         *Validator
+	// countPending: RejectedTotal in memory is ahead of the file.
+	countPending bool
+	flushTimer   *time.Timer
 }
 
 // handle serves one tool; the call is recorded under its canonical name
@@ -183,16 +207,85 @@ func (h *toolHandler) handle(tool string) server.ToolHandlerFunc {
 		// so a shallow copy is enough to undo a call whose save failed.
 		before := *h.state
 		text, terr := applyCall(h.v, h.state, tool, raw)
-		if err := SaveState(h.statePath, h.state); err != nil {
-			*h.state = before
-			return nil, err
+		switch {
+		case recordsChanged(&before, h.state):
+			if err := h.saveLocked(); err != nil {
+				*h.state = before
+				return nil, err
+			}
+		case h.state.RejectedTotal != before.RejectedTotal:
+			h.countPending = true
+			if h.flushTimer == nil {
+				h.flushTimer = time.AfterFunc(countFlushDelay, h.flushCount)
+			}
 		}
 		if terr != nil {
-			env, _ := json.Marshal(terr)
-			return mcp.NewToolResultError(string(env)), nil
+			return toolErrorResult(terr), nil
 		}
 		return mcp.NewToolResultText(text), nil
 	}
+}
+
+// toolErrorResult carries the envelope twice, as the contract asks: as
+// structuredContent for clients that read it, and as JSON text for those
+// that only show text to the model.
+func toolErrorResult(terr *ToolError) *mcp.CallToolResult {
+	env, _ := json.Marshal(terr)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(env))},
+		StructuredContent: terr,
+		IsError:           true,
+	}
+}
+
+// recordsChanged reports whether a call changed anything but
+// RejectedTotal. Items are only appended and Skip only replaced, so
+// lengths and the skip reason tell.
+func recordsChanged(a, b *State) bool {
+	skipA, skipB := "", ""
+	if a.Skip != nil {
+		skipA = "\x00" + a.Skip.Reason
+	}
+	if b.Skip != nil {
+		skipB = "\x00" + b.Skip.Reason
+	}
+	return len(a.Problems) != len(b.Problems) || len(a.Summaries) != len(b.Summaries) ||
+		len(a.ContextRequests) != len(b.ContextRequests) || len(a.AttributionRequests) != len(b.AttributionRequests) ||
+		len(a.Rejected) != len(b.Rejected) || skipA != skipB
+}
+
+func (h *toolHandler) saveLocked() error {
+	if err := SaveState(h.statePath, h.state); err != nil {
+		return err
+	}
+	h.countPending = false
+	return nil
+}
+
+// flushCount writes a pending RejectedTotal from the timer. A failure is
+// left pending for flush, which reports it.
+func (h *toolHandler) flushCount() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.flushTimer = nil
+	if h.countPending {
+		_ = h.saveLocked()
+	}
+}
+
+// flush writes anything not yet on disk; the transports call it when
+// they stop.
+func (h *toolHandler) flush() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.flushTimer != nil {
+		h.flushTimer.Stop()
+		h.flushTimer = nil
+	}
+	if !h.countPending {
+		return nil
+	}
+	return h.saveLocked()
 }
 
 func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {

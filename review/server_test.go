@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,8 +32,13 @@ func TestMain(m *testing.M) {
 			Version:    "test",
 		}
 		opts.Limits.MaxProblems, _ = strconv.Atoi(os.Getenv("AICR_TEST_MAX_PROBLEMS"))
+		opts.Limits.MaxRejected, _ = strconv.Atoi(os.Getenv("AICR_TEST_MAX_REJECTED"))
 		opts.ToolNames = review.ToolNaming(os.Getenv("AICR_TEST_TOOL_NAMES"))
-		if err := review.Serve(context.Background(), opts, os.Stdin, os.Stdout); err != nil {
+		// As `aicr mcp serve` does: SIGTERM ends the server cleanly.
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		err := review.Serve(ctx, opts, os.Stdin, os.Stdout)
+		stop()
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

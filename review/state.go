@@ -46,6 +46,8 @@ func (s *State) normalize() {
 	if s.Rejected == nil {
 		s.Rejected = []Rejection{}
 	}
+	// A file written before rejectedTotal existed counts only what it kept.
+	s.RejectedTotal = max(s.RejectedTotal, len(s.Rejected))
 }
 
 // LoadState reads a state file. A missing file returns an error wrapping

@@ -23,6 +23,7 @@ func TestStateRoundTrip(t *testing.T) {
 	want.AttributionRequests = append(want.AttributionRequests, review.AttributionRequest{Path: "c.go", Reason: "r"})
 	want.Rejected = append(want.Rejected, review.Rejection{Tool: "aicr.skip", Arguments: []byte(`{"reason":""}`),
 		ToolError: review.ToolError{Code: review.CodeInvalidInput, Message: "m", Remedy: "r"}})
+	want.RejectedTotal = 3
 
 	if err := review.SaveState(path, want); err != nil {
 		t.Fatal(err)

@@ -1,77 +1,15 @@
 package review
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/aicr-dev/aicr/vcs"
-)
-
-// Limits bound what one pass of an agent may record. Zero fields take the
-// defaults of DefaultLimits.
-type Limits struct {
-	MaxProblems            int
-	MaxContextRequests     int
-	MaxAttributionRequests int
-	// MaxMessageBytes bounds a problem's message and suggestion and a
-	// request's reason.
-	MaxMessageBytes int
-	MaxSummaries    int
-	// MaxSummaryBytes bounds one summary's Markdown.
-	MaxSummaryBytes int
-}
-
-// DefaultLimits returns the limits used when none are configured.
-func DefaultLimits() Limits {
-	return Limits{
-		MaxProblems:            50,
-		MaxContextRequests:     10,
-		MaxAttributionRequests: 10,
-		MaxMessageBytes:        4000,
-		MaxSummaries:           5,
-		MaxSummaryBytes:        16000,
-	}
-}
-
-// WithDefaults returns l with every zero or negative field set to its default.
-func (l Limits) WithDefaults() Limits {
-	d := DefaultLimits()
-	set := func(v *int, def int) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	set(&l.MaxProblems, d.MaxProblems)
-	set(&l.MaxContextRequests, d.MaxContextRequests)
-	set(&l.MaxAttributionRequests, d.MaxAttributionRequests)
-	set(&l.MaxMessageBytes, d.MaxMessageBytes)
-	set(&l.MaxSummaries, d.MaxSummaries)
-	set(&l.MaxSummaryBytes, d.MaxSummaryBytes)
-	return l
-}
-
-// Fixed bounds that are not worth configuring.
-const (
-	maxCategoryBytes    = 64
-	maxFingerprintBytes = 128
-	maxTitleBytes       = 200
-	maxSkipReasonBytes  = 500
-	maxPathBytes        = 1024
-	// fingerprintHexLen is the length of derived fingerprints: 64 bits is
-	// plenty to tell apart the problems of one change.
-	fingerprintHexLen = 16
 )
 
 // Validator checks agent output one item at a time against a change. Each
@@ -100,50 +38,17 @@ func NewValidator(change *vcs.Change, srcDir string, limits Limits) *Validator {
 // Limits returns the effective limits.
 func (v *Validator) Limits() Limits { return v.limits }
 
+// cleanPath is CleanPath that also accepts names with wildcard
+// characters when they are exactly a file of the change.
+func (v *Validator) cleanPath(field, p string) (string, *ToolError) {
+	return cleanPath(field, p, func(clean string) bool {
+		_, ok := v.change.File(clean)
+		return ok
+	})
+}
+
 func toolErr(code, remedy, format string, args ...any) *ToolError {
 	return &ToolError{Code: code, Message: fmt.Sprintf(format, args...), Remedy: remedy}
-}
-
-// CleanPath checks that p names one file relative to the repository root
-// and returns it in canonical form ("./a//b" becomes "a/b"). Absolute
-// paths and paths escaping the root are PATH_OUT_OF_SCOPE; malformed ones
-// (empty, control characters, backslashes, wildcards) are INVALID_INPUT.
-func CleanPath(field, p string) (string, *ToolError) {
-	const remedy = "give one file path relative to the repository root, with forward slashes, e.g. src/app/main.go"
-	switch {
-	case strings.TrimSpace(p) == "":
-		return "", toolErr(CodeInvalidInput, remedy, "%s is required", field)
-	case len(p) > maxPathBytes:
-		return "", toolErr(CodeInvalidInput, remedy, "%s is longer than %d bytes", field, maxPathBytes)
-	case !utf8.ValidString(p):
-		return "", toolErr(CodeInvalidInput, remedy, "%s is not valid UTF-8", field)
-	case strings.IndexFunc(p, unicode.IsControl) >= 0:
-		return "", toolErr(CodeInvalidInput, remedy, "%s contains control characters", field)
-	case strings.Contains(p, `\`):
-		return "", toolErr(CodeInvalidInput, remedy, "%s %q contains a backslash", field, p)
-	case strings.Contains(p, "..."):
-		return "", toolErr(CodeInvalidInput, remedy, "%s %q contains the wildcard \"...\"", field, p)
-	case strings.ContainsAny(p, "*?["):
-		return "", toolErr(CodeInvalidInput, remedy, "%s %q contains a wildcard (*, ? or [)", field, p)
-	case strings.HasPrefix(p, "/"):
-		return "", toolErr(CodePathOutOfScope, remedy, "%s %q is absolute", field, p)
-	case hasDriveLetter(p):
-		return "", toolErr(CodePathOutOfScope, remedy, "%s %q is absolute", field, p)
-	}
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return "", toolErr(CodePathOutOfScope, remedy, "%s %q leaves the repository root", field, p)
-		}
-	}
-	clean := path.Clean(p)
-	if clean == "." {
-		return "", toolErr(CodeInvalidInput, remedy, "%s %q names the repository root, not a file", field, p)
-	}
-	return clean, nil
-}
-
-func hasDriveLetter(p string) bool {
-	return len(p) >= 2 && p[1] == ':' && ((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z'))
 }
 
 var nonKebab = regexp.MustCompile(`[^a-z0-9]+`)
@@ -162,7 +67,7 @@ var fingerprintChars = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
 // in st passes (the caller records it as a duplicate) even when the
 // problem limit is reached.
 func (v *Validator) Problem(p Problem, st *State) (Problem, *ToolError) {
-	file, terr := CleanPath("file", p.File)
+	file, terr := v.cleanPath("file", p.File)
 	if terr != nil {
 		return p, terr
 	}
@@ -337,29 +242,13 @@ func (v *Validator) sourceLine(file string, line int) string {
 	defer v.mu.Unlock()
 	lines, ok := v.lines[file]
 	if !ok {
-		lines = readLines(filepath.Join(v.srcDir, filepath.FromSlash(file)))
+		lines = readLines(v.srcDir, file)
 		v.lines[file] = lines
 	}
 	if line < 1 || line > len(lines) {
 		return ""
 	}
 	return lines[line-1]
-}
-
-// readLines returns nil for unreadable files: a fingerprint then falls back
-// to the line number rather than failing the call.
-func readLines(name string) []string {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil
-	}
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	return lines
 }
 
 // Summary validates one summary against the summaries already in st.
@@ -428,7 +317,7 @@ func (v *Validator) AttributionRequest(r AttributionRequest, st *State) (Attribu
 }
 
 func (v *Validator) request(p string, rng *vcs.LineRange, reason string) (string, *vcs.LineRange, string, *ToolError) {
-	clean, terr := CleanPath("path", p)
+	clean, terr := v.cleanPath("path", p)
 	if terr != nil {
 		return p, rng, reason, terr
 	}
@@ -487,23 +376,4 @@ func (s *State) ProblemIndex(fp string) int {
 		}
 	}
 	return -1
-}
-
-// ServeArgs returns the `aicr mcp serve` flags that set l, so an agent
-// adapter can pass the configured limits to the server it starts. Zero
-// fields are left out and keep the server's defaults.
-func (l Limits) ServeArgs() []string {
-	var args []string
-	add := func(flag string, v int) {
-		if v > 0 {
-			args = append(args, fmt.Sprintf("--%s=%d", flag, v))
-		}
-	}
-	add("max-problems", l.MaxProblems)
-	add("max-context-requests", l.MaxContextRequests)
-	add("max-attribution-requests", l.MaxAttributionRequests)
-	add("max-summaries", l.MaxSummaries)
-	add("max-message-bytes", l.MaxMessageBytes)
-	add("max-summary-bytes", l.MaxSummaryBytes)
-	return args
 }

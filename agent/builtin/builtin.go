@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/aicr-dev/aicr/agent/childenv"
 	"github.com/aicr-dev/aicr/agent/rundir"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
@@ -31,10 +31,11 @@ import (
 // Kind is the config name of this agent.
 const Kind = "builtin"
 
-// Skip reasons the builtin agent reports.
+// Skip reasons the builtin agent reports: the review package's, so the
+// words have one owner.
 const (
-	SkipLGTM             = "lgtm"
-	SkipNoReviewableCode = "no_reviewable_code"
+	SkipLGTM             = review.SkipReasonLGTM
+	SkipNoReviewableCode = review.SkipReasonNoReviewableCode
 )
 
 var (
@@ -55,6 +56,11 @@ type Options struct {
 	Limits review.Limits
 	// Logger receives progress and rejected tool calls; nil discards.
 	Logger *slog.Logger
+	// Env is added to the MCP server's environment, which is otherwise
+	// only childenv.Build's allowlist: the daemon's own environment
+	// (trigger secret, channel credentials read through *_env) never
+	// reaches the child.
+	Env []string
 }
 
 // Agent is the builtin reviewer.
@@ -62,6 +68,7 @@ type Agent struct {
 	cmd    []string
 	limits review.Limits
 	log    *slog.Logger
+	env    []string
 }
 
 // New returns a builtin agent.
@@ -73,19 +80,24 @@ func New(opts Options) (*Agent, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Agent{cmd: append([]string(nil), opts.MCPCommand...), limits: opts.Limits, log: log}, nil
+	return &Agent{cmd: append([]string(nil), opts.MCPCommand...), limits: opts.Limits, log: log, env: append([]string(nil), opts.Env...)}, nil
 }
 
 // Review scans the added lines of the run's change and reports what it
 // finds through the MCP server into run.StatePath. A tool call the server
-// rejects is logged and the review goes on; an error means the review as a
-// whole could not be done.
+// rejects is logged and the review goes on, except that once the server
+// answers LIMIT_EXCEEDED no further problem is sent: the rest are counted
+// in the summary instead. An error means the review as a whole could not
+// be done.
 func (a *Agent) Review(ctx context.Context, run rundir.Run) error {
 	change, err := loadChange(run.ChangePath)
 	if err != nil {
 		return err
 	}
-	res := scanChange(change, run.SrcDir, a.log)
+	res, err := scanChange(ctx, change, run.SrcDir, a.log)
+	if err != nil {
+		return err
+	}
 
 	sess, err := a.connect(ctx, run)
 	if err != nil {
@@ -93,9 +105,9 @@ func (a *Agent) Review(ctx context.Context, run rundir.Run) error {
 	}
 	defer sess.close()
 
-	rejected := 0
-	for _, f := range res.findings {
-		ok, err := sess.call(ctx, review.ToolReportProblem, map[string]any{
+	tally := reportTally{}
+	for i, f := range res.findings {
+		terr, err := sess.call(ctx, review.ToolReportProblem, map[string]any{
 			"file":       f.File,
 			"line":       f.Line,
 			"severity":   string(f.Severity),
@@ -106,9 +118,18 @@ func (a *Agent) Review(ctx context.Context, run rundir.Run) error {
 		if err != nil {
 			return err
 		}
-		if !ok {
-			rejected++
+		if terr == nil {
+			continue
 		}
+		if terr.Code == review.CodeLimitExceeded {
+			// Every later call would be refused the same way; sending
+			// them only grows the state file.
+			tally.overLimit = len(res.findings) - i
+			a.log.Warn("builtin agent: problem limit reached; not reporting the rest",
+				"reported", i-tally.rejected, "not_reported", tally.overLimit)
+			break
+		}
+		tally.rejected++
 	}
 
 	switch {
@@ -119,10 +140,16 @@ func (a *Agent) Review(ctx context.Context, run rundir.Run) error {
 	default:
 		_, err = sess.call(ctx, review.ToolPublishSummary, map[string]any{
 			"title":    "Builtin checks",
-			"markdown": summaryMarkdown(res, rejected),
+			"markdown": summaryMarkdown(res, tally),
 		})
 	}
 	return err
+}
+
+// reportTally counts the findings that did not become problems.
+type reportTally struct {
+	rejected  int // refused for a reason of their own
+	overLimit int // not sent: the problem limit was reached
 }
 
 func loadChange(path string) (*vcs.Change, error) {
@@ -145,14 +172,18 @@ type scanResult struct {
 }
 
 // scanChange runs the rules over the added lines only: context lines and
-// the rest of the file are not what the change introduced.
-func scanChange(change *vcs.Change, srcDir string, log *slog.Logger) scanResult {
+// the rest of the file are not what the change introduced. Files are read
+// through review.ReadSource, so a symlink in src/ cannot lead outside it.
+func scanChange(ctx context.Context, change *vcs.Change, srcDir string, log *slog.Logger) (scanResult, error) {
 	var res scanResult
 	for _, fc := range change.Files {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("scan change: %w", context.Cause(ctx))
+		}
 		if fc.NodeKind == vcs.NodeDir || fc.Binary || fc.Skipped != "" || len(fc.Added) == 0 {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(srcDir, filepath.FromSlash(fc.Path)))
+		data, err := review.ReadSource(srcDir, fc.Path)
 		if err != nil {
 			log.Warn("builtin agent: file content unavailable", "file", fc.Path, "err", err)
 			continue
@@ -169,10 +200,10 @@ func scanChange(change *vcs.Change, srcDir string, log *slog.Logger) scanResult 
 			}
 		}
 	}
-	return res
+	return res, nil
 }
 
-func summaryMarkdown(res scanResult, rejected int) string {
+func summaryMarkdown(res scanResult, tally reportTally) string {
 	counts := map[string]int{}
 	for _, f := range res.findings {
 		counts[f.Kind]++
@@ -188,8 +219,12 @@ func summaryMarkdown(res scanResult, rejected int) string {
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "- %s: %d\n", k, counts[k])
 	}
-	if rejected > 0 {
-		fmt.Fprintf(&b, "\n%d %s could not be recorded.\n", rejected, plural(rejected, "finding", "findings"))
+	if tally.rejected > 0 {
+		fmt.Fprintf(&b, "\n%d %s could not be recorded.\n", tally.rejected, plural(tally.rejected, "finding", "findings"))
+	}
+	if tally.overLimit > 0 {
+		fmt.Fprintf(&b, "\n%d more %s not reported: the review reached its limit of problems ([agent] max_problems).\n",
+			tally.overLimit, plural(tally.overLimit, "finding", "findings"))
 	}
 	return b.String()
 }
@@ -218,7 +253,7 @@ func (a *Agent) connect(ctx context.Context, run rundir.Run) (*session, error) {
 	// returns, so after close the buffer holds everything the server said.
 	cmdFunc := func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
 		cmd := exec.CommandContext(ctx, command, args...)
-		cmd.Env = append(os.Environ(), env...)
+		cmd.Env = childenv.Build(run.AgentDir, append(append([]string(nil), a.env...), env...)...)
 		cmd.Stderr = stderr
 		if run.AgentDir != "" {
 			cmd.Dir = run.AgentDir
@@ -262,22 +297,37 @@ func (a *Agent) connect(ctx context.Context, run rundir.Run) (*session, error) {
 	return s, nil
 }
 
-// call invokes a tool. ok is false when the server refused the call; err
-// is set only when the server could not be asked at all.
-func (s *session) call(ctx context.Context, tool string, args map[string]any) (ok bool, err error) {
+// call invokes a tool. terr is the server's envelope when it refused the
+// call; err is set only when the server could not be asked at all.
+func (s *session) call(ctx context.Context, tool string, args map[string]any) (terr *review.ToolError, err error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	res, err := s.c.CallTool(ctx, req)
 	if err != nil {
-		return false, fmt.Errorf("call %s: %w%s", tool, err, s.stderr.suffix())
+		return nil, fmt.Errorf("call %s: %w%s", tool, err, s.stderr.suffix())
 	}
 	if res.IsError {
-		s.log.Warn("builtin agent: tool call rejected", "tool", tool, "error", resultText(res))
-		return false, nil
+		terr = toolError(res)
+		s.log.Warn("builtin agent: tool call rejected", "tool", tool, "code", terr.Code, "error", terr.Message)
+		return terr, nil
 	}
 	s.log.Debug("builtin agent: tool call", "tool", tool, "result", resultText(res))
-	return true, nil
+	return nil, nil
+}
+
+// toolError reads the envelope from structuredContent, or from the text
+// for servers that only send text.
+func toolError(res *mcp.CallToolResult) *review.ToolError {
+	var env review.ToolError
+	if raw, err := json.Marshal(res.StructuredContent); err == nil && json.Unmarshal(raw, &env) == nil && env.Code != "" {
+		return &env
+	}
+	text := resultText(res)
+	if json.Unmarshal([]byte(text), &env) == nil && env.Code != "" {
+		return &env
+	}
+	return &review.ToolError{Code: "UNKNOWN", Message: text}
 }
 
 func (s *session) close() {

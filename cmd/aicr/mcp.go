@@ -37,7 +37,9 @@ func newCmdMCPServe(ios *IOStreams, runF func(*cobra.Command, *MCPServeOptions) 
 aicr.skip, aicr.fetch_more_context, aicr.try_blame) over MCP: on stdin/stdout
 by default, or over Streamable HTTP at http://ADDR/mcp with --http ADDR.
 Every call is validated against the change and recorded in the state file,
-which is rewritten atomically after each call.
+which is rewritten atomically after each call that changes what it records.
+Refused calls past --max-rejected are only counted (rejectedTotal); that
+count is written within a second and when the server stops.
 
 --http accepts loopback addresses only (a bare port means 127.0.0.1:PORT;
 port 0 picks a free one, printed on stderr) unless --allow-non-loopback is
@@ -80,6 +82,7 @@ Limits apply per pass; 0 keeps the default. See docs/agent-contract.md.`,
 	f.IntVar(&l.MaxSummaries, "max-summaries", 0, fmt.Sprintf("summaries per pass (default %d)", d.MaxSummaries))
 	f.IntVar(&l.MaxMessageBytes, "max-message-bytes", 0, fmt.Sprintf("bytes of a message, suggestion or reason (default %d)", d.MaxMessageBytes))
 	f.IntVar(&l.MaxSummaryBytes, "max-summary-bytes", 0, fmt.Sprintf("bytes of one summary (default %d)", d.MaxSummaryBytes))
+	f.IntVar(&l.MaxRejected, "max-rejected", 0, fmt.Sprintf("refused calls kept in the state file; later ones are only counted (default %d)", d.MaxRejected))
 	return serve
 }
 

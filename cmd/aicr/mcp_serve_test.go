@@ -40,7 +40,7 @@ func TestMCPServeFlags(t *testing.T) {
 
 	// The flags an agent adapter derives from configured limits parse back
 	// into the same limits.
-	limits := review.Limits{MaxProblems: 7, MaxContextRequests: 3, MaxAttributionRequests: 2, MaxSummaries: 1, MaxMessageBytes: 900, MaxSummaryBytes: 5000}
+	limits := review.Limits{MaxProblems: 7, MaxContextRequests: 3, MaxAttributionRequests: 2, MaxSummaries: 1, MaxMessageBytes: 900, MaxSummaryBytes: 5000, MaxRejected: 9}
 	args := append([]string{"--state", "s.json", "--change", "c.json", "--http", "127.0.0.1:0", "--tool-names", "both"}, limits.ServeArgs()...)
 	o, err = parseMCPServe(t, args...)
 	if err != nil {

@@ -66,9 +66,10 @@ type tsReport struct {
 		AdditionalProperties any               `json:"additionalProperties"`
 	} `json:"tools"`
 	Calls []struct {
-		Name    string `json:"name"`
-		IsError bool   `json:"isError"`
-		Text    string `json:"text"`
+		Name              string         `json:"name"`
+		IsError           bool           `json:"isError"`
+		Text              string         `json:"text"`
+		StructuredContent map[string]any `json:"structuredContent"`
 	} `json:"calls"`
 	TimingsMs map[string]float64 `json:"timingsMs"`
 }
@@ -198,6 +199,15 @@ func checkTSReport(t *testing.T, rep tsReport, names func(string) string) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&env); err != nil || env.Code != review.CodeLineNotInDiff || env.Remedy == "" {
 		t.Errorf("error envelope %q: %+v %v", rep.Calls[1].Text, env, err)
+	}
+	// The contract asks for the envelope as structured content as well.
+	if sc := rep.Calls[1].StructuredContent; len(sc) != 3 || sc["code"] != env.Code || sc["message"] != env.Message || sc["remedy"] != env.Remedy {
+		t.Errorf("structuredContent %v, want the envelope %+v", sc, env)
+	}
+	for i, c := range rep.Calls {
+		if !c.IsError && c.StructuredContent != nil {
+			t.Errorf("call %d: success with structuredContent %v", i, c.StructuredContent)
+		}
 	}
 }
 

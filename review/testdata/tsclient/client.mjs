@@ -62,6 +62,7 @@ for (const call of plan.calls) {
     name: call.name,
     isError: res.isError === true,
     text: (res.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n"),
+    structuredContent: res.structuredContent ?? null,
   });
 }
 report.timingsMs.calls = ms(t0);

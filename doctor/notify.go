@@ -1,0 +1,164 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/triggers"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// NotifyCheckOptions is what `aicr notify svn` was started with.
+type NotifyCheckOptions struct {
+	ConfigPath string
+	RepoName   string
+	ReposPath  string
+	// Stderr is notify's stderr: in the hook, the log file it appends to,
+	// or /dev/null when the hook could not open that log.
+	Stderr io.Writer
+}
+
+// CheckNotify is notify's dry run: everything a real notification needs,
+// checked as the account and in the environment notify runs with, and
+// nothing sent.
+func CheckNotify(ctx context.Context, o NotifyCheckOptions) []Check {
+	me := currentAccount()
+	var out []Check
+	cfg, err := daemon.LoadConfig(o.ConfigPath)
+	if err != nil {
+		c := Check{Name: CheckConfig, Detail: oneLine(err.Error())}
+		switch {
+		case errors.Is(err, os.ErrPermission):
+			c.Detail = fmt.Sprintf("config %s is not readable by %s: %s", o.ConfigPath, me.who(), oneLine(err.Error()))
+			c.Fix = readableFix(o.ConfigPath, me)
+		case errors.Is(err, daemon.ErrConfigNotFound):
+			c.Fix = "reinstall the hook with the config's real path: aicr install svn-hook --repo ... --config FILE"
+		default:
+			c.Fix = "aicr config check " + shellQuote(o.ConfigPath)
+		}
+		return append(out, c)
+	}
+	out = append(out, Check{Name: CheckConfig, OK: true, Detail: fmt.Sprintf("%s loads as %s", cfg.Path, me.who())})
+
+	repo := Check{Name: CheckRepo}
+	if o.RepoName != "" {
+		if r, ok := cfg.Repo(o.RepoName); !ok {
+			repo.Detail = fmt.Sprintf("the hook names repo %q, which %s does not define", o.RepoName, cfg.Path)
+			repo.Fix = "add the [[repo]] or reinstall the hook: aicr install svn-hook --repo " + shellQuote(o.ReposPath) + " --config " + shellQuote(cfg.Path)
+		} else if r.Kind != vcs.KindSVN {
+			repo.Detail = fmt.Sprintf("repo %q is kind %s, not svn", o.RepoName, r.Kind)
+			repo.Fix = "reinstall the hook with --name of the svn [[repo]]"
+		} else {
+			repo.OK, repo.Detail = true, fmt.Sprintf("[[repo]] %q", o.RepoName)
+		}
+	} else if r, ok := cfg.RepoForPath(o.ReposPath); ok {
+		repo.OK, repo.Detail = true, fmt.Sprintf("[[repo]] %q has local_path %s", r.Name, o.ReposPath)
+	} else {
+		repo.Detail = fmt.Sprintf("no [[repo]] has local_path = %q", o.ReposPath)
+		repo.Fix = "set local_path in the repository's [[repo]], or reinstall the hook with --name"
+	}
+	out = append(out, repo)
+
+	out = append(out, checkSecret(cfg, me))
+
+	spool := Check{Name: CheckSpool}
+	if err := triggers.ProbeSpool(cfg.Notify.SpoolDir); err != nil {
+		spool.Detail = fmt.Sprintf("spool dir %s is not writable by %s: %s; events the daemon misses would be lost", cfg.Notify.SpoolDir, me.who(), oneLine(err.Error()))
+		spool.Fix = fmt.Sprintf("chown -R %s:%s %s && chmod 0770 %s", me.user, me.group, shellQuote(cfg.Notify.SpoolDir), shellQuote(cfg.Notify.SpoolDir))
+	} else {
+		spool.OK, spool.Detail = true, fmt.Sprintf("spool dir %s is writable (created and deleted a probe file)", cfg.Notify.SpoolDir)
+	}
+	out = append(out, spool)
+
+	out = append(out, checkLog(cfg.Notify.SpoolDir, o.Stderr, me))
+
+	hd := Check{Name: CheckHookDaemon}
+	if err := probeHealth(ctx, cfg.Notify.URL, cfg.Notify.Timeout); err != nil {
+		hd.Detail = fmt.Sprintf("the hook cannot reach the daemon at %s: %v; events would be spooled", redact(cfg.Notify.URL), err)
+		hd.Fix = "start the daemon, or set [notify] url to where it listens"
+	} else {
+		hd.OK, hd.Detail = true, fmt.Sprintf("the hook reaches the daemon at %s", redact(cfg.Notify.URL))
+	}
+	return append(out, hd)
+}
+
+func checkSecret(cfg *daemon.Config, me account) Check {
+	c := Check{Name: CheckSecret}
+	n := cfg.Notify
+	if n.SecretFile == "" && n.SecretEnv != "" {
+		if _, err := cfg.NotifySecret(); err == nil {
+			c.OK, c.Detail = true, fmt.Sprintf("secret from $%s", n.SecretEnv)
+			return c
+		}
+		c.Detail = fmt.Sprintf("[notify] reads the secret from $%s, but svn runs hooks with an empty environment", n.SecretEnv)
+		c.Fix = "set [notify] secret_file to a file holding the daemon's secret, readable by " + me.who()
+		return c
+	}
+	_, err := cfg.NotifySecret()
+	switch {
+	case err == nil:
+		c.OK, c.Detail = true, fmt.Sprintf("secret file %s is readable by %s", n.SecretFile, me.who())
+	case n.SecretFile == "":
+		c.Detail = "no signing secret configured; the daemon would refuse every event"
+		c.Fix = "set [notify] secret_file (or [daemon] secret_file) to the daemon's secret"
+	case errors.Is(err, os.ErrPermission):
+		c.Detail = fmt.Sprintf("secret file %s is not readable by %s, so events are spooled, never delivered", n.SecretFile, me.who())
+		c.Fix = readableFix(n.SecretFile, me)
+	case errors.Is(err, os.ErrNotExist):
+		c.Detail = fmt.Sprintf("secret file %s does not exist, so events are spooled, never delivered", n.SecretFile)
+		c.Fix = fmt.Sprintf("copy the daemon's secret there: install -m 0640 -g %s SECRET %s", me.group, shellQuote(n.SecretFile))
+	default:
+		c.Detail = oneLine(err.Error())
+		c.Fix = "write the daemon's secret into " + n.SecretFile
+	}
+	return c
+}
+
+// checkLog checks where notify's errors go. In the hook, stderr is the
+// log file when the hook could append to it and /dev/null otherwise.
+func checkLog(spoolDir string, stderr io.Writer, me account) Check {
+	c := Check{Name: CheckLog}
+	logFile := filepath.Join(spoolDir, "notify.log")
+	if f, ok := stderr.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			c.OK, c.Detail = true, fmt.Sprintf("hook errors are appended to %s", fdPath(f))
+			return c
+		} else if null, err2 := os.Stat(os.DevNull); err == nil && err2 == nil && os.SameFile(st, null) {
+			c.Detail = fmt.Sprintf("the hook could not append to its log (%s), so its errors go to %s", logFile, os.DevNull)
+			c.Fix = fmt.Sprintf("chown %s:%s %s", me.user, me.group, shellQuote(logFile))
+			return c
+		}
+	}
+	f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o660)
+	if err != nil {
+		c.Detail = fmt.Sprintf("log %s is not appendable by %s: %s; hook errors would be lost", logFile, me.who(), oneLine(err.Error()))
+		c.Fix = fmt.Sprintf("chown %s:%s %s", me.user, me.group, shellQuote(logFile))
+		return c
+	}
+	f.Close()
+	c.OK, c.Detail = true, fmt.Sprintf("log %s is appendable", logFile)
+	return c
+}
+
+// fdPath names the file behind f: its /proc link on Linux, else its name.
+func fdPath(f *os.File) string {
+	if p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd())); err == nil {
+		return p
+	}
+	return f.Name()
+}
+
+func readableFix(path string, me account) string {
+	fix := fmt.Sprintf("chgrp %s %s && chmod 0640 %s", me.group, shellQuote(path), shellQuote(path))
+	if _, err := os.Stat(path); errors.Is(err, os.ErrPermission) {
+		// Stat fails only when a parent directory is closed to us.
+		fix += fmt.Sprintf(", and let group %s search its directory: chgrp %s %s && chmod g+x %s",
+			me.group, me.group, shellQuote(filepath.Dir(path)), shellQuote(filepath.Dir(path)))
+	}
+	return fix
+}

@@ -1,0 +1,104 @@
+package doctor
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// WriteText prints the report for people: one line per check, its fix
+// under it, grouped by repository.
+func WriteText(w io.Writer, rep Report) {
+	fmt.Fprintf(w, "aicr doctor: %s\n", rep.Config)
+	group := "\x00"
+	failed := 0
+	for _, c := range rep.Checks {
+		if c.Repo != group {
+			group = c.Repo
+			if group == "" {
+				fmt.Fprintln(w, "this host")
+			} else {
+				fmt.Fprintf(w, "repo %s\n", group)
+			}
+		}
+		mark := "✓"
+		switch {
+		case c.Skipped:
+			mark = "-"
+		case !c.OK:
+			mark = "✗"
+			failed++
+		}
+		fmt.Fprintf(w, "  %s %s: %s\n", mark, c.Name, c.Detail)
+		if !c.OK && c.Fix != "" {
+			fmt.Fprintf(w, "      fix: %s\n", c.Fix)
+		}
+	}
+	if failed == 0 {
+		fmt.Fprintln(w, "all checks passed")
+	} else {
+		fmt.Fprintf(w, "%d check(s) failed\n", failed)
+	}
+}
+
+// Summary is one line for notify's log.
+func Summary(checks []Check) string {
+	var bad []string
+	for _, c := range checks {
+		if !c.OK && !c.Skipped {
+			bad = append(bad, c.Name+": "+c.Detail)
+		}
+	}
+	if len(bad) == 0 {
+		return fmt.Sprintf("%d checks passed", len(checks))
+	}
+	return fmt.Sprintf("%d of %d checks failed: %s", len(bad), len(checks), strings.Join(bad, "; "))
+}
+
+// logSince returns what was appended to path after offset, on one line
+// and bounded, since a log of many hooks can be long.
+func logSince(path string, offset int64) string {
+	if path == "" {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 2048))
+	return oneLine(string(b))
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// shellQuote quotes s for the fix lines people paste into a shell.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-:@+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
