@@ -55,7 +55,26 @@ type Store struct {
 	db   *sql.DB
 	path string
 	now  func() time.Time // replaced by tests that need fixed times
+	// self is this process's identity on the runs it claims; Until is
+	// unused here (leaseTTL sets it per claim).
+	self     Lease
+	leaseTTL time.Duration
 }
+
+// DefaultLeaseTTL is how long a claim on a running run holds without a
+// renewal. The owner renews well within it; a crashed or wedged owner
+// loses the run to recovery at most this long after its last renewal.
+const DefaultLeaseTTL = 2 * time.Minute
+
+// SetLeaseTTL changes how long claims made through s hold (tests, and
+// daemons that want faster recovery).
+func (s *Store) SetLeaseTTL(d time.Duration) { s.leaseTTL = d }
+
+// LeaseTTL is how long a claim made through s holds without renewal.
+func (s *Store) LeaseTTL() time.Duration { return s.leaseTTL }
+
+// Self is the lease identity this Store claims runs under.
+func (s *Store) Self() Lease { return s.self }
 
 // Open opens (creating if needed) the database at path and applies any
 // pending migrations.
@@ -92,7 +111,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(maxOpenConns)
-	s := &Store{db: db, path: path, now: time.Now}
+	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
 	if err := pingUntilUnlocked(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
