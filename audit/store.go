@@ -90,6 +90,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	// SQLite would create the file under the umask (usually 0644) and
+	// gives -wal and -shm the database's mode: the audit trail holds code
+	// excerpts and must not be world-readable.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640); err == nil {
+		f.Close()
+	} else if !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("create database %s: %w", path, err)
+	}
 	q := url.Values{}
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	q.Set("_journal_mode", "WAL")
@@ -119,6 +127,37 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ErrNoDatabase: OpenReadOnly found no database file; nothing has
+// written one yet.
+var ErrNoDatabase = errors.New("no database yet")
+
+// OpenReadOnly opens an existing database for reading only (SQLite's
+// mode=ro). It never creates the file, its directory or any migration, so
+// a read-only command run as root cannot leave root-owned files that the
+// daemon then cannot open.
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s: the daemon has not run (start it with aicr daemon)", ErrNoDatabase, path)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	// A file: URI so SQLite itself applies mode=ro; url.URL escapes '%',
+	// '?' and '#' in the path.
+	dsn := (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.SetMaxOpenConns(maxOpenConns)
+	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
+	if err := pingUntilUnlocked(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s read-only: %w", path, err)
 	}
 	return s, nil
 }
