@@ -29,6 +29,10 @@ func validSource(s triggers.Source) bool {
 // queued run; later ones are stored with duplicate_of set and return the
 // primary's ids with Duplicate true. Manual requests always get a new run.
 // receivedAt is the receipt time and the run's queued_at; zero means now.
+//
+// When Enqueue returns without error the receipt is on disk (fsynced):
+// the intake answers 202 on it. Concurrent calls are committed together
+// (group commit, see enqueueBatcher), so the fsync is shared.
 func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.Source, receivedAt time.Time) (Enqueued, error) {
 	if ev.Repo == "" || ev.Revision == "" || ev.VCS == "" {
 		return Enqueued{}, fmt.Errorf("enqueue: %w: vcs, repo and revision are required", ErrInvalid)
@@ -43,21 +47,26 @@ func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue: encode event: %w", err)
 	}
-	at := formatTime(receivedAt)
+	return s.batcher.submit(ctx, enqueueReq{ev: ev, source: source, at: formatTime(receivedAt), payload: string(payload)})
+}
 
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: begin: %w", err)
-	}
-	defer tx.Rollback()
+type enqueueReq struct {
+	ev      triggers.Event
+	source  triggers.Source
+	at      string
+	payload string
+}
 
+// enqueueTx does one Enqueue inside tx, which the caller commits.
+func enqueueTx(ctx context.Context, tx *sql.Tx, r enqueueReq) (Enqueued, error) {
 	const insertEvent = `INSERT INTO events
 		(vcs, repo, revision, user, client, source, received_at, payload, duplicate_of)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	args := []any{ev.VCS, ev.Repo, ev.Revision, ev.User, ev.Client, string(source), at, string(payload)}
+	ev := r.ev
+	args := []any{ev.VCS, ev.Repo, ev.Revision, ev.User, ev.Client, string(r.source), r.at, r.payload}
 
 	var eventID int64
-	if source == triggers.SourceManual {
+	if r.source == triggers.SourceManual {
 		res, err := tx.ExecContext(ctx, insertEvent, append(args, nil)...)
 		if err != nil {
 			return Enqueued{}, fmt.Errorf("enqueue: insert event: %w", err)
@@ -73,7 +82,7 @@ func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.
 			ON CONFLICT (repo, revision) WHERE duplicate_of IS NULL AND source <> 'manual' DO NOTHING
 			RETURNING id`, append(args, nil)...).Scan(&eventID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return s.enqueueDuplicate(ctx, tx, ev, insertEvent, args)
+			return enqueueDuplicate(ctx, tx, ev, insertEvent, args)
 		}
 		if err != nil {
 			return Enqueued{}, fmt.Errorf("enqueue: insert event: %w", err)
@@ -82,7 +91,7 @@ func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.
 
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs
 		(event_id, vcs, repo, revision, status, queued_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		eventID, ev.VCS, ev.Repo, ev.Revision, string(RunQueued), at)
+		eventID, ev.VCS, ev.Repo, ev.Revision, string(RunQueued), r.at)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue: insert run: %w", err)
 	}
@@ -90,13 +99,10 @@ func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue: run id: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: commit: %w", err)
-	}
 	return Enqueued{EventID: eventID, RunID: runID}, nil
 }
 
-func (s *Store) enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Event, insertEvent string, args []any) (Enqueued, error) {
+func enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Event, insertEvent string, args []any) (Enqueued, error) {
 	var primary Enqueued
 	err := tx.QueryRowContext(ctx, `SELECT e.id, r.id FROM events e JOIN runs r ON r.event_id = e.id
 		WHERE e.repo = ? AND e.revision = ? AND e.duplicate_of IS NULL AND e.source <> 'manual'`,
@@ -113,9 +119,6 @@ func (s *Store) enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Ev
 	requeued, err := requeueFailed(ctx, tx, primary.RunID)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: commit: %w", err)
 	}
 	primary.Duplicate, primary.Requeued = !requeued, requeued
 	return primary, nil
