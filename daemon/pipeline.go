@@ -145,14 +145,16 @@ func retryDelay(err error, run *audit.Run, d DaemonConfig, now time.Time) (time.
 	if since.IsZero() {
 		since = now
 	}
-	if now.Sub(since) >= d.RetryFor {
-		return 0, false
-	}
 	wait := firstRetryDelay
 	for i := 1; i < run.Attempts && wait < maxRetryDelay; i++ {
 		wait *= 2
 	}
-	return min(wait, maxRetryDelay), true
+	wait = min(wait, maxRetryDelay)
+	// No attempt is scheduled after the window closes.
+	if now.Add(wait).Sub(since) > d.RetryFor {
+		return 0, false
+	}
+	return wait, true
 }
 
 // runsFailed counts runs that failed for good in this process, exported
