@@ -5,6 +5,7 @@ package main
 // database deleted under a running daemon, commands run as another user.
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -13,8 +14,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aicr-dev/aicr/audit"
 )
 
 // A daemon that cannot listen exits at once, non-zero, with the reason;
@@ -172,4 +176,64 @@ func (e *env) aicrFails(args ...string) (string, error) {
 	cmd.Dir = e.dir
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// An `aicr review --dry-run` killed mid-review is never resumed (and so
+// never published) by the next daemon start: its run ends failed.
+func TestKilledDryRunIsNotResumedByTheDaemon(t *testing.T) {
+	e := newEnv(t, 1)
+	e.commit("one", map[string]string{"src/config.go": plantedFile})
+	// The agent's MCP server never answers, so the review hangs until
+	// killed.
+	hang := filepath.Join(e.dir, "hang.sh")
+	if err := os.WriteFile(hang, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := os.ReadFile(e.config)
+	cfg = []byte(strings.Replace(string(cfg), "[notify]", "aicr_binary = \"hang.sh\"\n\n[notify]", 1))
+	if err := os.WriteFile(e.config, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	review := exec.Command(aicrBin, "review", "svn", "--repo", "main", "--rev", "1", "--dry-run", "--config", e.config)
+	review.Dir = e.dir
+	review.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := review.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-review.Process.Pid, syscall.SIGKILL)
+	s := e.store()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		runs, err := s.ListRuns(context.Background(), audit.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 && runs[0].Status == audit.RunRunning && runs[0].RunDir != "" {
+			if !runs[0].DryRun {
+				t.Fatalf("the dry run is not marked as such: %+v", runs[0])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the review never started: %+v", runs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(-review.Process.Pid, syscall.SIGKILL)
+	review.Wait()
+
+	// (The hook's event, spooled while no daemon ran, becomes run 2.)
+	e.startDaemon()
+	var dry audit.RunSummary
+	for _, r := range e.waitFinished(s, 1, 60*time.Second) {
+		if r.DryRun {
+			dry = r
+		}
+	}
+	if dry.Status != audit.RunFailed || !strings.Contains(dry.Error, "dry run") || dry.Attempts != 1 {
+		t.Fatalf("the killed dry run should end failed, not resumed: %+v", dry)
+	}
+	if lines := e.reportLines(); len(lines) != 0 {
+		t.Fatalf("a dry run was published: %+v", lines)
+	}
 }
