@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"expvar"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -71,9 +72,15 @@ func (w *dbWatch) run(ctx context.Context, log *slog.Logger, every time.Duration
 }
 
 // gate answers /healthz with 503 and the reason once the database is
-// lost, and otherwise leaves every request to next.
+// lost, serves the process counters (aicr_runs_failed_total) as expvar
+// JSON on GET /debug/vars, and otherwise leaves every request to next.
 func (w *dbWatch) gate(next http.Handler) http.Handler {
+	vars := expvar.Handler()
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/debug/vars" && r.Method == http.MethodGet {
+			vars.ServeHTTP(rw, r)
+			return
+		}
 		if r.URL.Path == "/healthz" {
 			if reason := w.unhealthy(); reason != "" {
 				writeJSON(rw, http.StatusServiceUnavailable, map[string]string{"status": "unhealthy", "reason": reason})

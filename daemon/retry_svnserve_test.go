@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,10 +63,24 @@ reconcile_every = "off"
 	cfg.Daemon.RetryFor = time.Nanosecond
 	d := startDaemon(t, cfg)
 
+	failedBefore := runsFailed.Value()
 	d.send(t, "1")
 	run := waitRun(t, cfg, func(r audit.RunSummary) bool { return r.Status.Final() })
 	if run.Status != audit.RunFailed || !strings.Contains(run.Error, "fetch main r1") {
 		t.Fatalf("with the server down: %+v", run)
+	}
+	// The final failure is counted and served with the process counters.
+	resp, err := http.Get("http://" + d.addr + "/debug/vars")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vars struct {
+		Failed int64 `json:"aicr_runs_failed_total"`
+	}
+	json.NewDecoder(resp.Body).Decode(&vars)
+	resp.Body.Close()
+	if vars.Failed <= failedBefore {
+		t.Fatalf("aicr_runs_failed_total = %d, want more than %d", vars.Failed, failedBefore)
 	}
 
 	srv := exec.Command("svnserve", "-d", "--foreground", "-r", root, "--listen-host", "127.0.0.1", "--listen-port", fmt.Sprint(port))
