@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +86,49 @@ func TestSweepLeavesRenewedRunAlone(t *testing.T) {
 		if got.Status != audit.RunRunning || got.Attempts != 1 || got.Lease.Owner != cli.Self().Owner {
 			t.Fatalf("a live owner's run was taken: %+v", got.RunSummary)
 		}
+	}
+}
+
+// Writes that fail (disk full) when a worker records its run's outcome
+// leave the run `running`; once writes succeed again the daemon re-queues
+// it by itself, without a restart. The failing writes are injected with a
+// trigger that aborts every update ending a running run, as SQLITE_FULL
+// would; dropping it is the disk getting space back.
+func TestRunStrandedByFailingWritesIsRequeuedWhenWritesWork(t *testing.T) {
+	cfg, _ := newSVNConfig(t)
+	cfg.Daemon.MissingRevisionGrace = time.Nanosecond
+	ctx := context.Background()
+	// Created before the daemon so the trigger is in place for its first
+	// run.
+	s, err := audit.Open(ctx, DBPath(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	raw, err := sql.Open("sqlite", DBPath(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	full := func(stmt string) error { _, err := raw.Exec(stmt); return err }
+	if err := full(`CREATE TRIGGER disk_full BEFORE UPDATE OF status ON runs
+		WHEN OLD.status = 'running' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemonWith(t, cfg, Options{LeaseTTL: 300 * time.Millisecond, SweepEvery: 20 * time.Millisecond})
+	d.send(t, "42")
+	// The worker tried and failed to record the outcome; its lease runs
+	// out and the sweep's own update fails too while the disk is full.
+	waitRun(t, cfg, func(r audit.RunSummary) bool { return r.Status == audit.RunRunning && r.RunDir != "" })
+	time.Sleep(time.Second)
+	if r := waitRun(t, cfg, func(audit.RunSummary) bool { return true }); r.Status != audit.RunRunning {
+		t.Fatalf("with writes failing the run cannot have moved on: %+v", r)
+	}
+	if err := full(`DROP TRIGGER disk_full`); err != nil {
+		t.Fatal(err)
+	}
+	run := waitRun(t, cfg, func(r audit.RunSummary) bool { return r.Status.Final() })
+	if run.Status != audit.RunFailed || run.Attempts != 2 || !strings.Contains(run.Error, "no such revision") {
+		t.Fatalf("want the stranded run re-queued and done again, got %+v", run)
 	}
 }
