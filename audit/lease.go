@@ -36,6 +36,18 @@ func (s *Store) RenewLease(ctx context.Context, runID int64) error {
 	return nil
 }
 
+// ReleaseLeases gives up this Store's claims on runs it leaves running
+// (a daemon stopping mid-review), so the next start, even in the same
+// process, resumes them at once instead of waiting for the leases to run
+// out.
+func (s *Store) ReleaseLeases(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET lease_until = NULL
+		WHERE status = ? AND lease_owner = ?`, string(RunRunning), s.self.Owner); err != nil {
+		return fmt.Errorf("release run leases: %w", err)
+	}
+	return nil
+}
+
 // RequeueInterrupted recovers runs left running by processes that are
 // gone: it re-queues each (keeping its id and place, so the audit shows
 // one run with several attempts), fails a run on its maxAttempts-th

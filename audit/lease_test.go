@@ -177,3 +177,21 @@ func TestRetryLaterRecordsRetryWindow(t *testing.T) {
 		t.Fatalf("after second failure: %+v", got.RunSummary)
 	}
 }
+
+// A stopping daemon releases its claims, so a new Store in the same
+// (live) process takes the runs at once.
+func TestReleasedLeasesAreRecoveredAtOnce(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	old := openStore(t, path)
+	mustEnqueue(t, old, svnEvent("main", "1"), triggers.SourceTrigger)
+	mustClaim(t, old)
+	if err := old.ReleaseLeases(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	next := openStore(t, path)
+	if n, _, err := next.RequeueInterrupted(ctx, 3); err != nil || n != 1 {
+		t.Fatalf("requeued %d %v, want the released run", n, err)
+	}
+}

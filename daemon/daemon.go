@@ -197,6 +197,9 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	wg.Wait()
+	if err := store.ReleaseLeases(shutdownCtx); err != nil {
+		log.Warn("release run leases; the next start waits for them to run out", "err", err)
+	}
 	log.Info("daemon stopped")
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
