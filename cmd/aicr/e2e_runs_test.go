@@ -159,6 +159,7 @@ func TestCommandsAsAnotherUserLeaveNoForeignFiles(t *testing.T) {
 	for _, args := range [][]string{
 		{"review", "svn", "--repo", "main", "--rev", "1", "--dry-run", "--config", e.config},
 		{"run", "retry", "1", "--config", e.config},
+		{"daemon", "--config", e.config},
 	} {
 		out, err := e.aicrFails(args...)
 		if err == nil || !strings.Contains(out, "sudo -u") {
