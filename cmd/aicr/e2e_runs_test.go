@@ -6,7 +6,9 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/triggers"
 )
 
 // A daemon that cannot listen exits at once, non-zero, with the reason;
@@ -237,4 +240,72 @@ func TestKilledDryRunIsNotResumedByTheDaemon(t *testing.T) {
 	if lines := e.reportLines(); len(lines) != 0 {
 		t.Fatalf("a dry run was published: %+v", lines)
 	}
+}
+
+// A run waiting for a retry shows as retrying with its attempt, next time
+// and last error; aicr run retry queues failed runs again.
+func TestRetryingRunsAreVisibleAndFailedOnesRetryable(t *testing.T) {
+	e := newEnv(t, 1)
+	s := e.store()
+	ctx := context.Background()
+	ev := triggers.Event{V: 1, VCS: "svn", Repo: "main", Revision: "7"}
+	if _, err := s.Enqueue(ctx, ev, triggers.SourceTrigger, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := s.ClaimNext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RetryLater(ctx, run.ID, "svn: E170013: Unable to connect", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	list := e.aicr("audit", "list", "--config", e.config)
+	if !strings.Contains(list, "retrying") || !strings.Contains(list, "attempt 1") || !strings.Contains(list, "E170013") {
+		t.Fatalf("audit list:\n%s", list)
+	}
+	show := e.aicr("audit", "show", fmt.Sprint(run.ID), "--config", e.config)
+	if !strings.Contains(show, "retrying, next at") || !strings.Contains(show, "last error: svn: E170013") {
+		t.Fatalf("audit show:\n%s", show)
+	}
+
+	if out, err := e.aicrFails("run", "retry", fmt.Sprint(run.ID), "--config", e.config); err == nil || !strings.Contains(out, "has not failed") {
+		t.Fatalf("retry of a queued run: %v\n%s", err, out)
+	}
+	// Let it fail for good, then re-drive it.
+	if _, err := s.ClaimNext(ctx); err == nil {
+		t.Fatal("claimed a run before its retry time")
+	}
+	full := audit.Outcome{Status: audit.RunFailed, Error: "gave up"}
+	if err := forceFinish(s, run.ID, full); err != nil {
+		t.Fatal(err)
+	}
+	e.aicr("run", "retry", fmt.Sprint(run.ID), "--config", e.config)
+	d, err := s.GetRun(ctx, run.ID)
+	if err != nil || d.Status != audit.RunQueued {
+		t.Fatalf("after run retry: %+v %v", d.RunSummary, err)
+	}
+	if err := forceFinish(s, run.ID, full); err != nil {
+		t.Fatal(err)
+	}
+	out := e.aicr("run", "retry", "--failed", "--since", "1h", "--config", e.config)
+	if strings.TrimSpace(strings.Split(out, "\n")[0]) != fmt.Sprint(run.ID) {
+		t.Fatalf("run retry --failed:\n%s", out)
+	}
+}
+
+// forceFinish claims runID (whatever its not_before) and finishes it.
+func forceFinish(s *audit.Store, runID int64, out audit.Outcome) error {
+	ctx := context.Background()
+	raw, err := sql.Open("sqlite", s.Path())
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE runs SET not_before = NULL WHERE id = ?`, runID); err != nil {
+		return err
+	}
+	if _, err := s.ClaimNext(ctx); err != nil {
+		return err
+	}
+	return s.FinishRun(ctx, runID, out)
 }
