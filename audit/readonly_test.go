@@ -51,3 +51,18 @@ func TestOpenReadOnlyNeverCreatesOrWrites(t *testing.T) {
 		t.Fatal("a read-only store wrote")
 	}
 }
+
+// A read-only open of a database an older daemon wrote says to upgrade it
+// instead of failing later on a missing column.
+func TestOpenReadOnlyNamesAnOldSchema(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	rw := openStore(t, path)
+	if _, err := rw.db.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = ?`, len(migrations)); err != nil {
+		t.Fatal(err)
+	}
+	rw.Close()
+	if _, err := OpenReadOnly(ctx, path); err == nil || !strings.Contains(err.Error(), "restart the daemon") {
+		t.Fatalf("read-only open of an old schema: %v", err)
+	}
+}

@@ -160,6 +160,15 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database %s read-only: %w", path, err)
 	}
+	// A read-only open cannot migrate; an older schema would fail later
+	// with "no such column".
+	if v, err := s.SchemaVersion(ctx); err != nil || v < len(migrations) {
+		db.Close()
+		if err != nil {
+			return nil, fmt.Errorf("open database %s read-only: %w", path, err)
+		}
+		return nil, fmt.Errorf("database %s is at schema version %d, this aicr reads version %d: restart the daemon with this aicr to upgrade it", path, v, len(migrations))
+	}
 	return s, nil
 }
 
