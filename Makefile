@@ -21,9 +21,11 @@ build:
 demo: deps build
 	./$(BIN) demo
 
+# -race needs cgo and a C compiler (deps installs gcc); the suite takes a
+# few minutes on 2 cores with it.
 test: deps lint
 	@sh scripts/install-tsclient.sh
-	$(GO) test -count=1 -timeout 20m ./...
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -353,6 +353,13 @@ func TestRequeueInterruptedAfterCrash(t *testing.T) {
 	}
 
 	s = openStore(t, path)
+	// The crashed owner's lease runs out; until then recovery must wait
+	// (its process may still be working).
+	if n, _, _ := s.RequeueInterrupted(ctx, 3); n != 0 {
+		t.Fatalf("requeued %d runs under a live lease, want 0", n)
+	}
+	later := time.Now().Add(DefaultLeaseTTL + time.Second)
+	s.now = func() time.Time { return later }
 	n, abandoned, err := s.RequeueInterrupted(ctx, 3)
 	if err != nil || n != 1 || abandoned != 0 {
 		t.Fatalf("requeue = %d (abandoned %d), %v; want 1", n, abandoned, err)

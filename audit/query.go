@@ -23,7 +23,7 @@ type querier interface {
 // runColumns matches scanRunSummary; the event join supplies source and user.
 const runColumns = `r.id, r.event_id, r.vcs, r.repo, r.revision, r.status, r.skip_reason, r.error,
 	r.problem_count, r.attempts, r.queued_at, r.started_at, r.finished_at, r.run_dir,
-	e.source, e.user`
+	e.source, e.user, r.not_before, r.retry_since, r.dry_run, r.lease_owner, r.lease_pid, r.lease_host, r.lease_until`
 
 const runFrom = ` FROM runs r JOIN events e ON e.id = r.event_id`
 
@@ -35,9 +35,12 @@ func scanRunSummary(sc scanner, extra ...any) (RunSummary, error) {
 		queued            string
 		started, finished sql.NullString
 		status, source    string
+		notBefore, since  sql.NullString
+		leaseUntil        sql.NullString
 	)
 	dest := []any{&r.ID, &r.EventID, &r.VCS, &r.Repo, &r.Revision, &status, &r.SkipReason, &r.Error,
-		&r.ProblemCount, &r.Attempts, &queued, &started, &finished, &r.RunDir, &source, &r.User}
+		&r.ProblemCount, &r.Attempts, &queued, &started, &finished, &r.RunDir, &source, &r.User,
+		&notBefore, &since, &r.DryRun, &r.Lease.Owner, &r.Lease.PID, &r.Lease.Host, &leaseUntil}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return RunSummary{}, err
 	}
@@ -51,6 +54,15 @@ func scanRunSummary(sc scanner, extra ...any) (RunSummary, error) {
 		return RunSummary{}, err
 	}
 	if r.FinishedAt, err = parseNullTime(finished); err != nil {
+		return RunSummary{}, err
+	}
+	if r.NotBefore, err = parseNullTime(notBefore); err != nil {
+		return RunSummary{}, err
+	}
+	if r.RetrySince, err = parseNullTime(since); err != nil {
+		return RunSummary{}, err
+	}
+	if r.Lease.Until, err = parseNullTime(leaseUntil); err != nil {
 		return RunSummary{}, err
 	}
 	return r, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/aicr-dev/aicr/review"
@@ -28,6 +29,10 @@ func validSource(s triggers.Source) bool {
 // queued run; later ones are stored with duplicate_of set and return the
 // primary's ids with Duplicate true. Manual requests always get a new run.
 // receivedAt is the receipt time and the run's queued_at; zero means now.
+//
+// When Enqueue returns without error the receipt is on disk (fsynced):
+// the intake answers 202 on it. Concurrent calls are committed together
+// (group commit, see enqueueBatcher), so the fsync is shared.
 func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.Source, receivedAt time.Time) (Enqueued, error) {
 	if ev.Repo == "" || ev.Revision == "" || ev.VCS == "" {
 		return Enqueued{}, fmt.Errorf("enqueue: %w: vcs, repo and revision are required", ErrInvalid)
@@ -42,21 +47,26 @@ func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue: encode event: %w", err)
 	}
-	at := formatTime(receivedAt)
+	return s.batcher.submit(ctx, enqueueReq{ev: ev, source: source, at: formatTime(receivedAt), payload: string(payload)})
+}
 
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: begin: %w", err)
-	}
-	defer tx.Rollback()
+type enqueueReq struct {
+	ev      triggers.Event
+	source  triggers.Source
+	at      string
+	payload string
+}
 
+// enqueueTx does one Enqueue inside tx, which the caller commits.
+func enqueueTx(ctx context.Context, tx *sql.Tx, r enqueueReq) (Enqueued, error) {
 	const insertEvent = `INSERT INTO events
 		(vcs, repo, revision, user, client, source, received_at, payload, duplicate_of)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	args := []any{ev.VCS, ev.Repo, ev.Revision, ev.User, ev.Client, string(source), at, string(payload)}
+	ev := r.ev
+	args := []any{ev.VCS, ev.Repo, ev.Revision, ev.User, ev.Client, string(r.source), r.at, r.payload}
 
 	var eventID int64
-	if source == triggers.SourceManual {
+	if r.source == triggers.SourceManual {
 		res, err := tx.ExecContext(ctx, insertEvent, append(args, nil)...)
 		if err != nil {
 			return Enqueued{}, fmt.Errorf("enqueue: insert event: %w", err)
@@ -72,7 +82,7 @@ func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.
 			ON CONFLICT (repo, revision) WHERE duplicate_of IS NULL AND source <> 'manual' DO NOTHING
 			RETURNING id`, append(args, nil)...).Scan(&eventID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return s.enqueueDuplicate(ctx, tx, ev, insertEvent, args)
+			return enqueueDuplicate(ctx, tx, ev, insertEvent, args)
 		}
 		if err != nil {
 			return Enqueued{}, fmt.Errorf("enqueue: insert event: %w", err)
@@ -81,7 +91,7 @@ func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.
 
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs
 		(event_id, vcs, repo, revision, status, queued_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		eventID, ev.VCS, ev.Repo, ev.Revision, string(RunQueued), at)
+		eventID, ev.VCS, ev.Repo, ev.Revision, string(RunQueued), r.at)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue: insert run: %w", err)
 	}
@@ -89,13 +99,10 @@ func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue: run id: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: commit: %w", err)
-	}
 	return Enqueued{EventID: eventID, RunID: runID}, nil
 }
 
-func (s *Store) enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Event, insertEvent string, args []any) (Enqueued, error) {
+func enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Event, insertEvent string, args []any) (Enqueued, error) {
 	var primary Enqueued
 	err := tx.QueryRowContext(ctx, `SELECT e.id, r.id FROM events e JOIN runs r ON r.event_id = e.id
 		WHERE e.repo = ? AND e.revision = ? AND e.duplicate_of IS NULL AND e.source <> 'manual'`,
@@ -106,10 +113,14 @@ func (s *Store) enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Ev
 	if _, err := tx.ExecContext(ctx, insertEvent, append(args, primary.EventID)...); err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue: insert duplicate event: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: commit: %w", err)
+	// A revision whose run finally failed (the server was down for
+	// longer than the retry window, a replica had not caught up) is worth
+	// another try when something reports it again.
+	requeued, err := requeueFailed(ctx, tx, primary.RunID)
+	if err != nil {
+		return Enqueued{}, fmt.Errorf("enqueue: %w", err)
 	}
-	primary.Duplicate = true
+	primary.Duplicate, primary.Requeued = !requeued, requeued
 	return primary, nil
 }
 
@@ -126,10 +137,13 @@ func (s *Store) ClaimNext(ctx context.Context) (*Run, error) {
 	defer tx.Rollback()
 
 	var id int64
+	now := s.now()
 	err = tx.QueryRowContext(ctx, `UPDATE runs
-		SET status = ?, attempts = attempts + 1, started_at = ?, finished_at = NULL
-		WHERE id = (SELECT id FROM runs WHERE status = ? AND (not_before IS NULL OR not_before <= ?) ORDER BY id LIMIT 1)
-		RETURNING id`, string(RunRunning), formatTime(s.now()), string(RunQueued), formatTime(s.now())).Scan(&id)
+		SET status = ?, attempts = attempts + 1, started_at = ?, finished_at = NULL,
+			lease_owner = ?, lease_pid = ?, lease_host = ?, lease_until = ?
+		WHERE id = (SELECT id FROM runs WHERE status = ? AND dry_run = 0 AND (not_before IS NULL OR not_before <= ?) ORDER BY id LIMIT 1)
+		RETURNING id`, string(RunRunning), formatTime(now), s.self.Owner, s.self.PID, s.self.Host, formatTime(now.Add(s.leaseTTL)),
+		string(RunQueued), formatTime(now)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNoWork
 	}
@@ -146,48 +160,14 @@ func (s *Store) ClaimNext(ctx context.Context) (*Run, error) {
 	return run, nil
 }
 
-// RequeueInterrupted puts every run left running by a daemon that died
-// back in the queue, keeping its id (and its position, which is by id) so
-// the audit shows one run with several attempts. Call it once at daemon
-// start, before any worker claims: it cannot tell a crashed run from one a
-// live worker (or a second daemon on the same file) is doing.
-func (s *Store) RequeueInterrupted(ctx context.Context, maxAttempts int) (requeued, abandoned int, err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, 0, fmt.Errorf("requeue interrupted runs: begin: %w", err)
-	}
-	defer tx.Rollback()
-	// A run that was interrupted on every one of its attempts probably
-	// crashes the daemon itself; retrying it forever would take the
-	// daemon down at every start.
-	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ?,
-		error = 'interrupted ' || attempts || ' times: the daemon stopped during every attempt (see its logs); retry with aicr review'
-		WHERE status = ? AND attempts >= ?`,
-		string(RunFailed), formatTime(s.now()), string(RunRunning), maxAttempts)
-	if err != nil {
-		return 0, 0, fmt.Errorf("abandon interrupted runs: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	abandoned = int(n)
-	res, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, started_at = NULL WHERE status = ?`,
-		string(RunQueued), string(RunRunning))
-	if err != nil {
-		return 0, 0, fmt.Errorf("requeue interrupted runs: %w", err)
-	}
-	n, _ = res.RowsAffected()
-	if err := tx.Commit(); err != nil {
-		return 0, 0, fmt.Errorf("requeue interrupted runs: commit: %w", err)
-	}
-	return int(n), abandoned, nil
-}
-
 // RetryLater puts a running run back in the queue, not to be claimed
 // before notBefore, keeping why it failed in its error. The pipeline uses
 // it for failures worth retrying, such as an unreachable VCS server.
 func (s *Store) RetryLater(ctx context.Context, runID int64, reason string, notBefore time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, not_before = ?, started_at = NULL
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, not_before = ?, started_at = NULL,
+			lease_owner = '', lease_pid = 0, lease_host = '', lease_until = NULL, retry_since = COALESCE(retry_since, ?)
 		WHERE id = ? AND status = ?`,
-		string(RunQueued), reason, formatTime(notBefore), runID, string(RunRunning))
+		string(RunQueued), reason, formatTime(notBefore), formatTime(s.now()), runID, string(RunRunning))
 	if err != nil {
 		return fmt.Errorf("retry run %d later: %w", runID, err)
 	}
@@ -265,7 +245,7 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, out Outcome) error {
 	defer tx.Rollback()
 
 	res, err := tx.ExecContext(ctx, `UPDATE runs
-		SET status = ?, skip_reason = ?, error = ?, problem_count = ?, finished_at = ?, summaries = ?
+		SET status = ?, skip_reason = ?, error = ?, problem_count = ?, finished_at = ?, summaries = ?, lease_owner = '', lease_pid = 0, lease_host = '', lease_until = NULL
 		WHERE id = ? AND status = ?`,
 		string(out.Status), out.SkipReason, out.Error, len(out.Problems), formatTime(s.now()),
 		string(sumJSON), runID, string(RunRunning))
@@ -302,6 +282,20 @@ func (s *Store) FinishRun(ctx context.Context, runID int64, out Outcome) error {
 // `aicr review` uses it so a daemon sharing the database can never take
 // the run from under it.
 func (s *Store) EnqueueClaimed(ctx context.Context, ev triggers.Event, receivedAt time.Time) (*Run, error) {
+	return s.EnqueueClaimedWith(ctx, ev, receivedAt, ClaimOptions{})
+}
+
+// ClaimOptions qualify a run created already claimed.
+type ClaimOptions struct {
+	// DryRun marks the run so that, if its process dies, recovery fails it
+	// instead of resuming it as a normal (publishing) run.
+	DryRun bool
+}
+
+// EnqueueClaimedWith is EnqueueClaimed with options. The run is leased
+// to this Store; its owner must renew the lease (RenewLease) while it
+// works, or a daemon's recovery takes the run once the lease runs out.
+func (s *Store) EnqueueClaimedWith(ctx context.Context, ev triggers.Event, receivedAt time.Time, opts ClaimOptions) (*Run, error) {
 	if ev.Repo == "" || ev.Revision == "" || ev.VCS == "" {
 		return nil, fmt.Errorf("enqueue: %w: vcs, repo and revision are required", ErrInvalid)
 	}
@@ -330,8 +324,10 @@ func (s *Store) EnqueueClaimed(ctx context.Context, ev triggers.Event, receivedA
 		return nil, fmt.Errorf("enqueue: event id: %w", err)
 	}
 	res, err = tx.ExecContext(ctx, `INSERT INTO runs
-		(event_id, vcs, repo, revision, status, attempts, queued_at, started_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)`,
-		eventID, ev.VCS, ev.Repo, ev.Revision, string(RunRunning), at, at)
+		(event_id, vcs, repo, revision, status, attempts, queued_at, started_at, dry_run,
+		 lease_owner, lease_pid, lease_host, lease_until) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)`,
+		eventID, ev.VCS, ev.Repo, ev.Revision, string(RunRunning), at, at, opts.DryRun,
+		s.self.Owner, s.self.PID, s.self.Host, formatTime(s.now().Add(s.leaseTTL)))
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: insert run: %w", err)
 	}
@@ -363,4 +359,87 @@ func replaceProblems(ctx context.Context, tx *sql.Tx, runID int64, problems []re
 		}
 	}
 	return nil
+}
+
+// requeueFailed puts a failed run back in the queue as new: due now, a
+// fresh retry window, its last error kept until the next attempt.
+func requeueFailed(ctx context.Context, tx *sql.Tx, runID int64) (bool, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, not_before = NULL, retry_since = NULL,
+			started_at = NULL, finished_at = NULL, lease_owner = '', lease_pid = 0, lease_host = '', lease_until = NULL
+		WHERE id = ? AND status = ? AND dry_run = 0`, string(RunQueued), runID, string(RunFailed))
+	if err != nil {
+		return false, fmt.Errorf("requeue failed run %d: %w", runID, err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// ErrNotFailed: RetryRun was asked to re-drive a run that has not failed.
+var ErrNotFailed = errors.New("run has not failed")
+
+// RetryRun re-queues one failed run (`aicr run retry ID`).
+func (s *Store) RetryRun(ctx context.Context, runID int64) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("retry run %d: begin: %w", runID, err)
+	}
+	defer tx.Rollback()
+	ok, err := requeueFailed(ctx, tx, runID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		var status string
+		var dry bool
+		err := tx.QueryRowContext(ctx, `SELECT status, dry_run FROM runs WHERE id = ?`, runID).Scan(&status, &dry)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("retry run %d: %w", runID, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("retry run %d: %w", runID, err)
+		}
+		if dry {
+			return fmt.Errorf("retry run %d: %w: it was a dry run; run aicr review --dry-run again", runID, ErrInvalid)
+		}
+		return fmt.Errorf("retry run %d: %w (status %s)", runID, ErrNotFailed, status)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("retry run %d: commit: %w", runID, err)
+	}
+	return nil
+}
+
+// RetryFailed re-queues every failed run (not dry runs) that finished at
+// or after since, optionally of one repo, and returns their ids.
+func (s *Store) RetryFailed(ctx context.Context, since time.Time, repo string) ([]int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("retry failed runs: begin: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `UPDATE runs SET status = ?, not_before = NULL, retry_since = NULL,
+			started_at = NULL, finished_at = NULL, lease_owner = '', lease_pid = 0, lease_host = '', lease_until = NULL
+		WHERE status = ? AND dry_run = 0 AND finished_at >= ? AND (? = '' OR repo = ?)
+		RETURNING id`, string(RunQueued), string(RunFailed), formatTime(since), repo, repo)
+	if err != nil {
+		return nil, fmt.Errorf("retry failed runs: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("retry failed runs: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("retry failed runs: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("retry failed runs: commit: %w", err)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
 }

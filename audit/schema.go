@@ -225,4 +225,25 @@ var migrations = [][]string{
 		) WITHOUT ROWID`,
 		`CREATE INDEX replay_signatures_expiry ON replay_signatures (expires_at)`,
 	},
+	// h-runs: run leases (who works on a running run, until when), dry runs
+	// that recovery never resumes, and the start of a run's retry window.
+	{
+		// lease_owner/pid/host name the process working on a running run;
+		// it renews lease_until while it works. Recovery only takes a run
+		// whose lease ran out or whose owner process is gone.
+		`ALTER TABLE runs ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN lease_pid INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN lease_host TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN lease_until TEXT`,
+		// A dry run publishes nothing and is never queued; one interrupted
+		// is failed, not resumed as a normal run.
+		`ALTER TABLE runs ADD COLUMN dry_run INTEGER NOT NULL DEFAULT 0`,
+		// When the run first failed transiently; retries stop after
+		// [daemon] retry_for from here.
+		`ALTER TABLE runs ADD COLUMN retry_since TEXT`,
+		// Attempts cut short by a dying process, counted apart from
+		// attempts that failed, so days of retries do not look like a run
+		// that crashes the daemon.
+		`ALTER TABLE runs ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0`,
+	},
 }

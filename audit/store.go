@@ -55,7 +55,27 @@ type Store struct {
 	db   *sql.DB
 	path string
 	now  func() time.Time // replaced by tests that need fixed times
+	// self is this process's identity on the runs it claims; Until is
+	// unused here (leaseTTL sets it per claim).
+	self     Lease
+	leaseTTL time.Duration
+	batcher  *enqueueBatcher
 }
+
+// DefaultLeaseTTL is how long a claim on a running run holds without a
+// renewal. The owner renews well within it; a crashed or wedged owner
+// loses the run to recovery at most this long after its last renewal.
+const DefaultLeaseTTL = 2 * time.Minute
+
+// SetLeaseTTL changes how long claims made through s hold (tests, and
+// daemons that want faster recovery).
+func (s *Store) SetLeaseTTL(d time.Duration) { s.leaseTTL = d }
+
+// LeaseTTL is how long a claim made through s holds without renewal.
+func (s *Store) LeaseTTL() time.Duration { return s.leaseTTL }
+
+// Self is the lease identity this Store claims runs under.
+func (s *Store) Self() Lease { return s.self }
 
 // Open opens (creating if needed) the database at path and applies any
 // pending migrations.
@@ -71,13 +91,21 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	// SQLite would create the file under the umask (usually 0644) and
+	// gives -wal and -shm the database's mode: the audit trail holds code
+	// excerpts and must not be world-readable.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640); err == nil {
+		f.Close()
+	} else if !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("create database %s: %w", path, err)
+	}
 	q := url.Values{}
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	q.Set("_journal_mode", "WAL")
-	// NORMAL is durable against application crashes in WAL mode; only a
-	// power loss may drop the last commits, which the spool and the
-	// reconciler recover.
-	q.Set("_synchronous", "NORMAL")
+	// FULL: every commit fsyncs the WAL, so an event the intake answered
+	// 202 for survives a power loss (NORMAL only survives a crash of the
+	// process). Enqueue's group commit keeps the fsyncs shared.
+	q.Set("_synchronous", "FULL")
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", "immediate")
 	// A plain path (no "file:" URI) so '%' in directory names is taken
@@ -92,7 +120,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(maxOpenConns)
-	s := &Store{db: db, path: path, now: time.Now}
+	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, batcher: newEnqueueBatcher(db)}
 	if err := pingUntilUnlocked(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -104,9 +132,50 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
+// ErrNoDatabase: OpenReadOnly found no database file; nothing has
+// written one yet.
+var ErrNoDatabase = errors.New("no database yet")
+
+// OpenReadOnly opens an existing database for reading only (SQLite's
+// mode=ro). It never creates the file, its directory or any migration, so
+// a read-only command run as root cannot leave root-owned files that the
+// daemon then cannot open.
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s: the daemon has not run (start it with aicr daemon)", ErrNoDatabase, path)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	// A file: URI so SQLite itself applies mode=ro; url.URL escapes '%',
+	// '?' and '#' in the path.
+	dsn := (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.SetMaxOpenConns(maxOpenConns)
+	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, batcher: newEnqueueBatcher(db)}
+	if err := pingUntilUnlocked(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s read-only: %w", path, err)
+	}
+	// A read-only open cannot migrate; an older schema would fail later
+	// with "no such column".
+	if v, err := s.SchemaVersion(ctx); err != nil || v < len(migrations) {
+		db.Close()
+		if err != nil {
+			return nil, fmt.Errorf("open database %s read-only: %w", path, err)
+		}
+		return nil, fmt.Errorf("database %s is at schema version %d, this aicr reads version %d: restart the daemon with this aicr to upgrade it", path, v, len(migrations))
+	}
+	return s, nil
+}
+
 // Close closes the database. Runs still in status running stay so; the
 // next daemon start hands them back with RequeueInterrupted.
 func (s *Store) Close() error {
+	s.batcher.stop()
 	return s.db.Close()
 }
 

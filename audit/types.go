@@ -65,6 +65,9 @@ type Enqueued struct {
 	EventID   int64 `json:"event_id"`
 	RunID     int64 `json:"run_id"`
 	Duplicate bool  `json:"duplicate,omitempty"`
+	// Requeued: the revision's run had failed and this receipt put it
+	// back in the queue (Duplicate is then false).
+	Requeued bool `json:"requeued,omitempty"`
 }
 
 // RunSummary is one run as listed by the CLI: the runs row plus the source
@@ -86,6 +89,31 @@ type RunSummary struct {
 	RunDir       string          `json:"run_dir,omitempty"`
 	Source       triggers.Source `json:"source"`
 	User         string          `json:"user,omitempty"`
+	// NotBefore is when a queued run waiting for a retry is due.
+	NotBefore time.Time `json:"not_before,omitzero"`
+	// RetrySince is when the run first failed transiently; retries stop
+	// after [daemon] retry_for from then.
+	RetrySince time.Time `json:"retry_since,omitzero"`
+	// DryRun runs publish nothing and are never resumed after a crash.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Lease names the process working on a running run.
+	Lease Lease `json:"lease,omitzero"`
+}
+
+// Retrying reports whether the run is queued again after a transient
+// failure, waiting for its next attempt.
+func (r RunSummary) Retrying() bool {
+	return r.Status == RunQueued && r.Attempts > 0 && r.Error != ""
+}
+
+// Lease is a process's claim on a running run. The owner renews Until
+// while it works; recovery takes the run only once Until has passed or
+// the owner process is known to be gone.
+type Lease struct {
+	Owner string    `json:"owner,omitempty"` // random per process (per Store)
+	PID   int       `json:"pid,omitempty"`
+	Host  string    `json:"host,omitempty"`
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Run is a run with the event that created it, as a worker needs it.

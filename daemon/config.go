@@ -68,6 +68,12 @@ type DaemonConfig struct {
 	// AicrBinary is the binary the agent spawns as its MCP server; default
 	// is the running executable.
 	AicrBinary string `toml:"aicr_binary"`
+	// RetryFor is how long a run failing for a transient reason (server
+	// down, agent crash) keeps being retried, from its first failure.
+	RetryFor time.Duration `toml:"retry_for"`
+	// MissingRevisionGrace is how long after an event "no such revision"
+	// counts as transient: a replica or edge server may not have caught up.
+	MissingRevisionGrace time.Duration `toml:"missing_revision_grace"`
 }
 
 // NotifyConfig is the [notify] table, read by `aicr notify` on the VCS host.
@@ -267,6 +273,12 @@ func (c *Config) applyDefaults() {
 	if d.SpoolDrainEvery == "" {
 		d.SpoolDrainEvery = "@every 1m"
 	}
+	if d.RetryFor == 0 {
+		d.RetryFor = 72 * time.Hour
+	}
+	if d.MissingRevisionGrace == 0 {
+		d.MissingRevisionGrace = 30 * time.Minute
+	}
 	n := &c.Notify
 	if n.URL == "" {
 		n.URL = "http://" + d.Listen
@@ -334,6 +346,9 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 	}
 	if c.Daemon.Workers < 1 || c.Daemon.Workers > 64 {
 		add("daemon.workers", "must be between 1 and 64, got %d", c.Daemon.Workers)
+	}
+	if c.Daemon.RetryFor < 0 || c.Daemon.MissingRevisionGrace < 0 {
+		add("daemon.retry_for", "retry_for and missing_revision_grace must not be negative")
 	}
 	if c.Daemon.SecretEnv != "" && c.Daemon.SecretFile != "" {
 		add("daemon.secret_file", "set secret_env or secret_file, not both")

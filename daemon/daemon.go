@@ -40,6 +40,16 @@ type Options struct {
 	// IdlePoll is how often idle workers look for work queued by another
 	// process (e.g. `aicr review`); default 2s.
 	IdlePoll time.Duration
+	// LeaseTTL is how long a worker's claim on a run holds without
+	// renewal; default audit.DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// SweepEvery is how often running runs whose lease ran out (a worker
+	// that could not record its outcome, a dead `aicr review`) are put
+	// back in the queue; default 30s.
+	SweepEvery time.Duration
+	// WatchEvery is how often the audit database file is checked to still
+	// be the one the daemon has open; default 10s.
+	WatchEvery time.Duration
 }
 
 // DBPath is where the queue and audit trail live under data_dir.
@@ -55,6 +65,19 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.IdlePoll == 0 {
 		opts.IdlePoll = 2 * time.Second
 	}
+	if opts.SweepEvery == 0 {
+		opts.SweepEvery = 30 * time.Second
+	}
+	if opts.WatchEvery == 0 {
+		opts.WatchEvery = 10 * time.Second
+	}
+	warnings, err := Preflight(cfg)
+	for _, w := range warnings {
+		log.Warn("config", "warning", w)
+	}
+	if err != nil {
+		return err
+	}
 	secret, err := cfg.DaemonSecret()
 	if err != nil {
 		return fmt.Errorf("trigger secret: %w", err)
@@ -64,11 +87,26 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer unlock()
+	// Listen before anything starts in the background: a port that is
+	// taken must end the process at once with the reason, not leave it
+	// alive holding the data_dir lock.
+	ln, err := net.Listen("tcp", cfg.Daemon.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another daemon running? change [daemon] listen)", cfg.Daemon.Listen, err)
+	}
+	defer ln.Close()
 	store, err := audit.Open(ctx, DBPath(cfg))
 	if err != nil {
 		return fmt.Errorf("open audit store: %w", err)
 	}
 	defer store.Close()
+	if opts.LeaseTTL > 0 {
+		store.SetLeaseTTL(opts.LeaseTTL)
+	}
+	watch, err := newDBWatch(store.Path())
+	if err != nil {
+		return err
+	}
 	if n, abandoned, err := store.RequeueInterrupted(ctx, maxInterruptions); err != nil {
 		return fmt.Errorf("requeue interrupted runs: %w", err)
 	} else if n > 0 || abandoned > 0 {
@@ -125,16 +163,15 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	bg.Add(1)
 	go func() { defer bg.Done(); dispatcher.Run(ctx) }()
+	bg.Add(2)
+	go func() { defer bg.Done(); sweepExpired(ctx, store, log, opts.SweepEvery, wake) }()
+	go func() { defer bg.Done(); watch.run(ctx, log, opts.WatchEvery) }()
 	sched.Start()
 	// Jobs still running when Run returns would use a closed store.
 	defer func() { <-sched.Stop().Done(); bg.Wait() }()
 
-	ln, err := net.Listen("tcp", cfg.Daemon.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another daemon running? change [daemon] listen)", cfg.Daemon.Listen, err)
-	}
 	in := &intake{cfg: cfg, secret: secret, store: store, replay: triggers.NewReplayGuard(), log: log, now: opts.Now, wake: wake}
-	srv := &http.Server{Handler: in.routes(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: watch.gate(in.routes()), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 	log.Info("daemon started", "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir, "workers", cfg.Daemon.Workers, "repos", len(cfg.Repos))
@@ -160,6 +197,9 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	wg.Wait()
+	if err := store.ReleaseLeases(shutdownCtx); err != nil {
+		log.Warn("release run leases; the next start waits for them to run out", "err", err)
+	}
 	log.Info("daemon stopped")
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -189,8 +229,39 @@ func work(ctx context.Context, store *audit.Store, pipe *Pipeline, log *slog.Log
 		// Another worker may be idle while this one is busy; pass the
 		// wake-up on in case more work is queued.
 		wake()
+		release := HoldLease(ctx, store, run.ID, log)
 		if _, err := pipe.Process(ctx, run, ProcessOptions{}); err != nil && ctx.Err() == nil {
+			// The outcome could not be recorded (disk full...): the run
+			// stays running, and once its lease runs out the sweep puts
+			// it back in the queue.
 			log.Error("process run", "run_id", run.ID, "err", err)
+		}
+		release()
+	}
+}
+
+// sweepExpired hands back running runs whose lease ran out, for as long
+// as the daemon runs: without it a run whose bookkeeping failed would
+// wait for the next restart.
+func sweepExpired(ctx context.Context, store *audit.Store, log *slog.Logger, every time.Duration, wake func()) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, abandoned, err := store.RequeueExpired(ctx, maxInterruptions)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("sweep runs with expired leases", "err", err)
+			}
+			continue
+		}
+		if n > 0 || abandoned > 0 {
+			log.Info("re-queued runs whose worker stopped renewing", "count", n, "abandoned", abandoned)
+			wake()
 		}
 	}
 }

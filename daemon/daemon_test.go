@@ -135,15 +135,29 @@ func waitRun(t *testing.T, cfg *Config, done func(audit.RunSummary) bool) audit.
 	}
 }
 
-// An accepted event for a revision that does not exist is not lost: it ends
-// as a failed run that says why, and is not retried.
+// An accepted event for a revision that does not exist is not lost: once
+// the missing-revision grace has passed it ends as a failed run that says
+// why, and is not retried.
 func TestAcceptedEventForMissingRevisionEndsFailedWithReason(t *testing.T) {
 	cfg, _ := newSVNConfig(t)
+	cfg.Daemon.MissingRevisionGrace = time.Nanosecond
 	d := startDaemon(t, cfg)
 	d.send(t, "42")
 	run := waitRun(t, cfg, func(r audit.RunSummary) bool { return r.Status.Final() })
 	if run.Status != audit.RunFailed || !strings.Contains(run.Error, "no such revision") || run.Attempts != 1 {
 		t.Fatalf("want a failed run naming the missing revision after one attempt, got %+v", run)
+	}
+}
+
+// Within the grace window "no such revision" is retried: a p4 replica or
+// an edge server may not have the change yet.
+func TestMissingRevisionIsRetriedWithinGrace(t *testing.T) {
+	cfg, _ := newSVNConfig(t)
+	d := startDaemon(t, cfg)
+	d.send(t, "42")
+	run := waitRun(t, cfg, func(r audit.RunSummary) bool { return r.Attempts == 1 && r.Status != audit.RunRunning })
+	if run.Status != audit.RunQueued || !run.Retrying() || !strings.Contains(run.Error, "no such revision") || run.NotBefore.IsZero() {
+		t.Fatalf("want the run queued for a retry, got %+v", run)
 	}
 }
 

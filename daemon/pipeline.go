@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"expvar"
 	"fmt"
 	"io"
 	"log/slog"
@@ -119,25 +120,46 @@ type ProcessOptions struct {
 	Foreground bool
 }
 
-// maxAttempts bounds how often a run that failed for a transient reason
-// (the VCS server unreachable, the agent crashing) is tried.
-const maxAttempts = 4
+// Retry backoff: 30s doubling per attempt up to maxRetryDelay; retries
+// go on for [daemon] retry_for from the first failure.
+const (
+	firstRetryDelay = 30 * time.Second
+	maxRetryDelay   = 30 * time.Minute
+)
 
 // retryDelay says whether err is worth another attempt and after how
-// long: 30s, 2m, 8m. Bad input — a revision that does not exist, a missing
-// client binary, a repo no longer configured — never gets better by
-// waiting.
-func retryDelay(err error, attempts int) (time.Duration, bool) {
-	if attempts >= maxAttempts || errors.Is(err, errPermanent) ||
-		errors.Is(err, vcs.ErrBadRevision) || errors.Is(err, vcs.ErrNoSuchRevision) || errors.Is(err, vcs.ErrToolMissing) {
+// long. Bad input (a malformed revision, a missing client binary, a repo
+// no longer configured) never gets better by waiting; everything else is
+// retried, with a capped backoff, until retry_for has passed since the
+// first failure. "No such revision" is transient for
+// missing_revision_grace after the event: a p4 replica or edge server
+// may not have the change yet.
+func retryDelay(err error, run *audit.Run, d DaemonConfig, now time.Time) (time.Duration, bool) {
+	if errors.Is(err, errPermanent) || errors.Is(err, vcs.ErrBadRevision) || errors.Is(err, vcs.ErrToolMissing) {
 		return 0, false
 	}
-	d := 30 * time.Second
-	for i := 1; i < attempts; i++ {
-		d *= 4
+	if errors.Is(err, vcs.ErrNoSuchRevision) && now.Sub(run.QueuedAt) >= d.MissingRevisionGrace {
+		return 0, false
 	}
-	return d, true
+	since := run.RetrySince
+	if since.IsZero() {
+		since = now
+	}
+	wait := firstRetryDelay
+	for i := 1; i < run.Attempts && wait < maxRetryDelay; i++ {
+		wait *= 2
+	}
+	wait = min(wait, maxRetryDelay)
+	// No attempt is scheduled after the window closes.
+	if now.Add(wait).Sub(since) > d.RetryFor {
+		return 0, false
+	}
+	return wait, true
 }
+
+// runsFailed counts runs that failed for good in this process, exported
+// as the expvar aicr_runs_failed_total and logged with each failure.
+var runsFailed = expvar.NewInt("aicr_runs_failed_total")
 
 // errPermanent marks pipeline failures that retrying cannot fix.
 var errPermanent = errors.New("not retryable")
@@ -157,17 +179,19 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 			// re-queues it rather than recording a spurious failure.
 			return rep, ctx.Err()
 		}
-		if wait, ok := retryDelay(err, run.Attempts); ok && !opts.Foreground {
+		now := time.Now()
+		if wait, ok := retryDelay(err, run, p.cfg.Daemon, now); ok && !opts.Foreground && !opts.DryRun {
 			rep.Status, rep.Error = audit.RunQueued, err.Error()
-			if rerr := p.store.RetryLater(context.WithoutCancel(ctx), run.ID, err.Error(), time.Now().Add(wait)); rerr != nil {
+			if rerr := p.store.RetryLater(context.WithoutCancel(ctx), run.ID, err.Error(), now.Add(wait)); rerr != nil {
 				return rep, fmt.Errorf("requeue run %d: %w", run.ID, rerr)
 			}
-			log.Warn("review failed, will retry", "attempt", run.Attempts, "retry_in", wait.String(), "err", err)
+			log.Warn("review failed, will retry", "attempt", run.Attempts, "next_at", now.Add(wait).UTC().Format(time.RFC3339), "err", err)
 			return rep, nil
 		}
 		outcome = audit.Outcome{Status: audit.RunFailed, Error: err.Error()}
 		rep.Status, rep.Error = audit.RunFailed, err.Error()
-		log.Error("review failed", "err", err)
+		runsFailed.Add(1)
+		log.Error("review failed for good", "attempts", run.Attempts, "runs_failed_total", runsFailed.Value(), "err", err)
 	}
 	if err := p.store.FinishRun(context.WithoutCancel(ctx), run.ID, outcome); err != nil {
 		return rep, fmt.Errorf("record run %d: %w", run.ID, err)

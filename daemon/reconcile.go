@@ -61,7 +61,11 @@ func (r *reconciler) tick(ctx context.Context, repo RepoConfig, adapter vcs.Adap
 		if err != nil {
 			return enqueued, err
 		}
-		if !res.Duplicate {
+		switch {
+		case res.Requeued:
+			enqueued++
+			log.Info("reconciler re-queued a change whose review had failed", "revision", id, "run_id", res.RunID)
+		case !res.Duplicate:
 			enqueued++
 			log.Info("reconciler found a change no hook reported", "revision", id, "run_id", res.RunID)
 		}

@@ -9,6 +9,8 @@ missing=""
 for tool in svn svnadmin svnlook svnserve; do
 	command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
+# make test runs the race detector, which needs cgo and a C compiler.
+command -v cc >/dev/null 2>&1 || missing="$missing cc"
 need_go=""
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
 	need_go=yes
@@ -19,7 +21,7 @@ if [ -z "$missing" ] && [ -z "$need_go" ]; then
 fi
 
 if [ "$(id -u)" != 0 ]; then
-	[ -n "$missing" ] && echo "missing:$missing — install with: sudo apt-get install -y subversion" >&2
+	[ -n "$missing" ] && echo "missing:$missing — install with: sudo apt-get install -y subversion gcc" >&2
 	[ -n "$need_go" ] && echo "missing: go — install Go 1.26 or newer (https://go.dev/doc/install) or: sudo apt-get install -y golang-go" >&2
 	exit 1
 fi
@@ -27,7 +29,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 pkgs=""
-[ -n "$missing" ] && pkgs="$pkgs subversion"
+[ -n "$missing" ] && pkgs="$pkgs subversion gcc"
 # Debian's Go is older than go.mod asks for; the go command then fetches
 # the right toolchain itself (GOTOOLCHAIN=auto).
 [ -n "$need_go" ] && pkgs="$pkgs golang-go ca-certificates"

@@ -31,7 +31,13 @@ func openStore(cmd *cobra.Command, configPath string) (*audit.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return audit.Open(cmd.Context(), daemon.DBPath(cfg))
+	// Read-only: run as root on a fresh data_dir, a listing must not
+	// create a root-owned aicr.db the daemon then cannot open.
+	store, err := audit.OpenReadOnly(cmd.Context(), daemon.DBPath(cfg))
+	if errors.Is(err, audit.ErrNoDatabase) {
+		return nil, &exitError{code: 1, err: err}
+	}
+	return store, err
 }
 
 func newAuditListCmd(ios *IOStreams) *cobra.Command {
@@ -64,7 +70,12 @@ func newAuditListCmd(ios *IOStreams) *cobra.Command {
 				if reason == "" {
 					reason = firstLine(r.Error, 40)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, r.Repo, r.Revision, r.Status, dash(reason), r.ProblemCount, r.Source, r.QueuedAt.Local().Format(time.DateTime), duration(r.StartedAt, r.FinishedAt))
+				status := string(r.Status)
+				if r.Retrying() {
+					status = "retrying"
+					reason = fmt.Sprintf("attempt %d, next %s: %s", r.Attempts, r.NotBefore.Local().Format(time.DateTime), reason)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, r.Repo, r.Revision, status, dash(reason), r.ProblemCount, r.Source, r.QueuedAt.Local().Format(time.DateTime), duration(r.StartedAt, r.FinishedAt))
 			}
 			return tw.Flush()
 		},
@@ -121,8 +132,13 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 		fmt.Fprintf(w, " (%s)", d.SkipReason)
 	}
 	fmt.Fprintln(w)
-	if d.Error != "" {
+	if d.Retrying() {
+		fmt.Fprintf(w, "retrying, next at %s, attempt %d, last error: %s\n", d.NotBefore.Local().Format(time.DateTime), d.Attempts, d.Error)
+	} else if d.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", d.Error)
+	}
+	if d.DryRun {
+		fmt.Fprintln(w, "dry run: published to no channel")
 	}
 	fmt.Fprintf(w, "queued %s, attempts %d, duration %s\n", d.QueuedAt.Local().Format(time.DateTime), d.Attempts, duration(d.StartedAt, d.FinishedAt))
 	if d.RunDir != "" {

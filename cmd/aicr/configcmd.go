@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/daemon"
-	"github.com/aicr-dev/aicr/im"
 )
 
 func newConfigCmd(ios *IOStreams) *cobra.Command {
@@ -18,8 +16,10 @@ func newConfigCmd(ios *IOStreams) *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate a config file",
-		Long: `Validate a config file the way the daemon loads it. Every problem is printed
-as file:line: message and the exit status is 2 when there is any.`,
+		Long: `Validate a config file the way the daemon loads it, and run every check the
+daemon makes before it starts (listen address, signing secret, schedules).
+Every problem is printed as file:line: message and the exit status is 2 when
+there is any. Warnings (a secret file every user can read) go to stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := daemon.LoadConfig(args[0])
@@ -27,18 +27,31 @@ as file:line: message and the exit status is 2 when there is any.`,
 				fmt.Fprintln(ios.ErrOut, err)
 				return silentExit(2)
 			}
-			// Channel secrets are read at send time, so an unreadable one
-			// is a warning here, not a load error.
-			for _, ch := range cfg.Channels {
-				if sc, ok := ch.Settings.(im.SecretChecker); ok {
-					if err := sc.CheckSecrets(filepath.Dir(cfg.Path)); err != nil {
-						fmt.Fprintf(ios.ErrOut, "warning: channel %q: %v\n", ch.Name, err)
-					}
+			warnings, err := daemon.Preflight(cfg)
+			for _, w := range warnings {
+				fmt.Fprintf(ios.ErrOut, "%s: warning: %s\n", args[0], w)
+			}
+			if err != nil {
+				for _, e := range splitJoined(err) {
+					fmt.Fprintf(ios.ErrOut, "%s: %v\n", args[0], e)
 				}
+				return silentExit(2)
 			}
 			fmt.Fprintf(ios.Out, "%s: ok (%d repos, %d channels, data_dir %s)\n", args[0], len(cfg.Repos), len(cfg.Channels), cfg.Daemon.DataDir)
 			return nil
 		},
 	})
 	return cmd
+}
+
+// splitJoined undoes errors.Join so each problem gets its own line.
+func splitJoined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, splitJoined(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

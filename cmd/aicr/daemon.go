@@ -23,6 +23,9 @@ reviews in flight are resumed at the next start.`,
 			if err != nil {
 				return err
 			}
+			if err := checkDataDirOwner(cfg.Daemon.DataDir); err != nil {
+				return err
+			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return &exitError{code: 2, err: err}

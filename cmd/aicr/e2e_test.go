@@ -56,16 +56,20 @@ func requireSVN(t *testing.T) {
 
 // env is one installation: a repository with the hook, a config, a data dir.
 type env struct {
-	t         *testing.T
-	dir       string
-	repos     string
-	wc        string
-	config    string
-	reports   string
-	spool     string
-	addr      string
-	daemon    *exec.Cmd
-	daemonLog string
+	t       *testing.T
+	dir     string
+	repos   string
+	wc      string
+	config  string
+	reports string
+	spool   string
+	addr    string
+	daemon  *exec.Cmd
+	// daemonDone is closed once daemon's Wait returned; reading
+	// daemon.ProcessState from the test goroutine instead would race
+	// with Wait writing it.
+	daemonDone chan struct{}
+	daemonLog  string
 }
 
 func newEnv(t *testing.T, workers int) *env {
@@ -148,7 +152,9 @@ func (e *env) startDaemon() {
 		e.t.Fatal(err)
 	}
 	e.daemon = cmd
-	go func() { cmd.Wait(); logf.Close() }()
+	done := make(chan struct{})
+	e.daemonDone = done
+	go func() { cmd.Wait(); logf.Close(); close(done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get("http://" + e.addr + "/healthz")
@@ -165,17 +171,11 @@ func (e *env) startDaemon() {
 func (e *env) stopDaemon() {
 	if e.daemon != nil && e.daemon.Process != nil {
 		e.daemon.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() {
-			for e.daemon.ProcessState == nil {
-				time.Sleep(20 * time.Millisecond)
-			}
-			close(done)
-		}()
 		select {
-		case <-done:
+		case <-e.daemonDone:
 		case <-time.After(10 * time.Second):
 			e.daemon.Process.Kill()
+			<-e.daemonDone
 		}
 		e.daemon = nil
 	}
@@ -186,9 +186,7 @@ func (e *env) killDaemon() {
 	if err := e.daemon.Process.Signal(syscall.SIGKILL); err != nil {
 		e.t.Fatal(err)
 	}
-	for e.daemon.ProcessState == nil {
-		time.Sleep(20 * time.Millisecond)
-	}
+	<-e.daemonDone
 	e.daemon = nil
 }
 

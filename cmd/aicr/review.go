@@ -82,6 +82,9 @@ is recorded with source "manual"). --dry-run publishes to no channel.`, k.title)
 			if repo.Kind != k.kind {
 				return &exitError{code: 2, err: fmt.Errorf("--repo %q is a %s repo: use aicr review %s", repoName, repo.Kind, repo.Kind)}
 			}
+			if err := checkDataDirOwner(cfg.Daemon.DataDir); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			store, err := audit.Open(ctx, daemon.DBPath(cfg))
 			if err != nil {
@@ -95,11 +98,17 @@ is recorded with source "manual"). --dry-run publishes to no channel.`, k.title)
 			}
 			now := time.Now().UTC()
 			ev := triggers.Event{V: triggers.ProtocolVersion, VCS: string(k.kind), Repo: repoName, Revision: strconv.FormatInt(rev, 10), Source: triggers.SourceManual, SentAt: now}
-			run, err := store.EnqueueClaimed(ctx, ev, now)
+			// Marked as a dry run in the database, so a daemon never
+			// resumes it (and publishes) if this process dies.
+			run, err := store.EnqueueClaimedWith(ctx, ev, now, audit.ClaimOptions{DryRun: dryRun})
 			if err != nil {
 				return err
 			}
+			// Renewed while this process works, so a daemon starting
+			// meanwhile leaves the run (and its run dir) alone.
+			release := daemon.HoldLease(ctx, store, run.ID, log)
 			rep, err := pipe.Process(ctx, run, daemon.ProcessOptions{DryRun: dryRun, Foreground: true})
+			release()
 			if err != nil {
 				return err
 			}

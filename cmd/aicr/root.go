@@ -83,7 +83,7 @@ func newRootCmd(ios *IOStreams) *cobra.Command {
 		newNotifyCmd(ios),
 		newInstallCmd(ios),
 		newUninstallCmd(ios),
-		newReviewCmd(ios),
+		newReviewCmd(ios), newRunCmd(ios),
 		newMCPCmd(ios),
 		newAuditCmd(ios),
 		newConfigCmd(ios),

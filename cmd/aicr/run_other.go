@@ -1,0 +1,6 @@
+//go:build !unix
+
+package main
+
+// checkDataDirOwner has no file ownership to compare on this platform.
+func checkDataDirOwner(dir string) error { return nil }

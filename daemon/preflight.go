@@ -1,0 +1,90 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/aicr-dev/aicr/im"
+)
+
+// Preflight runs every check the daemon makes before it serves, beyond
+// what LoadConfig validates: the listen address, the signing secret, the
+// schedules. `aicr config check` runs it too, so a config it calls ok is
+// one the daemon starts with. Warnings (a secret file others can read)
+// do not stop the daemon.
+func Preflight(cfg *Config) (warnings []string, err error) {
+	var errs []error
+	if err := checkListen(cfg.Daemon.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("[daemon] listen: %w", err))
+	}
+	if _, err := cfg.DaemonSecret(); err != nil {
+		errs = append(errs, err)
+	}
+	checked := map[string]bool{}
+	for _, f := range []struct{ key, path string }{
+		{"[daemon] secret_file", cfg.Daemon.SecretFile},
+		{"[notify] secret_file", cfg.Notify.SecretFile},
+	} {
+		if checked[f.path] {
+			continue
+		}
+		checked[f.path] = true
+		if w := worldReadable(f.key, f.path); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	for _, s := range []struct{ key, spec string }{
+		{"[daemon] spool_drain_every", cfg.Daemon.SpoolDrainEvery},
+		{"[dispatch] retry_every", cfg.Dispatch.RetryEvery},
+	} {
+		if _, err := cron.ParseStandard(s.spec); err != nil {
+			errs = append(errs, fmt.Errorf("%s: bad schedule %q: %v (use cron syntax or @every 1m)", s.key, s.spec, err))
+		}
+	}
+	// Channel secrets are read at every send, so one that cannot be read
+	// now is a warning: the daemon starts, and fixing the file is enough.
+	for _, ch := range cfg.Channels {
+		if sc, ok := ch.Settings.(im.SecretChecker); ok {
+			if err := sc.CheckSecrets(filepath.Dir(cfg.Path)); err != nil {
+				warnings = append(warnings, fmt.Sprintf("channel %q: %v", ch.Name, err))
+			}
+		}
+	}
+	return warnings, errors.Join(errs...)
+}
+
+// checkListen accepts host:port with a numeric port in 0-65535 and a host
+// that is empty, an IP address or a name that resolves.
+func checkListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port: %v (e.g. 127.0.0.1:8731)", addr, err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: port %q must be a number from 0 to 65535", addr, port)
+	}
+	if host != "" && net.ParseIP(host) == nil {
+		if _, err := net.LookupHost(host); err != nil {
+			return fmt.Errorf("%q: host %q does not resolve: %v", addr, host, err)
+		}
+	}
+	return nil
+}
+
+func worldReadable(key, path string) string {
+	if path == "" {
+		return ""
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm()&0o004 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s is readable by every user (mode %04o); run chmod 600 %s", key, path, fi.Mode().Perm(), path)
+}

@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// The retry decision for every kind of failure: transient ones are
+// retried with a capped backoff for retry_for; a missing revision only
+// during the grace window; bad input never.
+func TestRetryDelay(t *testing.T) {
+	d := DaemonConfig{RetryFor: 72 * time.Hour, MissingRevisionGrace: 30 * time.Minute}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	down := fmt.Errorf("fetch main r5: %w", errors.New("svn: E170013: Unable to connect to a repository"))
+	missing := fmt.Errorf("fetch depot 12: %w", vcs.ErrNoSuchRevision)
+	run := func(attempts int, queued, since time.Time) *audit.Run {
+		return &audit.Run{RunSummary: audit.RunSummary{Attempts: attempts, QueuedAt: queued, RetrySince: since}}
+	}
+	for _, tc := range []struct {
+		name  string
+		err   error
+		run   *audit.Run
+		wait  time.Duration
+		retry bool
+	}{
+		{"server down, first failure", down, run(1, now, time.Time{}), 30 * time.Second, true},
+		{"server down, doubling", down, run(3, now, now.Add(-time.Minute)), 2 * time.Minute, true},
+		{"server down, capped", down, run(20, now, now.Add(-10*time.Hour)), 30 * time.Minute, true},
+		// The old policy gave up after four attempts (about 10 minutes).
+		{"server down after four attempts", down, run(4, now, now.Add(-11*time.Minute)), 4 * time.Minute, true},
+		{"server down past retry_for", down, run(200, now.Add(-73*time.Hour), now.Add(-72*time.Hour)), 0, false},
+		{"replica behind, within grace", missing, run(1, now.Add(-time.Minute), time.Time{}), 30 * time.Second, true},
+		{"revision missing past grace", missing, run(6, now.Add(-31*time.Minute), now.Add(-30*time.Minute)), 0, false},
+		{"malformed revision", fmt.Errorf("x: %w", vcs.ErrBadRevision), run(1, now, time.Time{}), 0, false},
+		{"client missing", fmt.Errorf("x: %w", vcs.ErrToolMissing), run(1, now, time.Time{}), 0, false},
+		{"repo gone from config", fmt.Errorf("%w: repo", errPermanent), run(1, now, time.Time{}), 0, false},
+		{"deadline exceeded", fmt.Errorf("agent: %w", context.DeadlineExceeded), run(1, now, time.Time{}), 30 * time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wait, retry := retryDelay(tc.err, tc.run, d, now)
+			if retry != tc.retry || (retry && wait != tc.wait) {
+				t.Fatalf("retryDelay = %v, %v; want %v, %v", wait, retry, tc.wait, tc.retry)
+			}
+		})
+	}
+}
