@@ -109,21 +109,38 @@ type Adapter interface {
 	// under dir/src/<path>, the unified diff at dir/diff.patch. It returns
 	// the Change with its changed-line map filled in. The caller writes
 	// change.json.
+	//
+	// Every command Fetch runs is bounded by the repo's command_timeout
+	// and gets only the environment vcs.ChildEnv builds. Errors wrap the
+	// sentinels below; see IsTransient.
 	Fetch(ctx context.Context, rev string, dir string) (*Change, error)
 }
 
-// Sentinel errors adapters wrap so callers can tell bad input from outages.
+// Sentinel errors adapters wrap so callers can tell bad input from
+// outages. IsTransient groups the ones worth retrying.
 var (
-	// ErrNoSuchRevision: the revision does not exist (yet) in the repository.
+	// ErrNoSuchRevision: the revision does not exist in the repository.
+	// It is transient for a while: a Perforce replica or edge server, or
+	// an svnsync mirror, answers this for a change its master already
+	// has until it catches up. The daemon retries it for a grace window
+	// of its own and treats it as permanent after that.
 	ErrNoSuchRevision = errors.New("no such revision")
 	// ErrBadRevision: the revision string is not valid for this VCS.
+	// Permanent.
 	ErrBadRevision = errors.New("invalid revision")
 	// ErrToolMissing: the VCS command-line client is not installed.
+	// Permanent until the host is fixed.
 	ErrToolMissing = errors.New("vcs client not installed")
 	// ErrPathOutOfScope: a context or blame request names a path outside
 	// the reviewed repository directory; the review server maps it to
 	// PATH_OUT_OF_SCOPE.
 	ErrPathOutOfScope = errors.New("path out of scope")
+	// ErrTimeout: a VCS command ran past the repo's command_timeout and
+	// was killed together with every process it started. Transient.
+	ErrTimeout = errors.New("vcs command timed out")
+	// ErrUnavailable: the client could not reach the server (connection
+	// refused or reset, name resolution, TLS handshake). Transient.
+	ErrUnavailable = errors.New("vcs server unavailable")
 )
 
 // BlameStatus says how complete a BlameResult is.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/aicr-dev/aicr/vcs/p4/p4emu"
+	"github.com/aicr-dev/aicr/internal/p4emu"
 )
 
 // BenchmarkFetch reports time per Fetch and p4 processes per Fetch for

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -64,6 +65,10 @@ type Config struct {
 	P4Path string `toml:"p4_path"`
 	// BatchSize is how many files one p4 print fetches.
 	BatchSize int `toml:"batch_size"`
+	// CommandTimeout bounds every p4 invocation; a command past it is
+	// killed with its children and the fetch fails with vcs.ErrTimeout,
+	// which the daemon retries. Zero means vcs.DefaultCommandTimeout.
+	CommandTimeout time.Duration `toml:"command_timeout"`
 }
 
 var (
@@ -144,6 +149,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxFiles < 0 {
 		errs = append(errs, fmt.Errorf("max_files %d: must not be negative (0 means %d)", c.MaxFiles, DefaultMaxFiles))
+	}
+	if c.CommandTimeout < 0 {
+		errs = append(errs, fmt.Errorf("command_timeout %s: must not be negative (0 means %s)", c.CommandTimeout, vcs.DefaultCommandTimeout))
 	}
 	if c.BatchSize < 0 {
 		errs = append(errs, fmt.Errorf("batch_size %d: must not be negative (0 means %d)", c.BatchSize, DefaultBatchSize))

@@ -40,6 +40,7 @@ type Adapter struct {
 
 	mu      sync.Mutex
 	unicode *bool             // cached answer of p4 -ztag info
+	info    *infoCall         // the p4 info in flight, if any
 	emails  map[string]string // cached p4 user -o Email
 }
 
@@ -79,22 +80,66 @@ func (a *Adapter) isUnicode(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.unicode != nil {
-		return *a.unicode, nil
+		uni := *a.unicode
+		a.mu.Unlock()
+		return uni, nil
 	}
+	call := a.info
+	if call == nil {
+		// One p4 info for every concurrent first fetch. It runs for no
+		// caller in particular, so that one caller giving up does not
+		// fail the others; command_timeout bounds it.
+		call = &infoCall{done: make(chan struct{})}
+		a.info = call
+		go a.askInfo(context.WithoutCancel(ctx), call)
+	}
+	a.mu.Unlock()
+	// No lock is held while p4 runs: a caller waits no longer than its
+	// own context allows, however long the server takes.
+	select {
+	case <-call.done:
+		return call.unicode, call.err
+	case <-ctx.Done():
+		return false, fmt.Errorf("p4 info: %w", ctx.Err())
+	}
+}
+
+// infoCall is the one p4 info in flight.
+type infoCall struct {
+	done    chan struct{}
+	unicode bool
+	err     error
+}
+
+// askInfo runs p4 -ztag info, publishes the answer to the callers waiting
+// on call and caches it; a failure is not cached, the next fetch asks again.
+func (a *Adapter) askInfo(ctx context.Context, call *infoCall) {
+	call.unicode, call.err = a.runInfo(ctx)
+	a.mu.Lock()
+	if call.err == nil {
+		uni := call.unicode
+		a.unicode = &uni
+	}
+	a.info = nil
+	a.mu.Unlock()
+	close(call.done)
+}
+
+func (a *Adapter) runInfo(ctx context.Context) (bool, error) {
 	// info is the one command a unicode server answers without -C.
 	cmd, err := a.command(ctx, []string{"-ztag"}, "info")
 	if err != nil {
 		return false, err
 	}
+	defer cmd.cancel()
 	var stderr boundedBuffer
 	stderr.max = maxStderr
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		if ctx.Err() != nil {
-			return false, fmt.Errorf("p4 info: %w", ctx.Err())
+		if err := cmd.ended(); err != nil {
+			return false, err
 		}
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
@@ -106,9 +151,7 @@ func (a *Adapter) isUnicode(ctx context.Context) (bool, error) {
 	if len(recs) == 0 {
 		return false, fmt.Errorf("p4 info: no tagged output")
 	}
-	uni := recs[0].Get("unicode") == "enabled"
-	a.unicode = &uni
-	return uni, nil
+	return recs[0].Get("unicode") == "enabled", nil
 }
 
 // vcsPath maps an escaped depot path to the change's path: unescaped,

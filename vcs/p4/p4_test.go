@@ -11,7 +11,7 @@ import (
 
 	"github.com/aicr-dev/aicr/vcs"
 	. "github.com/aicr-dev/aicr/vcs/p4"
-	"github.com/aicr-dev/aicr/vcs/p4/p4emu"
+	"github.com/aicr-dev/aicr/internal/p4emu"
 )
 
 func fetch(t *testing.T, a *Adapter, rev string) (*vcs.Change, string) {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -90,6 +91,11 @@ type Config struct {
 	// FetchParallelism is how many contents are fetched at once. Zero
 	// means DefaultFetchParallelism.
 	FetchParallelism int `toml:"fetch_parallelism"`
+	// CommandTimeout bounds every svn/svnlook invocation; a command past
+	// it is killed with its children (ssh...) and the fetch fails with
+	// vcs.ErrTimeout, which the daemon retries. Zero means
+	// vcs.DefaultCommandTimeout.
+	CommandTimeout time.Duration `toml:"command_timeout"`
 
 	// stateDir is the daemon-provided per-repo directory (SetStateDir).
 	stateDir string
@@ -144,6 +150,9 @@ func (c Config) Validate() error {
 		if n.v < 0 {
 			errs = append(errs, fmt.Errorf("%s %d: must not be negative (0 means the default)", n.key, n.v))
 		}
+	}
+	if c.CommandTimeout < 0 {
+		errs = append(errs, fmt.Errorf("command_timeout %s: must not be negative (0 means %s)", c.CommandTimeout, vcs.DefaultCommandTimeout))
 	}
 	if c.FetchParallelism > 64 {
 		errs = append(errs, fmt.Errorf("fetch_parallelism %d: at most 64", c.FetchParallelism))
