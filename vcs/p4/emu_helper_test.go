@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/aicr-dev/aicr/vcs/p4"
 	"github.com/aicr-dev/aicr/internal/p4emu"
+	. "github.com/aicr-dev/aicr/vcs/p4"
 )
 
 // emuBin is the p4 emulator, built once into a temp dir as "p4".

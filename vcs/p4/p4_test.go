@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/internal/p4emu"
 	"github.com/aicr-dev/aicr/vcs"
 	. "github.com/aicr-dev/aicr/vcs/p4"
-	"github.com/aicr-dev/aicr/internal/p4emu"
 )
 
 func fetch(t *testing.T, a *Adapter, rev string) (*vcs.Change, string) {
