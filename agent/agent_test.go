@@ -2,13 +2,11 @@ package agent_test
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/builtin"
-	"github.com/aicr-dev/aicr/review"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -37,20 +35,5 @@ func TestNew(t *testing.T) {
 	}
 	if _, err := agent.New(agent.Config{Kind: "nope"}, agent.Deps{}); !errors.Is(err, agent.ErrUnknownKind) {
 		t.Errorf("unknown kind: %v", err)
-	}
-}
-
-func TestNewRun(t *testing.T) {
-	r := agent.NewRun("/data/runs/r1")
-	want := agent.Run{
-		Dir:        "/data/runs/r1",
-		AgentDir:   "/data/runs/r1/agent",
-		ChangePath: "/data/runs/r1/change.json",
-		DiffPath:   "/data/runs/r1/diff.patch",
-		SrcDir:     "/data/runs/r1/src",
-		StatePath:  filepath.Join("/data/runs/r1/agent", review.StateFileName),
-	}
-	if r != want {
-		t.Errorf("NewRun = %+v, want %+v", r, want)
 	}
 }

@@ -103,17 +103,28 @@ func (c *Change) File(path string) (FileChange, bool) {
 	return FileChange{}, false
 }
 
+// Dest is where Fetch writes a change: the run directory, whose layout
+// package rundir owns (rundir.Layout implements Dest). vcs declares only
+// what adapters use, so rundir can import vcs for the Change type.
+type Dest interface {
+	// SrcPath is the file that receives the new content of a changed
+	// file (a FileChange.Path); it refuses names that would escape.
+	SrcPath(file string) (string, error)
+	// DiffPath is the file that receives the unified diff.
+	DiffPath() string
+}
+
 // Adapter fetches changes from one configured repository.
 type Adapter interface {
-	// Fetch reads revision rev into dir: the changed files' new content
-	// under dir/src/<path>, the unified diff at dir/diff.patch. It returns
-	// the Change with its changed-line map filled in. The caller writes
-	// change.json.
+	// Fetch reads revision rev into dst: the changed files' new content
+	// at dst.SrcPath(path), the unified diff at dst.DiffPath(). It
+	// returns the Change with its changed-line map filled in. The caller
+	// writes change.json.
 	//
 	// Every command Fetch runs is bounded by the repo's command_timeout
 	// and gets only the environment vcs.ChildEnv builds. Errors wrap the
 	// sentinels below; see IsTransient.
-	Fetch(ctx context.Context, rev string, dir string) (*Change, error)
+	Fetch(ctx context.Context, rev string, dst Dest) (*Change, error)
 }
 
 // Sentinel errors adapters wrap so callers can tell bad input from

@@ -7,7 +7,6 @@ package builtin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,8 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/aicr-dev/aicr/agent/rundir"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -48,7 +47,7 @@ var (
 type Options struct {
 	// MCPCommand starts the aicr MCP tool server, e.g.
 	// {"/usr/local/bin/aicr", "mcp", "serve"}; Review appends
-	// --state <run.StatePath> --change <run.ChangePath> and the limits.
+	// --state <run.StatePath()> --change <run.ChangePath()> and the limits.
 	MCPCommand []string
 	// Limits are passed to the server as flags (Limits.ServeArgs); zero
 	// fields keep the server's defaults.
@@ -77,15 +76,15 @@ func New(opts Options) (*Agent, error) {
 }
 
 // Review scans the added lines of the run's change and reports what it
-// finds through the MCP server into run.StatePath. A tool call the server
+// finds through the MCP server into run.StatePath(). A tool call the server
 // rejects is logged and the review goes on; an error means the review as a
 // whole could not be done.
-func (a *Agent) Review(ctx context.Context, run rundir.Run) error {
-	change, err := loadChange(run.ChangePath)
+func (a *Agent) Review(ctx context.Context, run rundir.Layout) error {
+	change, err := run.ReadChange()
 	if err != nil {
 		return err
 	}
-	res := scanChange(change, run.SrcDir, a.log)
+	res := scanChange(change, run.SrcDir(), a.log)
 
 	sess, err := a.connect(ctx, run)
 	if err != nil {
@@ -123,18 +122,6 @@ func (a *Agent) Review(ctx context.Context, run rundir.Run) error {
 		})
 	}
 	return err
-}
-
-func loadChange(path string) (*vcs.Change, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read change: %w", err)
-	}
-	var c vcs.Change
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("decode change %s: %w", path, err)
-	}
-	return &c, nil
 }
 
 // scanResult is what the rules found and how much they looked at.
@@ -208,8 +195,8 @@ type session struct {
 	log    *slog.Logger
 }
 
-func (a *Agent) connect(ctx context.Context, run rundir.Run) (*session, error) {
-	args := append(append([]string(nil), a.cmd[1:]...), "--state", run.StatePath, "--change", run.ChangePath)
+func (a *Agent) connect(ctx context.Context, run rundir.Layout) (*session, error) {
+	args := append(append([]string(nil), a.cmd[1:]...), "--state", run.StatePath(), "--change", run.ChangePath())
 	args = append(args, a.limits.ServeArgs()...)
 	stderr := &tailBuffer{max: 4 << 10}
 	// The command is built here so the child dies with ctx and runs in
@@ -220,9 +207,7 @@ func (a *Agent) connect(ctx context.Context, run rundir.Run) (*session, error) {
 		cmd := exec.CommandContext(ctx, command, args...)
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Stderr = stderr
-		if run.AgentDir != "" {
-			cmd.Dir = run.AgentDir
-		}
+		cmd.Dir = run.AgentDir()
 		return cmd, nil
 	}
 	c, err := client.NewStdioMCPClientWithOptions(a.cmd[0], nil, args,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 	. "github.com/aicr-dev/aicr/vcs/p4"
 	"github.com/aicr-dev/aicr/vcs/vcstest"
@@ -33,7 +34,7 @@ func TestHungCommandKilledWithGroup(t *testing.T) {
 	// Only a safety net so the pre-fix code fails instead of hanging.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := a.Fetch(ctx, "1", t.TempDir())
+	_, err := a.Fetch(ctx, "1", rundir.New(t.TempDir()))
 	if !errors.Is(err, vcs.ErrTimeout) || !vcs.IsTransient(err) {
 		t.Fatalf("Fetch of a hung p4 = %v, want vcs.ErrTimeout (transient)", err)
 	}
@@ -62,12 +63,12 @@ exit 1
 	first := make(chan error, 1)
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	defer cancel1()
-	go func() { _, err := a.Fetch(ctx1, "1", t.TempDir()); first <- err }()
+	go func() { _, err := a.Fetch(ctx1, "1", rundir.New(t.TempDir())); first <- err }()
 	vcstest.WaitFile(t, started)
 
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	second := make(chan error, 1)
-	go func() { _, err := a.Fetch(ctx2, "2", t.TempDir()); second <- err }()
+	go func() { _, err := a.Fetch(ctx2, "2", rundir.New(t.TempDir())); second <- err }()
 	cancel2()
 	select {
 	case err := <-second:
@@ -99,7 +100,7 @@ func TestChildEnvironmentHasNoDaemonSecrets(t *testing.T) {
 	dump := filepath.Join(t.TempDir(), "env")
 	a := fakeAdapter(t, "env > "+vcstest.Quote(dump)+"\nexit 1\n",
 		Config{Charset: "none", PasswordEnv: "AICR_TEST_P4PASSWD"})
-	_, _ = a.Fetch(context.Background(), "1", t.TempDir())
+	_, _ = a.Fetch(context.Background(), "1", rundir.New(t.TempDir()))
 	b, err := os.ReadFile(dump)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestUnreachableServerIsTransient(t *testing.T) {
 	a := fakeAdapter(t, `printf 'Perforce client error:\n\tConnect to server failed; check $P4PORT.\n\tTCP connect to localhost:1666 failed.\n' >&2
 exit 1
 `, Config{Charset: "none"})
-	_, err := a.Fetch(context.Background(), "1", t.TempDir())
+	_, err := a.Fetch(context.Background(), "1", rundir.New(t.TempDir()))
 	if !errors.Is(err, vcs.ErrUnavailable) || !vcs.IsTransient(err) {
 		t.Fatalf("Fetch against an unreachable server = %v, want vcs.ErrUnavailable", err)
 	}

@@ -185,7 +185,7 @@ type describedFile struct {
 // fixed number of p4 processes whatever the file count: describe -s
 // (metadata), describe -du (diffs of edits, only when there are edits),
 // and print (content of every reviewable file, in batch_size batches).
-func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Change, error) {
+func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Change, error) {
 	n, err := parseChange(rev)
 	if err != nil {
 		return nil, err
@@ -206,9 +206,6 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Chang
 		change.Date = time.Unix(t, 0).UTC()
 	}
 	files := a.classify(d)
-	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
-		return nil, fmt.Errorf("create run dir: %w", err)
-	}
 	var hunks map[string][]byte
 	for _, f := range files {
 		if f.fc.Skipped == "" && f.fc.Action == vcs.ActionModify {
@@ -241,20 +238,20 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Chang
 			f.fc.Binary, f.fc.Skipped = true, vcs.SkipBinary
 			continue
 		}
-		dst, err := srcPath(dir, f.fc.Path)
+		path, err := srcPath(dst, f.fc.Path)
 		if err != nil {
 			f.fc.Skipped = SkipBadName
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("create dir: %w", err)
 		}
-		if err := os.WriteFile(dst, text, 0o644); err != nil {
+		if err := os.WriteFile(path, text, 0o644); err != nil {
 			return nil, fmt.Errorf("write %s: %w", f.fc.Path, err)
 		}
 		writeSection(&patch, f, text, hunks[f.depot])
 	}
-	if err := os.WriteFile(filepath.Join(dir, "diff.patch"), patch.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(dst.DiffPath(), patch.Bytes(), 0o644); err != nil {
 		return nil, fmt.Errorf("write diff: %w", err)
 	}
 	diffs, err := vcs.ParseDiff(patch.Bytes())
@@ -588,15 +585,11 @@ func hunkCounts(h string) (oldN, newN int, err error) {
 	return oldN, newN, nil
 }
 
-// srcPath is dir/src/<rel>, refusing anything that would land elsewhere.
-func srcPath(dir, rel string) (string, error) {
+// srcPath is where rel's content goes, after the depot-name checks; the
+// run directory's own escape check follows in SrcPath.
+func srcPath(dst vcs.Dest, rel string) (string, error) {
 	if err := checkFileName(rel); err != nil {
 		return "", err
 	}
-	src := filepath.Join(dir, "src")
-	p := filepath.Join(src, filepath.FromSlash(rel))
-	if !strings.HasPrefix(p, src+string(filepath.Separator)) {
-		return "", fmt.Errorf("path %q: resolves outside the run directory", rel)
-	}
-	return p, nil
+	return dst.SrcPath(rel)
 }

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -526,7 +527,10 @@ func helperMain() bool {
 			err = errors.Join(a.Cat(context.Background(), "huge.txt", req.Rev, out), out.Close())
 		}
 	case err == nil:
-		_, err = a.Fetch(context.Background(), req.Rev, req.Dir)
+		run := rundir.New(req.Dir)
+		if err = run.Create(); err == nil {
+			_, err = a.Fetch(context.Background(), req.Rev, run)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/vcstest"
 )
@@ -37,7 +38,7 @@ func TestHungCommandKilledWithGroup(t *testing.T) {
 			// Only a safety net so the pre-fix code fails instead of hanging.
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			_, err = a.Fetch(ctx, strconv.FormatInt(fx.rModify, 10), t.TempDir())
+			_, err = a.Fetch(ctx, strconv.FormatInt(fx.rModify, 10), rundir.New(t.TempDir()))
 			if !errors.Is(err, vcs.ErrTimeout) || !vcs.IsTransient(err) {
 				t.Fatalf("Fetch with a hung %s = %v, want vcs.ErrTimeout (transient)", mode, err)
 			}
@@ -72,7 +73,7 @@ func TestChildEnvironmentHasNoDaemonSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := a.Fetch(context.Background(), strconv.FormatInt(fx.rModify, 10), t.TempDir())
+			c, err := a.Fetch(context.Background(), strconv.FormatInt(fx.rModify, 10), rundir.New(t.TempDir()))
 			if err != nil || len(c.Files) == 0 {
 				t.Fatalf("Fetch through the wrapper = %v, %v", c, err)
 			}
@@ -101,14 +102,14 @@ func TestUnreachableServerIsTransient(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	a := newAdapter(t, Config{URL: fmt.Sprintf("svn://127.0.0.1:%d/repo/trunk", port)})
-	_, err = a.Fetch(context.Background(), "1", t.TempDir())
+	_, err = a.Fetch(context.Background(), "1", rundir.New(t.TempDir()))
 	if !errors.Is(err, vcs.ErrUnavailable) || !vcs.IsTransient(err) {
 		t.Fatalf("Fetch from a closed port = %v, want vcs.ErrUnavailable", err)
 	}
 }
 
 func TestNoSuchRevisionIsTransient(t *testing.T) {
-	_, err := newAdapter(t, Config{}).Fetch(context.Background(), "999", t.TempDir())
+	_, err := newAdapter(t, Config{}).Fetch(context.Background(), "999", rundir.New(t.TempDir()))
 	if !errors.Is(err, vcs.ErrNoSuchRevision) || !vcs.IsTransient(err) {
 		t.Fatalf("Fetch(999) = %v, want ErrNoSuchRevision, transient", err)
 	}

@@ -186,7 +186,7 @@ func prepareConfigDir(cfg Config) (string, error) {
 	return dir, nil
 }
 
-// Fetch reads revision rev of the configured directory into dir (see
+// Fetch reads revision rev of the configured directory into dst (see
 // vcs.Adapter). Paths in the returned Change are relative to that
 // directory. Change.Repo is left empty for the caller.
 //
@@ -219,7 +219,7 @@ func prepareConfigDir(cfg Config) (string, error) {
 // Files that svn diff shows only because a parent directory was copied
 // (a branch, a tag) are not listed and their sections are dropped from
 // diff.patch, as are the sections of files outside Include/Exclude.
-func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Change, error) {
+func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Change, error) {
 	r, err := parseRev(rev)
 	if err != nil {
 		return nil, err
@@ -237,19 +237,16 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Chang
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
-		return nil, fmt.Errorf("create run dir: %w", err)
-	}
-	patch := filepath.Join(dir, "diff.patch")
+	patch := dst.DiffPath()
 	diffs, err := a.diff(ctx, info, r, change, patch)
 	if err != nil {
 		return nil, err
 	}
-	added, err := a.fetchContents(ctx, info, r, change, diffs, dir)
+	added, err := a.fetchContents(ctx, info, r, change, diffs, dst)
 	if err != nil {
 		return nil, err
 	}
-	if err := appendAdded(patch, dir, r, added); err != nil {
+	if err := appendAdded(patch, dst, r, added); err != nil {
 		return nil, err
 	}
 	return change, nil
@@ -259,7 +256,7 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Chang
 // fetches the chosen ones in path order, FetchParallelism at a time. It
 // returns the files whose line maps it took from their content (see
 // linesFromContent), in path order, for appendAdded.
-func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dir string) ([]*addedFile, error) {
+func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dst vcs.Dest) ([]*addedFile, error) {
 	var (
 		candidates []*vcs.FileChange
 		added      []*addedFile
@@ -353,7 +350,7 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		wg.Add(1)
 		go func(i int, f *vcs.FileChange) {
 			defer func() { <-sem; wg.Done() }()
-			n, nl, skipped, err := a.fetchFile(ctx, info, f.Path, rev, dir)
+			n, nl, skipped, err := a.fetchFile(ctx, info, f.Path, rev, dst)
 			if err != nil {
 				errs[i] = fmt.Errorf("fetch %s: %w", f.Path, err)
 				return
@@ -389,8 +386,8 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		}
 		f.Skipped = vcs.SkipReviewBytesCap
 		if started[i] {
-			dst, _ := srcPath(dir, f.Path)
-			if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+			p, _ := srcPath(dst, f.Path)
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, fmt.Errorf("remove %s over max_review_bytes: %w", f.Path, err)
 			}
 		}
@@ -407,12 +404,12 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 	return added, nil
 }
 
-// fetchFile streams the file into dir/src/<rel>, returning its size and
+// fetchFile streams the file to dst.SrcPath(rel), returning its size and
 // line count, or a Skipped reason when the content is not kept. A file
 // over MaxFileBytes costs no extra process to size: cat stops it after
 // MaxFileBytes bytes, and it is listed "too large".
-func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, dir string) (int64, int, string, error) {
-	dst, err := srcPath(dir, rel)
+func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, run vcs.Dest) (int64, int, string, error) {
+	dst, err := srcPath(run, rel)
 	if err != nil {
 		return 0, 0, "", err
 	}
@@ -561,17 +558,13 @@ func checkRelPath(p string) error {
 	return nil
 }
 
-// srcPath is dir/src/<rel>, refusing anything that would land elsewhere.
-func srcPath(dir, rel string) (string, error) {
+// srcPath is where rel's content goes, after the svn-specific name
+// checks; the run directory's own escape check follows in SrcPath.
+func srcPath(dst vcs.Dest, rel string) (string, error) {
 	if err := checkRelPath(rel); err != nil {
 		return "", err
 	}
-	src := filepath.Join(dir, "src")
-	p := filepath.Join(src, filepath.FromSlash(rel))
-	if !strings.HasPrefix(p, src+string(filepath.Separator)) {
-		return "", fmt.Errorf("path %q: resolves outside the run directory", rel)
-	}
-	return p, nil
+	return dst.SrcPath(rel)
 }
 
 // escapePath escapes a slash-separated path segment by segment, so

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -30,7 +31,11 @@ func newAdapter(t *testing.T, cfg Config) *Adapter {
 func fetch(t *testing.T, a *Adapter, rev int64) (*vcs.Change, string) {
 	t.Helper()
 	dir := t.TempDir()
-	c, err := a.Fetch(context.Background(), strconv.FormatInt(rev, 10), dir)
+	run := rundir.New(dir)
+	if err := run.Create(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Fetch(context.Background(), strconv.FormatInt(rev, 10), run)
 	if err != nil {
 		t.Fatalf("Fetch r%d: %v", rev, err)
 	}
@@ -285,7 +290,7 @@ func TestFetchOutsideURL(t *testing.T) {
 func TestFetchBadRevision(t *testing.T) {
 	a := newAdapter(t, Config{})
 	for _, rev := range []string{"abc", "0", "-1", "", "12x"} {
-		_, err := a.Fetch(context.Background(), rev, t.TempDir())
+		_, err := a.Fetch(context.Background(), rev, rundir.New(t.TempDir()))
 		if !errors.Is(err, vcs.ErrBadRevision) || !strings.Contains(err.Error(), "positive svn revision number") {
 			t.Errorf("Fetch(%q) = %v, want ErrBadRevision", rev, err)
 		}
@@ -293,7 +298,7 @@ func TestFetchBadRevision(t *testing.T) {
 }
 
 func TestFetchNoSuchRevision(t *testing.T) {
-	_, err := newAdapter(t, Config{}).Fetch(context.Background(), "999", t.TempDir())
+	_, err := newAdapter(t, Config{}).Fetch(context.Background(), "999", rundir.New(t.TempDir()))
 	if !errors.Is(err, vcs.ErrNoSuchRevision) {
 		t.Fatalf("Fetch(999) = %v, want ErrNoSuchRevision", err)
 	}
@@ -407,7 +412,7 @@ func TestMimeTypeIsBinary(t *testing.T) {
 }
 
 func TestFetchURLIsFile(t *testing.T) {
-	_, err := newAdapter(t, Config{URL: fx.trunk + "/a.c"}).Fetch(context.Background(), "2", t.TempDir())
+	_, err := newAdapter(t, Config{URL: fx.trunk + "/a.c"}).Fetch(context.Background(), "2", rundir.New(t.TempDir()))
 	if err == nil || !strings.Contains(err.Error(), "point url at a directory") {
 		t.Fatalf("Fetch with a file URL = %v", err)
 	}
