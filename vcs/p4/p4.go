@@ -26,7 +26,6 @@ const (
 	SkipSymlink    = "symlink"
 	SkipPurged     = "purged"
 	SkipArchived   = "archived"
-	SkipTooMany    = "too many files"
 	SkipBadName    = "unreviewable name"
 )
 
@@ -65,7 +64,7 @@ func New(cfg Config) (*Adapter, error) {
 		cfg:    cfg,
 		bin:    bin,
 		scope:  newScope(cfg.DepotPaths),
-		filter: vcs.Filter{Include: cfg.Include, Exclude: cfg.Exclude},
+		filter: cfg.Scope.Filter(),
 		emails: map[string]string{},
 	}, nil
 }
@@ -271,7 +270,6 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Cha
 // before anything is fetched, which are reviewed and why others are not.
 func (a *Adapter) classify(d Record) []*describedFile {
 	var files []*describedFile
-	reviewable := 0
 	for i := 0; ; i++ {
 		is := strconv.Itoa(i)
 		if !d.Has("depotFile" + is) {
@@ -304,15 +302,17 @@ func (a *Adapter) classify(d Record) []*describedFile {
 			fc.Skipped = SkipSymlink
 		case !isTextType(base):
 			fc.Binary, fc.Skipped = true, vcs.SkipBinary
-		case f.size > a.cfg.MaxFileBytes:
-			fc.Skipped = vcs.SkipTooLarge
-		case reviewable >= a.cfg.MaxFiles:
-			fc.Skipped = SkipTooMany
-		default:
-			reviewable++
 		}
 		files = append(files, f)
 	}
+	// describe gives every size, so the whole scope applies before any
+	// content is printed.
+	fcs := make([]*vcs.FileChange, len(files))
+	sizes := make(map[*vcs.FileChange]int64, len(files))
+	for i, f := range files {
+		fcs[i], sizes[f.fc] = f.fc, f.size
+	}
+	a.cfg.Scope.Apply(fcs, func(fc *vcs.FileChange) int64 { return sizes[fc] })
 	return files
 }
 

@@ -213,7 +213,7 @@ func TestFetchLimits(t *testing.T) {
 	if c.Files[9].Skipped != vcs.SkipTooLarge && c.Files[9].Skipped != "" {
 		t.Errorf("file 10: %q", c.Files[9].Skipped)
 	}
-	if c.Files[1999].Skipped != SkipTooMany && c.Files[1999].Skipped != vcs.SkipTooLarge {
+	if c.Files[1999].Skipped != vcs.SkipFileCap && c.Files[1999].Skipped != vcs.SkipTooLarge {
 		t.Errorf("file 2000: %q", c.Files[1999].Skipped)
 	}
 }

@@ -59,14 +59,12 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.SvnlookPath == "" {
 		cfg.SvnlookPath = "svnlook"
 	}
-	if cfg.MaxFileBytes == 0 {
-		cfg.MaxFileBytes = DefaultMaxFileBytes
-	}
+	cfg.Scope = cfg.Scope.WithDefaults(0)
 	if cfg.FetchParallelism == 0 {
 		cfg.FetchParallelism = DefaultFetchParallelism
 	}
 	cfg.URL = strings.TrimRight(cfg.URL, "/")
-	a := &Adapter{cfg: cfg, filter: cfg.filter(), counts: map[string]int{}}
+	a := &Adapter{cfg: cfg, filter: cfg.Scope.Filter(), counts: map[string]int{}}
 
 	scope, canLook := cfg.svnlookScope()
 	a.access = cfg.Access
@@ -319,12 +317,16 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		}
 		wanted = append(wanted, f)
 	}
-	if n := a.cfg.MaxFiles; n > 0 && len(wanted) > n {
-		for _, f := range wanted[n:] {
-			f.Skipped = vcs.SkipFileCap
+	// Sizes are learnt by fetching: the scope's path filter and
+	// max_files now, its byte caps once the contents are here.
+	a.cfg.Scope.Apply(wanted, func(*vcs.FileChange) int64 { return vcs.SizeUnknown })
+	kept := wanted[:0:0]
+	for _, f := range wanted {
+		if f.Skipped == "" {
+			kept = append(kept, f)
 		}
-		wanted = wanted[:n]
 	}
+	wanted = kept
 
 	sizes := make([]int64, len(wanted))
 	lines := make([]int, len(wanted))
@@ -369,22 +371,17 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Walk in path order: once the running total passes the cap, this and
-	// every later file are out, whatever order the fetches finished in.
-	var total int64
-	over := false
+	// The byte caps in path order, whatever order the fetches finished
+	// in. A file never started sits after the ones that passed the cap.
+	index := make(map[*vcs.FileChange]int, len(wanted))
 	for i, f := range wanted {
-		if f.Skipped != "" {
+		index[f] = i
+	}
+	a.cfg.Scope.Apply(wanted, func(f *vcs.FileChange) int64 { return sizes[index[f]] })
+	for i, f := range wanted {
+		if f.Skipped != vcs.SkipReviewBytesCap {
 			continue
 		}
-		total += sizes[i]
-		if !over && a.cfg.MaxReviewBytes > 0 && total > a.cfg.MaxReviewBytes {
-			over = true
-		}
-		if !over {
-			continue
-		}
-		f.Skipped = vcs.SkipReviewBytesCap
 		if started[i] {
 			p, _ := srcPath(dst, f.Path)
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -201,7 +201,7 @@ func TestFetchCopy(t *testing.T) {
 }
 
 func TestFetchTooLarge(t *testing.T) {
-	c, dir := fetch(t, newAdapter(t, Config{MaxFileBytes: 1000}), fx.rFilter)
+	c, dir := fetch(t, newAdapter(t, Config{Scope: vcs.Scope{MaxFileBytes: 1000}}), fx.rFilter)
 	big := file(t, c, "big.txt")
 	if big.Skipped != vcs.SkipTooLarge {
 		t.Errorf("big.txt = %+v, want skipped too large", big)
@@ -229,7 +229,7 @@ func TestFetchTooLarge(t *testing.T) {
 }
 
 func TestFetchFilter(t *testing.T) {
-	a := newAdapter(t, Config{Include: []string{"**/*.go", "docs/**"}, Exclude: []string{"vendor/**"}})
+	a := newAdapter(t, Config{Scope: vcs.Scope{Include: []string{"**/*.go", "docs/**"}, Exclude: []string{"vendor/**"}}})
 	c, dir := fetch(t, a, fx.rFilter)
 	for _, p := range []string{"src/main.go", "docs/readme.md"} {
 		if f := file(t, c, p); f.Skipped != "" || len(f.Added) != 1 {
@@ -326,8 +326,8 @@ func TestConfigValidate(t *testing.T) {
 		{"bad scheme", Config{URL: "ftp://host/x"}, "scheme must be"},
 		{"credentials", Config{URL: "https://bob:pw@host/x"}, "must not contain credentials"},
 		{"no host", Config{URL: "https:///x"}, "no host"},
-		{"negative max", Config{URL: "file:///r", MaxFileBytes: -1}, "max_file_bytes -1"},
-		{"bad glob", Config{URL: "file:///r", Include: []string{"[a-"}}, `include pattern "[a-"`},
+		{"negative max", Config{URL: "file:///r", Scope: vcs.Scope{MaxFileBytes: -1}}, "max_file_bytes -1"},
+		{"bad glob", Config{URL: "file:///r", Scope: vcs.Scope{Include: []string{"[a-"}}}, `include pattern "[a-"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,7 +357,7 @@ func TestYoungest(t *testing.T) {
 
 func TestCat(t *testing.T) {
 	ctx := context.Background()
-	a := newAdapter(t, Config{MaxFileBytes: 1000})
+	a := newAdapter(t, Config{Scope: vcs.Scope{MaxFileBytes: 1000}})
 	var buf bytes.Buffer
 	if err := a.Cat(ctx, "a.c", strconv.FormatInt(fx.rAdd, 10), &buf); err != nil || buf.String() != aAdd {
 		t.Errorf("Cat a.c@rAdd = %q, %v", buf.String(), err)
