@@ -16,6 +16,7 @@ import (
 // copy, with the real svn client; the adapter reads it in one access mode.
 type svnHarness struct {
 	access string
+	serve  *svnserve // svn:// access with a password, when set
 	repo   string
 	url    string
 	wc     string
@@ -86,6 +87,9 @@ func (h *svnHarness) Adapter(t *testing.T, scope vcs.Scope) vcs.Adapter {
 	if h.access == AccessSvnlook {
 		cfg.LocalPath = h.repo
 	}
+	if h.serve != nil {
+		cfg.URL, cfg.Username, cfg.PasswordFile = h.serve.url, h.serve.user, h.serve.passFile
+	}
 	cfg.SetStateDir(filepath.Join(t.TempDir(), "state"))
 	a, err := New(cfg)
 	if err != nil {
@@ -97,9 +101,20 @@ func (h *svnHarness) Adapter(t *testing.T, scope vcs.Scope) vcs.Adapter {
 func (h *svnHarness) ChangePath(rel string) string { return rel }
 
 // TestAdapterConformance runs the suite shared with p4 against real
-// repositories, once per access mode.
+// repositories: the svn client over file://, over svnserve with a
+// password, and svnlook.
 func TestAdapterConformance(t *testing.T) {
 	for _, access := range []string{AccessSVN, AccessSvnlook} {
 		t.Run(access, func(t *testing.T) { vcstest.Run(t, newSvnHarness(t, access)) })
 	}
+	t.Run("svnserve", func(t *testing.T) {
+		h := newSvnHarness(t, AccessSVN)
+		s, err := startSvnserve(t.TempDir(), h.repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.stop()
+		h.serve = s
+		vcstest.Run(t, h)
+	})
 }
