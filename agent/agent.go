@@ -11,20 +11,14 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
-	"github.com/aicr-dev/aicr/agent/rundir"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 )
 
-// Run holds the paths of one run directory; see rundir.New.
-type Run = rundir.Run
-
-// NewRun returns the standard layout of the run directory dir.
-func NewRun(dir string) Run { return rundir.New(dir) }
-
 // Agent reviews the change of one run. It returns an error only when the
-// review could not take place; what it found is in run.StatePath.
+// review could not take place; what it found is in run.StatePath().
 type Agent interface {
-	Review(ctx context.Context, run Run) error
+	Review(ctx context.Context, run rundir.Layout) error
 }
 
 var _ Agent = (*builtin.Agent)(nil)
@@ -137,7 +131,7 @@ type timedAgent struct {
 	limit time.Duration
 }
 
-func (t *timedAgent) Review(ctx context.Context, run Run) error {
+func (t *timedAgent) Review(ctx context.Context, run rundir.Layout) error {
 	cause := fmt.Errorf("%w: stopped after %s ([agent] timeout); raise the timeout or look at what the agent was doing", ErrTimeout, t.limit)
 	ctx, cancel := context.WithTimeoutCause(ctx, t.limit, cause)
 	defer cancel()

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/builtin"
-	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -43,25 +42,10 @@ func TestNew(t *testing.T) {
 	}
 }
 
-func TestNewRun(t *testing.T) {
-	r := agent.NewRun("/data/runs/r1")
-	want := agent.Run{
-		Dir:        "/data/runs/r1",
-		AgentDir:   "/data/runs/r1/agent",
-		ChangePath: "/data/runs/r1/change.json",
-		DiffPath:   "/data/runs/r1/diff.patch",
-		SrcDir:     "/data/runs/r1/src",
-		StatePath:  filepath.Join("/data/runs/r1/agent", review.StateFileName),
-	}
-	if r != want {
-		t.Errorf("NewRun = %+v, want %+v", r, want)
-	}
-}
-
 // sleepyAgent stands for an agent that hangs: it waits for its context.
 type sleepyAgent struct{ ended chan error }
 
-func (s sleepyAgent) Review(ctx context.Context, _ agent.Run) error {
+func (s sleepyAgent) Review(ctx context.Context, _ rundir.Layout) error {
 	<-ctx.Done()
 	s.ended <- context.Cause(ctx)
 	return fmt.Errorf("agent interrupted: %w", ctx.Err())
@@ -70,7 +54,7 @@ func (s sleepyAgent) Review(ctx context.Context, _ agent.Run) error {
 // A pass had no wall-clock limit: a hung agent held its worker forever.
 func TestPassTimeout(t *testing.T) {
 	s := sleepyAgent{ended: make(chan error, 1)}
-	err := agent.WithTimeout(s, 50*time.Millisecond).Review(context.Background(), agent.NewRun(t.TempDir()))
+	err := agent.WithTimeout(s, 50*time.Millisecond).Review(context.Background(), rundir.New(t.TempDir()))
 	if !errors.Is(err, agent.ErrTimeout) || !strings.Contains(err.Error(), "[agent] timeout") {
 		t.Fatalf("got %v, want ErrTimeout naming [agent] timeout", err)
 	}
@@ -78,21 +62,21 @@ func TestPassTimeout(t *testing.T) {
 		t.Errorf("the agent's context ended with %v", cause)
 	}
 	// An agent that finishes in time is not touched.
-	if err := agent.WithTimeout(okAgent{}, time.Hour).Review(context.Background(), agent.NewRun(t.TempDir())); err != nil {
+	if err := agent.WithTimeout(okAgent{}, time.Hour).Review(context.Background(), rundir.New(t.TempDir())); err != nil {
 		t.Errorf("quick agent: %v", err)
 	}
 	// Cancelling from outside is not a timeout.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s = sleepyAgent{ended: make(chan error, 1)}
-	if err := agent.WithTimeout(s, time.Hour).Review(ctx, agent.NewRun(t.TempDir())); errors.Is(err, agent.ErrTimeout) {
+	if err := agent.WithTimeout(s, time.Hour).Review(ctx, rundir.New(t.TempDir())); errors.Is(err, agent.ErrTimeout) {
 		t.Errorf("cancelled pass reported as timeout: %v", err)
 	}
 }
 
 type okAgent struct{}
 
-func (okAgent) Review(context.Context, agent.Run) error { return nil }
+func (okAgent) Review(context.Context, rundir.Layout) error { return nil }
 
 func TestConfigTimeoutAndLimits(t *testing.T) {
 	c := agent.Config{Kind: "builtin"}

@@ -2,22 +2,20 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -113,16 +111,12 @@ func loadChange(run *audit.RunDetail) *vcs.Change {
 	if run.RunDir == "" {
 		return fallback
 	}
-	b, err := os.ReadFile(agent.NewRun(run.RunDir).ChangePath)
-	if err != nil {
-		return fallback
-	}
-	var c vcs.Change
-	if err := json.Unmarshal(b, &c); err != nil || c.Revision == "" {
+	c, err := rundir.New(run.RunDir).ReadChange()
+	if err != nil || c.Revision == "" {
 		return fallback
 	}
 	c.Repo = run.Repo
-	return &c
+	return c
 }
 
 func expandChangeURL(tmpl string, c *vcs.Change) string {

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"expvar"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -221,37 +221,37 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	}
 	adapter := p.adapters[run.Repo]
 
-	layout := agent.NewRun(filepath.Join(p.cfg.Daemon.DataDir, "runs", strconv.FormatInt(run.ID, 10)))
+	layout := rundir.New(filepath.Join(p.cfg.Daemon.DataDir, "runs", strconv.FormatInt(run.ID, 10)))
 	// A resumed run starts from a clean directory: a half-written fetch
 	// from the interrupted attempt must not leak into this one.
-	if err := os.RemoveAll(layout.Dir); err != nil {
+	if err := os.RemoveAll(layout.Dir()); err != nil {
 		return audit.Outcome{}, fmt.Errorf("clean run dir: %w", err)
 	}
-	if err := os.MkdirAll(layout.AgentDir, 0o750); err != nil {
-		return audit.Outcome{}, fmt.Errorf("create run dir: %w", err)
+	if err := layout.Create(); err != nil {
+		return audit.Outcome{}, err
 	}
-	rep.RunDir = layout.Dir
-	if err := p.store.SetRunDir(ctx, run.ID, layout.Dir); err != nil {
+	rep.RunDir = layout.Dir()
+	if err := p.store.SetRunDir(ctx, run.ID, layout.Dir()); err != nil {
 		return audit.Outcome{}, fmt.Errorf("record run dir: %w", err)
 	}
 
-	change, err := adapter.Fetch(ctx, run.Revision, layout.Dir)
+	change, err := adapter.Fetch(ctx, run.Revision, layout)
 	if err != nil {
 		return audit.Outcome{}, fmt.Errorf("fetch %s r%s: %w", run.Repo, run.Revision, err)
 	}
 	change.Repo = run.Repo
 	rep.Change = change
-	if err := writeJSONFile(layout.ChangePath, change); err != nil {
-		return audit.Outcome{}, fmt.Errorf("write change.json: %w", err)
+	if err := layout.WriteChange(change); err != nil {
+		return audit.Outcome{}, err
 	}
 
-	if err := review.ClearState(layout.StatePath); err != nil {
+	if err := review.ClearState(layout.StatePath()); err != nil {
 		return audit.Outcome{}, fmt.Errorf("clear stale state: %w", err)
 	}
 	if err := p.agent.Review(ctx, layout); err != nil {
 		return audit.Outcome{}, fmt.Errorf("agent review: %w", err)
 	}
-	state, err := review.LoadState(layout.StatePath)
+	state, err := review.LoadState(layout.StatePath())
 	if err != nil {
 		return audit.Outcome{}, fmt.Errorf("read agent state: %w", err)
 	}
@@ -315,12 +315,4 @@ func (p *Pipeline) dispatch(ctx context.Context, run *audit.Run, repo *RepoConfi
 		}
 	}
 	return published, errors.Join(errs...)
-}
-
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o640)
 }

@@ -7,6 +7,7 @@ package review
 import (
 	"encoding/json"
 
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -106,8 +107,9 @@ const (
 // StateVersion is the current .aicr-output-state.json format version.
 const StateVersion = 1
 
-// StateFileName is the state file's name inside the run's agent directory.
-const StateFileName = ".aicr-output-state.json"
+// StateFileName is the state file's name inside the run's agent
+// directory; package rundir owns the run directory's layout.
+const StateFileName = rundir.StateFileName
 
 // State is the content of .aicr-output-state.json.
 type State struct {

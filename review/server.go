@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/aicr-dev/aicr/vcs"
+	"github.com/aicr-dev/aicr/rundir"
 )
 
 // Tool names, exactly as agents see them.
@@ -31,7 +31,7 @@ const (
 var ToolNames = []string{ToolReportProblem, ToolPublishSummary, ToolSkip, ToolFetchMoreContext, ToolTryBlame}
 
 // ErrNoChange: the server cannot validate anything without the change.
-var ErrNoChange = errors.New("no change file")
+var ErrNoChange = rundir.ErrNoChange
 
 // ServerOptions configure the MCP tool server.
 type ServerOptions struct {
@@ -55,10 +55,10 @@ func (o ServerOptions) withDefaults() ServerOptions {
 		o.StatePath = StateFileName
 	}
 	if o.ChangePath == "" {
-		o.ChangePath = filepath.Join(filepath.Dir(o.StatePath), "..", "change.json")
+		o.ChangePath = rundir.FromStatePath(o.StatePath).ChangePath()
 	}
 	if o.SrcDir == "" {
-		o.SrcDir = filepath.Join(filepath.Dir(o.ChangePath), "src")
+		o.SrcDir = rundir.New(filepath.Dir(o.ChangePath)).SrcDir()
 	}
 	if o.Version == "" {
 		o.Version = "dev"
@@ -88,7 +88,7 @@ func newServer(opts ServerOptions) (*server.MCPServer, *toolHandler, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	change, err := loadChange(opts.ChangePath)
+	change, err := rundir.ReadChange(opts.ChangePath)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,21 +152,6 @@ func Serve(ctx context.Context, opts ServerOptions, in io.Reader, out io.Writer)
 		return fmt.Errorf("serve mcp: %w", err)
 	}
 	return nil
-}
-
-func loadChange(path string) (*vcs.Change, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("load change %s: %w", path, ErrNoChange)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load change: %w", err)
-	}
-	var c vcs.Change
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("decode change %s: %w", path, err)
-	}
-	return &c, nil
 }
 
 // countFlushDelay is how long a refusal that only bumps

@@ -103,27 +103,55 @@ func (c *Change) File(path string) (FileChange, bool) {
 	return FileChange{}, false
 }
 
-// Adapter fetches changes from one configured repository.
-type Adapter interface {
-	// Fetch reads revision rev into dir: the changed files' new content
-	// under dir/src/<path>, the unified diff at dir/diff.patch. It returns
-	// the Change with its changed-line map filled in. The caller writes
-	// change.json.
-	Fetch(ctx context.Context, rev string, dir string) (*Change, error)
+// Dest is where Fetch writes a change: the run directory, whose layout
+// package rundir owns (rundir.Layout implements Dest). vcs declares only
+// what adapters use, so rundir can import vcs for the Change type.
+type Dest interface {
+	// SrcPath is the file that receives the new content of a changed
+	// file (a FileChange.Path); it refuses names that would escape.
+	SrcPath(file string) (string, error)
+	// DiffPath is the file that receives the unified diff.
+	DiffPath() string
 }
 
-// Sentinel errors adapters wrap so callers can tell bad input from outages.
+// Adapter fetches changes from one configured repository.
+type Adapter interface {
+	// Fetch reads revision rev into dst: the changed files' new content
+	// at dst.SrcPath(path), the unified diff at dst.DiffPath(). It
+	// returns the Change with its changed-line map filled in. The caller
+	// writes change.json.
+	//
+	// Every command Fetch runs is bounded by the repo's command_timeout
+	// and gets only the environment vcs.ChildEnv builds. Errors wrap the
+	// sentinels below; see IsTransient.
+	Fetch(ctx context.Context, rev string, dst Dest) (*Change, error)
+}
+
+// Sentinel errors adapters wrap so callers can tell bad input from
+// outages. IsTransient groups the ones worth retrying.
 var (
-	// ErrNoSuchRevision: the revision does not exist (yet) in the repository.
+	// ErrNoSuchRevision: the revision does not exist in the repository.
+	// It is transient for a while: a Perforce replica or edge server, or
+	// an svnsync mirror, answers this for a change its master already
+	// has until it catches up. The daemon retries it for a grace window
+	// of its own and treats it as permanent after that.
 	ErrNoSuchRevision = errors.New("no such revision")
 	// ErrBadRevision: the revision string is not valid for this VCS.
+	// Permanent.
 	ErrBadRevision = errors.New("invalid revision")
 	// ErrToolMissing: the VCS command-line client is not installed.
+	// Permanent until the host is fixed.
 	ErrToolMissing = errors.New("vcs client not installed")
 	// ErrPathOutOfScope: a context or blame request names a path outside
 	// the reviewed repository directory; the review server maps it to
 	// PATH_OUT_OF_SCOPE.
 	ErrPathOutOfScope = errors.New("path out of scope")
+	// ErrTimeout: a VCS command ran past the repo's command_timeout and
+	// was killed together with every process it started. Transient.
+	ErrTimeout = errors.New("vcs command timed out")
+	// ErrUnavailable: the client could not reach the server (connection
+	// refused or reset, name resolution, TLS handshake). Transient.
+	ErrUnavailable = errors.New("vcs server unavailable")
 )
 
 // BlameStatus says how complete a BlameResult is.

@@ -36,7 +36,7 @@ func BenchmarkReviewManyCredentials(b *testing.B) {
 					b.Fatalf("review: %v", err)
 				}
 				b.StopTimer()
-				st, err := review.LoadState(run.StatePath)
+				st, err := review.LoadState(run.StatePath())
 				if err != nil || len(st.Problems) != min(n, review.DefaultLimits().MaxProblems) {
 					b.Fatalf("state %v: %d problems", err, len(st.Problems))
 				}

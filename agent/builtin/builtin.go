@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -23,8 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/aicr-dev/aicr/agent/childenv"
-	"github.com/aicr-dev/aicr/agent/rundir"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -49,7 +48,7 @@ var (
 type Options struct {
 	// MCPCommand starts the aicr MCP tool server, e.g.
 	// {"/usr/local/bin/aicr", "mcp", "serve"}; Review appends
-	// --state <run.StatePath> --change <run.ChangePath> and the limits.
+	// --state <run.StatePath()> --change <run.ChangePath()> and the limits.
 	MCPCommand []string
 	// Limits are passed to the server as flags (Limits.ServeArgs); zero
 	// fields keep the server's defaults.
@@ -84,17 +83,17 @@ func New(opts Options) (*Agent, error) {
 }
 
 // Review scans the added lines of the run's change and reports what it
-// finds through the MCP server into run.StatePath. A tool call the server
+// finds through the MCP server into run.StatePath(). A tool call the server
 // rejects is logged and the review goes on, except that once the server
 // answers LIMIT_EXCEEDED no further problem is sent: the rest are counted
 // in the summary instead. An error means the review as a whole could not
 // be done.
-func (a *Agent) Review(ctx context.Context, run rundir.Run) error {
-	change, err := loadChange(run.ChangePath)
+func (a *Agent) Review(ctx context.Context, run rundir.Layout) error {
+	change, err := run.ReadChange()
 	if err != nil {
 		return err
 	}
-	res, err := scanChange(ctx, change, run.SrcDir, a.log)
+	res, err := scanChange(ctx, change, run.SrcDir(), a.log)
 	if err != nil {
 		return err
 	}
@@ -150,18 +149,6 @@ func (a *Agent) Review(ctx context.Context, run rundir.Run) error {
 type reportTally struct {
 	rejected  int // refused for a reason of their own
 	overLimit int // not sent: the problem limit was reached
-}
-
-func loadChange(path string) (*vcs.Change, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read change: %w", err)
-	}
-	var c vcs.Change
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("decode change %s: %w", path, err)
-	}
-	return &c, nil
 }
 
 // scanResult is what the rules found and how much they looked at.
@@ -243,8 +230,8 @@ type session struct {
 	log    *slog.Logger
 }
 
-func (a *Agent) connect(ctx context.Context, run rundir.Run) (*session, error) {
-	args := append(append([]string(nil), a.cmd[1:]...), "--state", run.StatePath, "--change", run.ChangePath)
+func (a *Agent) connect(ctx context.Context, run rundir.Layout) (*session, error) {
+	args := append(append([]string(nil), a.cmd[1:]...), "--state", run.StatePath(), "--change", run.ChangePath())
 	args = append(args, a.limits.ServeArgs()...)
 	stderr := &tailBuffer{max: 4 << 10}
 	// The command is built here so the child dies with ctx and runs in
@@ -253,11 +240,9 @@ func (a *Agent) connect(ctx context.Context, run rundir.Run) (*session, error) {
 	// returns, so after close the buffer holds everything the server said.
 	cmdFunc := func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
 		cmd := exec.CommandContext(ctx, command, args...)
-		cmd.Env = childenv.Build(run.AgentDir, append(append([]string(nil), a.env...), env...)...)
+		cmd.Env = childenv.Build(run.AgentDir(), append(append([]string(nil), a.env...), env...)...)
 		cmd.Stderr = stderr
-		if run.AgentDir != "" {
-			cmd.Dir = run.AgentDir
-		}
+		cmd.Dir = run.AgentDir()
 		return cmd, nil
 	}
 	c, err := client.NewStdioMCPClientWithOptions(a.cmd[0], nil, args,

@@ -18,8 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
-	"github.com/aicr-dev/aicr/agent/rundir"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -85,11 +85,11 @@ const (
 // 5-8 and 12; line 7 holds an AWS key, line 12 a conflict marker, and
 // line 3 (inside the hunk but not added) another key that predates the
 // change and must not be reported.
-func buildRun(t testing.TB, files map[string]string, change vcs.Change) rundir.Run {
+func buildRun(t testing.TB, files map[string]string, change vcs.Change) rundir.Layout {
 	t.Helper()
 	run := rundir.New(t.TempDir())
 	for p, content := range files {
-		name := filepath.Join(run.SrcDir, filepath.FromSlash(p))
+		name := filepath.Join(run.SrcDir(), filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -101,13 +101,13 @@ func buildRun(t testing.TB, files map[string]string, change vcs.Change) rundir.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(run.ChangePath, data, 0o644); err != nil {
+	if err := os.WriteFile(run.ChangePath(), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(run.DiffPath, []byte("(diff not used by the builtin agent)\n"), 0o644); err != nil {
+	if err := os.WriteFile(run.DiffPath(), []byte("(diff not used by the builtin agent)\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(run.AgentDir, 0o755); err != nil {
+	if err := os.MkdirAll(run.AgentDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return run
@@ -196,7 +196,7 @@ func TestReviewReportsPlantedProblems(t *testing.T) {
 		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
 	}
 
-	st, err := review.LoadState(run.StatePath)
+	st, err := review.LoadState(run.StatePath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestReviewReportsPlantedProblems(t *testing.T) {
 		}
 	}
 
-	raw, err := os.ReadFile(run.StatePath)
+	raw, err := os.ReadFile(run.StatePath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestReviewSkips(t *testing.T) {
 			if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
 				t.Fatalf("review: %v\n%s", err, logs.String())
 			}
-			st, err := review.LoadState(run.StatePath)
+			st, err := review.LoadState(run.StatePath())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +305,7 @@ func TestReviewServerFailsToStart(t *testing.T) {
 	a := newAgent(t, &logs)
 	// A corrupt state file makes the server refuse to start; the error
 	// must carry its stderr so an operator sees why.
-	if err := os.WriteFile(run.StatePath, []byte("{torn"), 0o644); err != nil {
+	if err := os.WriteFile(run.StatePath(), []byte("{torn"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	err := a.Review(testContext(t), run)
@@ -338,7 +338,7 @@ func TestReviewStopsAtTheProblemLimit(t *testing.T) {
 	if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
 		t.Fatalf("review: %v", err)
 	}
-	st, err := review.LoadState(run.StatePath)
+	st, err := review.LoadState(run.StatePath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestReviewPassesLimits(t *testing.T) {
 	if err := a.Review(testContext(t), run); err != nil {
 		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
 	}
-	st, err := review.LoadState(run.StatePath)
+	st, err := review.LoadState(run.StatePath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,12 +51,12 @@ func TestMCPServerGetsNoSecretsFromTheEnvironment(t *testing.T) {
 			t.Errorf("child environment holds %q:\n%s", leak, env)
 		}
 	}
-	for _, want := range []string{"HOME=" + run.AgentDir + "\n", "PATH=", serveEnv + "=1\n"} {
+	for _, want := range []string{"HOME=" + run.AgentDir() + "\n", "PATH=", serveEnv + "=1\n"} {
 		if !strings.Contains(env, want) {
 			t.Errorf("child environment lacks %q:\n%s", want, env)
 		}
 	}
-	if st, err := review.LoadState(run.StatePath); err != nil || st.Skip == nil {
+	if st, err := review.LoadState(run.StatePath()); err != nil || st.Skip == nil {
 		t.Errorf("the review did not complete through the wrapper: %+v %v", st, err)
 	}
 }
@@ -73,17 +73,17 @@ func TestReviewDoesNotReadThroughSymlinksOutOfSrc(t *testing.T) {
 			Added: []vcs.LineRange{{Start: 1, End: 14}}, Hunks: []vcs.LineRange{{Start: 1, End: 14}}},
 	}}
 	run := buildRun(t, map[string]string{}, change)
-	if err := os.MkdirAll(filepath.Join(run.SrcDir, "app"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(run.SrcDir(), "app"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(outside, filepath.Join(run.SrcDir, "app", "config.go")); err != nil {
+	if err := os.Symlink(outside, filepath.Join(run.SrcDir(), "app", "config.go")); err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
 	if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
 		t.Fatalf("review: %v", err)
 	}
-	st, err := review.LoadState(run.StatePath)
+	st, err := review.LoadState(run.StatePath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aicr-dev/aicr/vcs/p4/p4emu"
+	"github.com/aicr-dev/aicr/internal/p4emu"
 )
 
 // newP4Env is a daemon config with one p4 repo served by the project's
@@ -20,8 +20,8 @@ import (
 func newP4Env(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
-	emu := filepath.Join(dir, "bin", "p4")
-	build := exec.Command("go", "build", "-o", emu, "github.com/aicr-dev/aicr/vcs/p4/p4emu/p4")
+	emuBin := filepath.Join(dir, "emu", "p4")
+	build := exec.Command("go", "build", "-o", emuBin, "github.com/aicr-dev/aicr/internal/p4emu/p4")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build p4 emulator: %v\n%s", err, out)
 	}
@@ -37,6 +37,10 @@ func newP4Env(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Setenv(p4emu.EnvDepot, depot)
+	emu, err := p4emu.WriteWrapper(filepath.Join(dir, "bin"), emuBin, depot, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	e := &env{t: t, dir: dir, config: filepath.Join(dir, "aicr.toml"), reports: filepath.Join(dir, "reports.jsonl"),
 		spool: filepath.Join(dir, "spool"), addr: freeAddr(t)}
 	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("e2e-secret\n"), 0o600); err != nil {

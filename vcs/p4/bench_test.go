@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/aicr-dev/aicr/vcs/p4/p4emu"
+	"github.com/aicr-dev/aicr/internal/p4emu"
+	"github.com/aicr-dev/aicr/rundir"
 )
 
 // BenchmarkFetch reports time per Fetch and p4 processes per Fetch for
@@ -29,7 +30,7 @@ func BenchmarkFetch(b *testing.B) {
 			e.reset()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				ch, err := a.Fetch(context.Background(), fmt.Sprint(c.Num), b.TempDir())
+				ch, err := a.Fetch(context.Background(), fmt.Sprint(c.Num), rundir.New(b.TempDir()))
 				if err != nil || len(ch.Files) != n {
 					b.Fatal(err)
 				}

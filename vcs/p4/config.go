@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aicr-dev/aicr/secret"
 	"github.com/aicr-dev/aicr/vcs"
@@ -22,8 +23,8 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxFileBytes int64 = 1 << 20
-	DefaultMaxFiles           = 5000
+	DefaultMaxFileBytes = vcs.DefaultMaxFileBytes
+	DefaultMaxFiles     = 5000
 	// DefaultBatchSize is how many files one `p4 print` fetches. It is
 	// far above normal changelists so they take one process; -x keeps the
 	// command line short whatever the count.
@@ -52,18 +53,19 @@ type Config struct {
 	// "//depot/main/..." includes, "-//depot/main/vendor/..." excludes;
 	// later lines win, as in a client view.
 	DepotPaths []string `toml:"depot_paths"`
-	// Include and Exclude are globs over vcs paths ("depot/main/**/*.c").
-	Include []string `toml:"include"`
-	Exclude []string `toml:"exclude"`
-	// MaxFileBytes: larger files are listed as "too large", not printed.
-	MaxFileBytes int64 `toml:"max_file_bytes"`
-	// MaxFiles: files of a changelist past this many are listed as
-	// "too many files", not fetched.
-	MaxFiles int `toml:"max_files"`
+	// Scope holds include, exclude (globs over vcs paths such as
+	// "depot/main/**/*.c"), max_file_bytes, max_files (default
+	// DefaultMaxFiles) and max_review_bytes. Sizes come from describe, so
+	// nothing over a cap is printed.
+	vcs.Scope
 	// P4Path is the p4 client binary, a path or a name looked up in PATH.
 	P4Path string `toml:"p4_path"`
 	// BatchSize is how many files one p4 print fetches.
 	BatchSize int `toml:"batch_size"`
+	// CommandTimeout bounds every p4 invocation; a command past it is
+	// killed with its children and the fetch fails with vcs.ErrTimeout,
+	// which the daemon retries. Zero means vcs.DefaultCommandTimeout.
+	CommandTimeout time.Duration `toml:"command_timeout"`
 }
 
 var (
@@ -90,12 +92,7 @@ func (c Config) withDefaults() Config {
 	if c.Charset == "" {
 		c.Charset = "auto"
 	}
-	if c.MaxFileBytes == 0 {
-		c.MaxFileBytes = DefaultMaxFileBytes
-	}
-	if c.MaxFiles == 0 {
-		c.MaxFiles = DefaultMaxFiles
-	}
+	c.Scope = c.Scope.WithDefaults(DefaultMaxFiles)
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize
 	}
@@ -139,16 +136,13 @@ func (c Config) Validate() error {
 	if len(c.DepotPaths) > 0 && !included {
 		errs = append(errs, errors.New("depot_paths: needs at least one path that is not a - exclusion"))
 	}
-	if c.MaxFileBytes < 0 {
-		errs = append(errs, fmt.Errorf("max_file_bytes %d: must not be negative (0 means %d)", c.MaxFileBytes, DefaultMaxFileBytes))
-	}
-	if c.MaxFiles < 0 {
-		errs = append(errs, fmt.Errorf("max_files %d: must not be negative (0 means %d)", c.MaxFiles, DefaultMaxFiles))
+	if c.CommandTimeout < 0 {
+		errs = append(errs, fmt.Errorf("command_timeout %s: must not be negative (0 means %s)", c.CommandTimeout, vcs.DefaultCommandTimeout))
 	}
 	if c.BatchSize < 0 {
 		errs = append(errs, fmt.Errorf("batch_size %d: must not be negative (0 means %d)", c.BatchSize, DefaultBatchSize))
 	}
-	if err := (vcs.Filter{Include: c.Include, Exclude: c.Exclude}).Validate(); err != nil {
+	if err := c.Scope.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

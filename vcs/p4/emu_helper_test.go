@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/internal/p4emu"
 	. "github.com/aicr-dev/aicr/vcs/p4"
-	"github.com/aicr-dev/aicr/vcs/p4/p4emu"
 )
 
 // emuBin is the p4 emulator, built once into a temp dir as "p4".
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	emuBin = filepath.Join(dir, "p4")
-	build := exec.Command("go", "build", "-o", emuBin, "./p4emu/p4")
+	build := exec.Command("go", "build", "-o", emuBin, "github.com/aicr-dev/aicr/internal/p4emu/p4")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build p4 emulator:", err)
@@ -48,9 +48,14 @@ func newEmu(tb testing.TB, d *p4emu.Depot) *emuEnv {
 		tb.Fatal(err)
 	}
 	e := &emuEnv{log: filepath.Join(dir, "p4.log")}
+	// Tests that change the depot mid-test read these back.
 	tb.Setenv(p4emu.EnvDepot, depot)
 	tb.Setenv(p4emu.EnvLog, e.log)
-	e.cfg = Config{Port: "localhost:1666", User: "aicr", P4Path: emuBin, DepotPaths: p4emu.DepotPaths}
+	wrapper, err := p4emu.WriteWrapper(filepath.Join(dir, "bin"), emuBin, depot, e.log)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.cfg = Config{Port: "localhost:1666", User: "aicr", P4Path: wrapper, DepotPaths: p4emu.DepotPaths}
 	return e
 }
 

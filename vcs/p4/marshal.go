@@ -173,32 +173,3 @@ func DecodeMarshal(r io.Reader) ([]Record, error) {
 		out = append(out, rec)
 	}
 }
-
-// AppendMarshal appends rec in p4's -G encoding. Keys named in ints are
-// written as integers, as p4 writes severity, generic and level.
-func AppendMarshal(b []byte, rec Record, ints ...string) []byte {
-	b = append(b, mDict)
-	for _, k := range rec.Keys {
-		b = appendMarshalString(b, []byte(k))
-		v := rec.Values[k]
-		isInt := false
-		for _, ik := range ints {
-			if ik == k {
-				isInt = true
-			}
-		}
-		if n, err := strconv.ParseInt(string(v), 10, 32); isInt && err == nil {
-			b = append(b, mInt)
-			b = binary.LittleEndian.AppendUint32(b, uint32(int32(n)))
-			continue
-		}
-		b = appendMarshalString(b, v)
-	}
-	return append(b, mEnd)
-}
-
-func appendMarshalString(b, s []byte) []byte {
-	b = append(b, mString)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(s)))
-	return append(b, s...)
-}

@@ -9,15 +9,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/internal/p4emu"
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 	. "github.com/aicr-dev/aicr/vcs/p4"
-	"github.com/aicr-dev/aicr/vcs/p4/p4emu"
 )
 
 func fetch(t *testing.T, a *Adapter, rev string) (*vcs.Change, string) {
 	t.Helper()
 	dir := t.TempDir()
-	c, err := a.Fetch(context.Background(), rev, dir)
+	run := rundir.New(dir)
+	if err := run.Create(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Fetch(context.Background(), rev, run)
 	if err != nil {
 		t.Fatalf("fetch %s: %v", rev, err)
 	}
@@ -208,7 +213,7 @@ func TestFetchLimits(t *testing.T) {
 	if c.Files[9].Skipped != vcs.SkipTooLarge && c.Files[9].Skipped != "" {
 		t.Errorf("file 10: %q", c.Files[9].Skipped)
 	}
-	if c.Files[1999].Skipped != SkipTooMany && c.Files[1999].Skipped != vcs.SkipTooLarge {
+	if c.Files[1999].Skipped != vcs.SkipFileCap && c.Files[1999].Skipped != vcs.SkipTooLarge {
 		t.Errorf("file 2000: %q", c.Files[1999].Skipped)
 	}
 }
@@ -216,10 +221,10 @@ func TestFetchLimits(t *testing.T) {
 func TestFetchErrors(t *testing.T) {
 	e := newEmu(t, p4emu.Fixture())
 	a := e.adapter(t)
-	if _, err := a.Fetch(context.Background(), "999", t.TempDir()); !errors.Is(err, vcs.ErrNoSuchRevision) {
+	if _, err := a.Fetch(context.Background(), "999", rundir.New(t.TempDir())); !errors.Is(err, vcs.ErrNoSuchRevision) {
 		t.Errorf("unknown change: %v", err)
 	}
-	if _, err := a.Fetch(context.Background(), "-1", t.TempDir()); !errors.Is(err, vcs.ErrBadRevision) {
+	if _, err := a.Fetch(context.Background(), "-1", rundir.New(t.TempDir())); !errors.Is(err, vcs.ErrBadRevision) {
 		t.Errorf("bad change: %v", err)
 	}
 }
@@ -231,7 +236,7 @@ func TestExpiredTicketSaysRunLogin(t *testing.T) {
 	e := newEmu(t, d)
 	t.Setenv("AICR_TEST_P4PASSWD", "not-the-ticket-xyz")
 	e.cfg.PasswordEnv = "AICR_TEST_P4PASSWD"
-	_, err := e.adapter(t).Fetch(context.Background(), "1", t.TempDir())
+	_, err := e.adapter(t).Fetch(context.Background(), "1", rundir.New(t.TempDir()))
 	if !errors.Is(err, ErrAuth) {
 		t.Fatalf("want ErrAuth, got %v", err)
 	}
@@ -253,14 +258,14 @@ func TestPasswordReachesP4OnlyThroughEnv(t *testing.T) {
 	d := p4emu.Fixture()
 	d.Password = "pw-only-in-env"
 	e := newEmu(t, d)
-	if _, err := e.adapter(t).Fetch(context.Background(), "4", t.TempDir()); !errors.Is(err, ErrAuth) ||
+	if _, err := e.adapter(t).Fetch(context.Background(), "4", rundir.New(t.TempDir())); !errors.Is(err, ErrAuth) ||
 		!strings.Contains(err.Error(), "Perforce password (P4PASSWD) invalid or unset.") {
 		t.Fatalf("no password: %v", err)
 	}
 	pwFile := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(pwFile, []byte("pw-only-in-env\n"), 0o600)
 	e.cfg.PasswordFile = pwFile
-	if _, err := e.adapter(t).Fetch(context.Background(), "4", t.TempDir()); err != nil {
+	if _, err := e.adapter(t).Fetch(context.Background(), "4", rundir.New(t.TempDir())); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range e.calls() {
@@ -277,7 +282,7 @@ func TestTicketFile(t *testing.T) {
 	tf := filepath.Join(t.TempDir(), "tickets")
 	os.WriteFile(tf, []byte("localhost:1666=aicr:TICKET0123\n"), 0o600)
 	e.cfg.TicketFile = tf
-	if _, err := e.adapter(t).Fetch(context.Background(), "4", t.TempDir()); err != nil {
+	if _, err := e.adapter(t).Fetch(context.Background(), "4", rundir.New(t.TempDir())); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -310,7 +315,7 @@ func TestUnicodeServerUsesCUTF8(t *testing.T) {
 	}
 	// Forcing charset none on a unicode server fails with p4's own words.
 	e.cfg.Charset = "none"
-	_, err := e.adapter(t).Fetch(context.Background(), "1", t.TempDir())
+	_, err := e.adapter(t).Fetch(context.Background(), "1", rundir.New(t.TempDir()))
 	if err == nil || !strings.Contains(err.Error(), "Unicode server permits only unicode enabled clients.") {
 		t.Errorf("charset none: %v", err)
 	}

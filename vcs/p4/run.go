@@ -10,7 +10,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/aicr-dev/aicr/vcs"
 )
 
 // ErrAuth means the server refused the service user's credentials: the
@@ -53,7 +54,28 @@ func (e *cmdError) Error() string {
 	return fmt.Sprintf("p4 %s: %s", e.cmd, strings.Join(parts, "; "))
 }
 
-func (e *cmdError) Unwrap() error { return e.err }
+// Unwrap lets errors.Is see the process error and, when the client could
+// not reach the server, vcs.ErrUnavailable.
+func (e *cmdError) Unwrap() []error {
+	for _, m := range unreachableMessages {
+		if e.says(m) {
+			return []error{e.err, vcs.ErrUnavailable}
+		}
+	}
+	return []error{e.err}
+}
+
+// unreachableMessages are the client's own texts (msgs/msgrpc.cc) for a
+// server it cannot reach or that dropped the connection.
+var unreachableMessages = []string{
+	"Connect to server failed",
+	"TCP connect to ",
+	"SSL connect to ",
+	"TCP receive failed",
+	"TCP send failed",
+	"Partner exited unexpectedly",
+	"SSL receive failed",
+}
 
 // says reports whether p4 printed a message containing s.
 func (e *cmdError) says(s string) bool {
@@ -92,42 +114,44 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// env is the child's environment: the daemon's, minus every P4* variable
-// a stray shell profile could have set, plus the configured credentials.
-// P4CONFIG/P4ENVIRO are pointed away so no file changes what we parse.
+// env is the child's complete environment: vcs.ChildEnv's allowlist (no
+// P4* variable of the daemon's, no secret of another repo or channel)
+// plus the configured credentials. P4CONFIG/P4ENVIRO are pointed away so
+// no file changes what we parse.
 func (a *Adapter) env() ([]string, error) {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if p4Vars[name] {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "P4CONFIG=", "P4ENVIRO="+os.DevNull, "P4CHARSET=none")
+	set := []string{"P4CONFIG=", "P4ENVIRO=" + os.DevNull, "P4CHARSET=none"}
 	if a.cfg.TicketFile != "" {
-		env = append(env, "P4TICKETS="+a.cfg.TicketFile)
+		set = append(set, "P4TICKETS="+a.cfg.TicketFile)
 	}
 	pw, err := a.cfg.password()
 	if err != nil {
 		return nil, err
 	}
 	if pw != "" {
-		env = append(env, "P4PASSWD="+pw)
+		set = append(set, "P4PASSWD="+pw)
 	}
-	return env, nil
+	return vcs.ChildEnv(set...), nil
 }
 
-// p4Vars are the variables p4 reads that could change what it does or
-// whom it logs in as.
-var p4Vars = map[string]bool{
-	"P4PORT": true, "P4USER": true, "P4CLIENT": true, "P4PASSWD": true, "P4TICKETS": true,
-	"P4CONFIG": true, "P4ENVIRO": true, "P4CHARSET": true, "P4COMMANDCHARSET": true,
-	"P4HOST": true, "P4LANGUAGE": true, "P4TRUST": true, "P4DIFF": true, "P4ALIASES": true,
+// invocation is one p4 command and the deadline it runs under.
+type invocation struct {
+	*exec.Cmd
+	name   string
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelFunc
+	a      *Adapter
 }
 
-// command builds `p4 <global flags> extra... args...`.
-func (a *Adapter) command(ctx context.Context, extra []string, args ...string) (*exec.Cmd, error) {
+// ended returns the error for a command that ran out of time or whose
+// caller gave up, nil otherwise.
+func (inv *invocation) ended() error {
+	return vcs.CommandError(inv.parent, inv.ctx, "p4 "+inv.name, inv.a.cfg.CommandTimeout)
+}
+
+// command builds `p4 <global flags> extra... args...` bounded by the
+// repo's command_timeout; the caller must call cancel.
+func (a *Adapter) command(ctx context.Context, extra []string, args ...string) (*invocation, error) {
 	env, err := a.env()
 	if err != nil {
 		return nil, err
@@ -138,10 +162,11 @@ func (a *Adapter) command(ctx context.Context, extra []string, args ...string) (
 	}
 	argv = append(argv, extra...)
 	argv = append(argv, args...)
-	cmd := exec.CommandContext(ctx, a.bin, argv...)
-	cmd.Env = env
-	cmd.WaitDelay = 5 * time.Second
-	return cmd, nil
+	cmdCtx, cancel := vcs.WithTimeout(ctx, a.cfg.CommandTimeout)
+	return &invocation{
+		Cmd:  vcs.Command(cmdCtx, a.bin, argv, env),
+		name: args[0], parent: ctx, ctx: cmdCtx, cancel: cancel, a: a,
+	}, nil
 }
 
 // charsetArgs is "-C utf8" on unicode servers.
@@ -166,6 +191,7 @@ func (a *Adapter) runG(ctx context.Context, global []string, args ...string) ([]
 	if err != nil {
 		return nil, nil, err
 	}
+	defer cmd.cancel()
 	var stderr boundedBuffer
 	stderr.max = maxStderr
 	cmd.Stderr = &stderr
@@ -182,8 +208,8 @@ func (a *Adapter) runG(ctx context.Context, global []string, args ...string) ([]
 	}
 	waitErr := cmd.Wait()
 	name := args[0]
-	if ctx.Err() != nil {
-		return nil, nil, fmt.Errorf("p4 %s: %w", name, ctx.Err())
+	if err := cmd.ended(); err != nil {
+		return nil, nil, err
 	}
 	var keep []Record
 	var warns, fails []serverError
@@ -225,13 +251,14 @@ func (a *Adapter) runText(ctx context.Context, global []string, args ...string) 
 	if err != nil {
 		return nil, err
 	}
+	defer cmd.cancel()
 	var stdout bytes.Buffer
 	var stderr boundedBuffer
 	stderr.max = maxStderr
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("p4 %s: %w", args[0], ctx.Err())
+		if err := cmd.ended(); err != nil {
+			return nil, err
 		}
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {

@@ -78,24 +78,6 @@ func ParseZtag(out []byte) (records []Record, messages []string) {
 	return records, messages
 }
 
-// AppendZtag appends rec as `p4 -ztag` prints it: one "... key value" line
-// per field and a blank line after the record.
-func AppendZtag(b []byte, rec Record) []byte {
-	for _, k := range rec.Keys {
-		if k == "code" {
-			continue
-		}
-		b = append(b, "... "...)
-		b = append(b, k...)
-		if v := rec.Values[k]; len(v) > 0 {
-			b = append(b, ' ')
-			b = append(b, v...)
-		}
-		b = append(b, '\n')
-	}
-	return append(b, '\n')
-}
-
 // isTextKey reports whether a field can hold multi-line text whose
 // trailing newline shows up as a blank line ("desc", "desc1", "data").
 func isTextKey(k string) bool {

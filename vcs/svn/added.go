@@ -138,7 +138,7 @@ const diffSep = "===============================================================
 //     size is only known to exceed the cap, so it has no line map either.
 //
 // ParseDiff of the result therefore agrees with the files' line maps.
-func appendAdded(path, dir string, rev int64, added []*addedFile) error {
+func appendAdded(path string, dst vcs.Dest, rev int64, added []*addedFile) error {
 	if len(added) == 0 {
 		return nil
 	}
@@ -148,7 +148,7 @@ func appendAdded(path, dir string, rev int64, added []*addedFile) error {
 	}
 	bw := bufio.NewWriterSize(out, 64<<10)
 	for _, af := range added {
-		if err = writeAddedSection(bw, dir, rev, af); err != nil {
+		if err = writeAddedSection(bw, dst, rev, af); err != nil {
 			break
 		}
 	}
@@ -161,7 +161,7 @@ func appendAdded(path, dir string, rev int64, added []*addedFile) error {
 	return err
 }
 
-func writeAddedSection(bw *bufio.Writer, dir string, rev int64, af *addedFile) error {
+func writeAddedSection(bw *bufio.Writer, dst vcs.Dest, rev int64, af *addedFile) error {
 	f := af.f
 	fmt.Fprintf(bw, "Index: %s\n%s\n", f.Path, diffSep)
 	switch {
@@ -182,7 +182,7 @@ func writeAddedSection(bw *bufio.Writer, dir string, rev int64, af *addedFile) e
 	} else {
 		fmt.Fprintf(bw, "@@ -0,0 +1,%d @@\n", lines)
 	}
-	src, err := srcPath(dir, f.Path)
+	src, err := srcPath(dst, f.Path)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+
+	"github.com/aicr-dev/aicr/rundir"
 )
 
 // BenchmarkFetch fetches the 10, 100 and 1,000-file revisions through the
@@ -23,7 +25,7 @@ func BenchmarkFetch(b *testing.B) {
 				rev := strconv.FormatInt(n.rev(), 10)
 				a.ResetProcessCounts()
 				for i := 0; i < b.N; i++ {
-					if _, err := a.Fetch(context.Background(), rev, b.TempDir()); err != nil {
+					if _, err := a.Fetch(context.Background(), rev, rundir.New(b.TempDir())); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -199,16 +199,6 @@ func (a *Adapter) noSuchRevision(ctx context.Context, rev int64) error {
 	return fmt.Errorf("%w: r%d", vcs.ErrNoSuchRevision, rev)
 }
 
-// isBinary applies Subversion's rule (svn_mime_type_is_binary) to the
-// file's svn:mime-type at rev.
-func (a *Adapter) isBinary(ctx context.Context, info *repoInfo, rel string, rev int64) (bool, error) {
-	mime, err := a.mimeType(ctx, info, rel, rev)
-	if err != nil || mime == "" {
-		return false, err
-	}
-	return MimeTypeIsBinary(mime), nil
-}
-
 // mimeType returns rel's svn:mime-type at rev, "" when it has none.
 func (a *Adapter) mimeType(ctx context.Context, info *repoInfo, rel string, rev int64) (string, error) {
 	if a.access == AccessSvnlook {

@@ -10,13 +10,14 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-// DefaultMaxFileBytes is the size above which a changed file's content is
-// not fetched (it is listed with Skipped "too large").
-const DefaultMaxFileBytes int64 = 1 << 20
+// DefaultMaxFileBytes is vcs.DefaultMaxFileBytes, the size above which a
+// changed file's content is not fetched.
+const DefaultMaxFileBytes = vcs.DefaultMaxFileBytes
 
 // DefaultFetchParallelism is how many file contents are fetched at once.
 const DefaultFetchParallelism = 4
@@ -73,23 +74,18 @@ type Config struct {
 	// a comma-separated subset of unknown-ca, cn-mismatch, expired,
 	// not-yet-valid, other.
 	TrustServerCertFailures string `toml:"trust_server_cert_failures"`
-	// Include and Exclude are globs over URL-relative paths ("**" matches
-	// any number of directories). An empty Include means every path.
-	// Out-of-scope files are listed with Skipped "excluded by filter".
-	Include []string `toml:"include"`
-	Exclude []string `toml:"exclude"`
-	// MaxFileBytes caps the content fetched per file. Zero means
-	// DefaultMaxFileBytes.
-	MaxFileBytes int64 `toml:"max_file_bytes"`
-	// MaxReviewBytes caps the content fetched per revision; MaxFiles caps
-	// the files whose content is fetched. Files are taken in path order;
-	// the rest are listed with Skipped "over max_review_bytes" or "over
-	// max_files". Zero means no cap.
-	MaxReviewBytes int64 `toml:"max_review_bytes"`
-	MaxFiles       int   `toml:"max_files"`
+	// Scope holds include, exclude, max_file_bytes, max_files and
+	// max_review_bytes; paths are relative to URL. max_files has no
+	// default cap for svn.
+	vcs.Scope
 	// FetchParallelism is how many contents are fetched at once. Zero
 	// means DefaultFetchParallelism.
 	FetchParallelism int `toml:"fetch_parallelism"`
+	// CommandTimeout bounds every svn/svnlook invocation; a command past
+	// it is killed with its children (ssh...) and the fetch fails with
+	// vcs.ErrTimeout, which the daemon retries. Zero means
+	// vcs.DefaultCommandTimeout.
+	CommandTimeout time.Duration `toml:"command_timeout"`
 
 	// stateDir is the daemon-provided per-repo directory (SetStateDir).
 	stateDir string
@@ -140,10 +136,13 @@ func (c Config) Validate() error {
 	for _, n := range []struct {
 		key string
 		v   int64
-	}{{"max_file_bytes", c.MaxFileBytes}, {"max_review_bytes", c.MaxReviewBytes}, {"max_files", int64(c.MaxFiles)}, {"fetch_parallelism", int64(c.FetchParallelism)}} {
+	}{{"fetch_parallelism", int64(c.FetchParallelism)}} {
 		if n.v < 0 {
 			errs = append(errs, fmt.Errorf("%s %d: must not be negative (0 means the default)", n.key, n.v))
 		}
+	}
+	if c.CommandTimeout < 0 {
+		errs = append(errs, fmt.Errorf("command_timeout %s: must not be negative (0 means %s)", c.CommandTimeout, vcs.DefaultCommandTimeout))
 	}
 	if c.FetchParallelism > 64 {
 		errs = append(errs, fmt.Errorf("fetch_parallelism %d: at most 64", c.FetchParallelism))
@@ -173,14 +172,10 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	if err := c.filter().Validate(); err != nil {
+	if err := c.Scope.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-func (c Config) filter() vcs.Filter {
-	return vcs.Filter{Include: c.Include, Exclude: c.Exclude}
 }
 
 func checkURL(raw string) error {

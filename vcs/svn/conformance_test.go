@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -116,7 +117,10 @@ const hugeLines = (hugeBytes + 51) / 52
 
 // TestConformance fetches every scenario through every access mode and
 // requires the same Change and the same fetched content, and a diff.patch
-// whose parse agrees with the Change's line maps.
+// whose parse agrees with the Change's line maps. The shapes every adapter
+// shares are in vcs/vcstest (TestAdapterConformance); these are the
+// Subversion-only ones (peg revisions, replace, property-only, branches
+// outside the URL, 1,000 files, 50 MB) compared across the access modes.
 func TestConformance(t *testing.T) {
 	ms := modes()
 	adapters := make([]*Adapter, len(ms))
@@ -526,7 +530,10 @@ func helperMain() bool {
 			err = errors.Join(a.Cat(context.Background(), "huge.txt", req.Rev, out), out.Close())
 		}
 	case err == nil:
-		_, err = a.Fetch(context.Background(), req.Rev, req.Dir)
+		run := rundir.New(req.Dir)
+		if err = run.Create(); err == nil {
+			_, err = a.Fetch(context.Background(), req.Rev, run)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

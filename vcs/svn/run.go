@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aicr-dev/aicr/secret"
+	"github.com/aicr-dev/aicr/vcs"
 )
 
 // maxStderr bounds how much of svn's stderr ends up in an error message.
@@ -33,7 +31,29 @@ func (e *cmdError) Error() string {
 	return fmt.Sprintf("svn %s: %v: %s", e.sub, e.err, e.stderr)
 }
 
-func (e *cmdError) Unwrap() error { return e.err }
+// Unwrap lets errors.Is see both the process error and, when svn said it
+// could not reach the server, vcs.ErrUnavailable.
+func (e *cmdError) Unwrap() []error {
+	if e.unreachable() {
+		return []error{e.err, vcs.ErrUnavailable}
+	}
+	return []error{e.err}
+}
+
+// unreachableCodes are the svn errors that mean the server or the network
+// failed, not the request: connection refused/reset, name resolution,
+// "unable to connect", a connection closed mid-answer, DAV/serf transport
+// failures.
+var unreachableCodes = []string{"E170013", "E000111", "E000104", "E000110", "E670002", "E670008", "E210002", "E175002", "E120108", "E120171"}
+
+func (e *cmdError) unreachable() bool {
+	for _, c := range unreachableCodes {
+		if e.has(c) {
+			return true
+		}
+	}
+	return false
+}
 
 // has reports whether svn printed the given error or warning code
 // (E160006, W160013...). Codes are stable across locales and versions;
@@ -41,8 +61,8 @@ func (e *cmdError) Unwrap() error { return e.err }
 func (e *cmdError) has(code string) bool { return strings.Contains(e.stderr, code+":") }
 
 func svnSays(err error, code string) bool {
-	ce, ok := err.(*cmdError)
-	return ok && ce.has(code)
+	var ce *cmdError
+	return errors.As(err, &ce) && ce.has(code)
 }
 
 // run executes `svn sub args...` with stdout going to stdout, with the
@@ -82,20 +102,18 @@ func (a *Adapter) look(ctx context.Context, stdout io.Writer, sub string, rev in
 func (a *Adapter) exec(ctx context.Context, bin string, stdout io.Writer, stdin io.Reader, argv []string) error {
 	name := filepath.Base(bin) + " " + argv[0]
 	a.count(name)
-	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmdCtx, cancel := vcs.WithTimeout(ctx, a.cfg.CommandTimeout)
+	defer cancel()
 	// C.UTF-8 makes svn print paths as UTF-8 instead of "?\228" escapes
 	// and keeps its messages in English for the code matching above.
-	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
+	cmd := vcs.Command(cmdCtx, bin, argv, vcs.ChildEnv("LC_ALL=C.UTF-8"))
 	cmd.Stdin = stdin
 	cmd.Stdout = stdout
 	stderr := &boundedBuffer{max: maxStderr}
 	cmd.Stderr = stderr
-	// svn+ssh leaves an ssh child that may hold the pipes open after svn
-	// is killed; don't wait for it forever.
-	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("%s: %w", name, ctx.Err())
+		if cerr := vcs.CommandError(ctx, cmdCtx, name, a.cfg.CommandTimeout); cerr != nil {
+			return cerr
 		}
 		return &cmdError{sub: name, err: err, stderr: strings.TrimSpace(stderr.String())}
 	}

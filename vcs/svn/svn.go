@@ -2,9 +2,7 @@ package svn
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -59,14 +57,12 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.SvnlookPath == "" {
 		cfg.SvnlookPath = "svnlook"
 	}
-	if cfg.MaxFileBytes == 0 {
-		cfg.MaxFileBytes = DefaultMaxFileBytes
-	}
+	cfg.Scope = cfg.Scope.WithDefaults(0)
 	if cfg.FetchParallelism == 0 {
 		cfg.FetchParallelism = DefaultFetchParallelism
 	}
 	cfg.URL = strings.TrimRight(cfg.URL, "/")
-	a := &Adapter{cfg: cfg, filter: cfg.filter(), counts: map[string]int{}}
+	a := &Adapter{cfg: cfg, filter: cfg.Scope.Filter(), counts: map[string]int{}}
 
 	scope, canLook := cfg.svnlookScope()
 	a.access = cfg.Access
@@ -186,7 +182,7 @@ func prepareConfigDir(cfg Config) (string, error) {
 	return dir, nil
 }
 
-// Fetch reads revision rev of the configured directory into dir (see
+// Fetch reads revision rev of the configured directory into dst (see
 // vcs.Adapter). Paths in the returned Change are relative to that
 // directory. Change.Repo is left empty for the caller.
 //
@@ -219,7 +215,7 @@ func prepareConfigDir(cfg Config) (string, error) {
 // Files that svn diff shows only because a parent directory was copied
 // (a branch, a tag) are not listed and their sections are dropped from
 // diff.patch, as are the sections of files outside Include/Exclude.
-func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Change, error) {
+func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Change, error) {
 	r, err := parseRev(rev)
 	if err != nil {
 		return nil, err
@@ -237,285 +233,19 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dir string) (*vcs.Chang
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
-		return nil, fmt.Errorf("create run dir: %w", err)
-	}
-	patch := filepath.Join(dir, "diff.patch")
+	patch := dst.DiffPath()
 	diffs, err := a.diff(ctx, info, r, change, patch)
 	if err != nil {
 		return nil, err
 	}
-	added, err := a.fetchContents(ctx, info, r, change, diffs, dir)
+	added, err := a.fetchContents(ctx, info, r, change, diffs, dst)
 	if err != nil {
 		return nil, err
 	}
-	if err := appendAdded(patch, dir, r, added); err != nil {
+	if err := appendAdded(patch, dst, r, added); err != nil {
 		return nil, err
 	}
 	return change, nil
-}
-
-// fetchContents decides, per file, whether its content is fetched and
-// fetches the chosen ones in path order, FetchParallelism at a time. It
-// returns the files whose line maps it took from their content (see
-// linesFromContent), in path order, for appendAdded.
-func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dir string) ([]*addedFile, error) {
-	var (
-		candidates []*vcs.FileChange
-		added      []*addedFile
-		byPath     = map[string]*addedFile{}
-		needMime   []*vcs.FileChange
-	)
-	for i := range c.Files {
-		f := &c.Files[i]
-		d, inDiff := diffs[f.Path]
-		f.Binary = d.Binary
-		switch {
-		case !a.filter.Match(f.Path):
-			f.Skipped = vcs.SkipExcluded
-			continue
-		case f.NodeKind == vcs.NodeDir:
-			f.Skipped = vcs.SkipDirectory
-			continue
-		case f.Action == vcs.ActionDelete:
-			f.Skipped = vcs.SkipDeleted
-			continue
-		}
-		f.Added, f.Hunks = d.Added, d.Hunks
-		var af *addedFile
-		if linesFromContent(*f, diffs) {
-			af = &addedFile{f: f}
-			added = append(added, af)
-			byPath[f.Path] = af
-		}
-		switch {
-		case f.Binary:
-		case af != nil && a.access == AccessSvnlook && f.Action == vcs.ActionAdd && f.CopyFromPath == "":
-			// svnlook prints the property section of a file added
-			// without history even with --no-diff-added, listing all its
-			// properties: no svn:mime-type there means none.
-			af.mime = strings.TrimSpace(d.PropMimeType)
-			f.Binary = af.mime != "" && MimeTypeIsBinary(af.mime)
-		case af != nil || !inDiff || len(d.Hunks) == 0:
-			// No content in the diff (added, property-only change, empty
-			// file): the diff cannot tell a binary file, the mime type can.
-			needMime = append(needMime, f)
-		}
-		candidates = append(candidates, f)
-	}
-	mimes, err := a.mimeTypes(ctx, info, rev, needMime)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range needMime {
-		m := mimes[f.Path]
-		f.Binary = m != "" && MimeTypeIsBinary(m)
-		if af := byPath[f.Path]; af != nil {
-			af.mime = m
-		}
-	}
-	var wanted []*vcs.FileChange
-	for _, f := range candidates {
-		if f.Binary {
-			f.Skipped = vcs.SkipBinary
-			continue
-		}
-		wanted = append(wanted, f)
-	}
-	if n := a.cfg.MaxFiles; n > 0 && len(wanted) > n {
-		for _, f := range wanted[n:] {
-			f.Skipped = vcs.SkipFileCap
-		}
-		wanted = wanted[:n]
-	}
-
-	sizes := make([]int64, len(wanted))
-	lines := make([]int, len(wanted))
-	started := make([]bool, len(wanted))
-	errs := make([]error, len(wanted))
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		fetched int64
-	)
-	sem := make(chan struct{}, a.cfg.FetchParallelism)
-	for i, f := range wanted {
-		mu.Lock()
-		over := a.cfg.MaxReviewBytes > 0 && fetched > a.cfg.MaxReviewBytes
-		mu.Unlock()
-		if over || ctx.Err() != nil {
-			// What is fetched already exceeds the review cap, so this file
-			// and every later one fall past it; don't fetch them.
-			break
-		}
-		sem <- struct{}{}
-		started[i] = true
-		wg.Add(1)
-		go func(i int, f *vcs.FileChange) {
-			defer func() { <-sem; wg.Done() }()
-			n, nl, skipped, err := a.fetchFile(ctx, info, f.Path, rev, dir)
-			if err != nil {
-				errs[i] = fmt.Errorf("fetch %s: %w", f.Path, err)
-				return
-			}
-			f.Skipped = skipped
-			sizes[i], lines[i] = n, nl
-			mu.Lock()
-			fetched += n
-			mu.Unlock()
-		}(i, f)
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	// Walk in path order: once the running total passes the cap, this and
-	// every later file are out, whatever order the fetches finished in.
-	var total int64
-	over := false
-	for i, f := range wanted {
-		if f.Skipped != "" {
-			continue
-		}
-		total += sizes[i]
-		if !over && a.cfg.MaxReviewBytes > 0 && total > a.cfg.MaxReviewBytes {
-			over = true
-		}
-		if !over {
-			continue
-		}
-		f.Skipped = vcs.SkipReviewBytesCap
-		if started[i] {
-			dst, _ := srcPath(dir, f.Path)
-			if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("remove %s over max_review_bytes: %w", f.Path, err)
-			}
-		}
-	}
-	// Every line of an added file is added. One whose content is not
-	// here (too large, over a cap) gets no line map: nothing anchors to
-	// it, and learning its length would mean reading it whole.
-	for i, f := range wanted {
-		if byPath[f.Path] != nil && f.Skipped == "" && lines[i] > 0 {
-			f.Added = []vcs.LineRange{{Start: 1, End: lines[i]}}
-			f.Hunks = []vcs.LineRange{{Start: 1, End: lines[i]}}
-		}
-	}
-	return added, nil
-}
-
-// fetchFile streams the file into dir/src/<rel>, returning its size and
-// line count, or a Skipped reason when the content is not kept. A file
-// over MaxFileBytes costs no extra process to size: cat stops it after
-// MaxFileBytes bytes, and it is listed "too large".
-func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, dir string) (int64, int, string, error) {
-	dst, err := srcPath(dir, rel)
-	if err != nil {
-		return 0, 0, "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return 0, 0, "", fmt.Errorf("create dir: %w", err)
-	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return 0, 0, "", fmt.Errorf("create file: %w", err)
-	}
-	cw := &countWriter{w: out}
-	err = a.cat(ctx, info, rel, rev, cw)
-	if cerr := out.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("write file: %w", cerr)
-	}
-	if err == nil {
-		return cw.n, cw.lines.lines(), "", nil
-	}
-	if rmErr := os.Remove(dst); rmErr != nil {
-		return 0, 0, "", fmt.Errorf("remove partial file: %w", rmErr)
-	}
-	switch {
-	case errors.Is(err, vcs.ErrTooLarge):
-		return 0, 0, vcs.SkipTooLarge, nil
-	case errors.Is(err, errIsDir):
-		// Old servers log paths without their kind.
-		return 0, 0, vcs.SkipDirectory, nil
-	}
-	return 0, 0, "", err
-}
-
-// countWriter counts the bytes and lines that reach w, so an added file's
-// line map costs no second read.
-type countWriter struct {
-	w     io.Writer
-	n     int64
-	lines lineCounter
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	c.lines.add(p[:n])
-	return n, err
-}
-
-var errIsDir = errors.New("is a directory")
-
-// cat writes rel@rev to w, at most MaxFileBytes of it.
-func (a *Adapter) cat(ctx context.Context, info *repoInfo, rel string, rev int64, w io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	lw := &limitWriter{w: w, left: a.cfg.MaxFileBytes, cancel: cancel}
-	var err error
-	if a.access == AccessSvnlook {
-		err = a.look(ctx, lw, "cat", rev, info.repoPath(rel))
-	} else {
-		err = a.run(ctx, lw, "cat", fileURL(info.url, rel, rev))
-	}
-	switch {
-	case lw.exceeded:
-		return fmt.Errorf("%s: %w (over %d bytes)", rel, vcs.ErrTooLarge, a.cfg.MaxFileBytes)
-	case svnSays(err, "W195007"), svnSays(err, "E160017"):
-		return fmt.Errorf("%s: %w", rel, errIsDir)
-	case svnSays(err, "W160013"), svnSays(err, "E160013"):
-		return fmt.Errorf("%s at r%d: %w", rel, rev, vcs.ErrNoSuchPath)
-	case svnSays(err, "E160006"):
-		return fmt.Errorf("%w: r%d", vcs.ErrNoSuchRevision, rev)
-	}
-	return err
-}
-
-// Cat writes the content of path (relative to the reviewed directory) at
-// revision rev to w, for context requests after the review started. Paths
-// that leave the directory (absolute, "..") fail with
-// vcs.ErrPathOutOfScope; paths that are not files at rev with
-// vcs.ErrNoSuchPath; files over MaxFileBytes with vcs.ErrTooLarge after
-// MaxFileBytes were written.
-func (a *Adapter) Cat(ctx context.Context, path string, rev string, w io.Writer) error {
-	r, err := parseRev(rev)
-	if err != nil {
-		return err
-	}
-	if err := checkScopedPath(path); err != nil {
-		return err
-	}
-	info, err := a.info(ctx)
-	if err != nil {
-		return err
-	}
-	err = a.cat(ctx, info, path, r, w)
-	if errors.Is(err, errIsDir) {
-		return fmt.Errorf("%s is a directory: %w", path, vcs.ErrNoSuchPath)
-	}
-	return err
-}
-
-// checkScopedPath is checkRelPath for paths an agent chose.
-func checkScopedPath(p string) error {
-	if err := checkRelPath(p); err != nil {
-		return fmt.Errorf("%w: %v", vcs.ErrPathOutOfScope, err)
-	}
-	return nil
 }
 
 // Youngest returns the newest revision of the repository.
@@ -545,89 +275,4 @@ func parseRev(rev string) (int64, error) {
 		return 0, fmt.Errorf("%w: %q is not a positive svn revision number", vcs.ErrBadRevision, rev)
 	}
 	return n, nil
-}
-
-// checkRelPath rejects paths that could name something outside the
-// reviewed directory or outside dir/src once joined.
-func checkRelPath(p string) error {
-	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
-		return fmt.Errorf("path %q: must be a non-empty path relative to the repository URL", p)
-	}
-	for _, seg := range strings.Split(p, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("path %q: must not contain empty, . or .. segments", p)
-		}
-	}
-	return nil
-}
-
-// srcPath is dir/src/<rel>, refusing anything that would land elsewhere.
-func srcPath(dir, rel string) (string, error) {
-	if err := checkRelPath(rel); err != nil {
-		return "", err
-	}
-	src := filepath.Join(dir, "src")
-	p := filepath.Join(src, filepath.FromSlash(rel))
-	if !strings.HasPrefix(p, src+string(filepath.Separator)) {
-		return "", fmt.Errorf("path %q: resolves outside the run directory", rel)
-	}
-	return p, nil
-}
-
-// escapePath escapes a slash-separated path segment by segment, so
-// spaces, '#', '%', '?' and non-ASCII survive in a URL.
-func escapePath(p string) string {
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return strings.Join(segs, "/")
-}
-
-// fileURL is base/rel@rev. The peg revision is always given, so a file
-// deleted after rev is still found, and an '@' inside rel is harmless
-// because svn takes the last '@' as the peg revision.
-func fileURL(base, rel string, rev int64) string {
-	return base + "/" + escapePath(rel) + "@" + strconv.FormatInt(rev, 10)
-}
-
-// headURL appends an empty peg revision (HEAD) so an '@' inside the URL
-// is not taken for one.
-func headURL(u string) string { return u + "@" }
-
-func pegURL(base string, rev int64) string {
-	return base + "@" + strconv.FormatInt(rev, 10)
-}
-
-// relPath turns a repository path ("/trunk/a.c") into one relative to the
-// reviewed directory ("a.c"); ok is false for paths outside it and the
-// directory itself.
-func (r *repoInfo) relPath(p string) (string, bool) {
-	rel, ok := strings.CutPrefix(p, r.path+"/")
-	return rel, ok && rel != ""
-}
-
-// repoPath is rel as a path inside the repository, for svnlook.
-func (r *repoInfo) repoPath(rel string) string { return r.path + "/" + rel }
-
-func action(a string) vcs.Action {
-	switch a {
-	case "A":
-		return vcs.ActionAdd
-	case "D":
-		return vcs.ActionDelete
-	case "R":
-		return vcs.ActionReplace
-	}
-	return vcs.ActionModify
-}
-
-// MimeTypeIsBinary reports whether Subversion treats a file with this
-// svn:mime-type as binary: anything but text/*, except two X bitmap
-// types it knows to be text.
-func MimeTypeIsBinary(mime string) bool {
-	mime = strings.TrimSpace(mime)
-	base, _, _ := strings.Cut(mime, ";")
-	base, _, _ = strings.Cut(base, " ")
-	return !strings.HasPrefix(base, "text/") && base != "image/x-xbitmap" && base != "image/x-xpixmap"
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -30,7 +31,11 @@ func newAdapter(t *testing.T, cfg Config) *Adapter {
 func fetch(t *testing.T, a *Adapter, rev int64) (*vcs.Change, string) {
 	t.Helper()
 	dir := t.TempDir()
-	c, err := a.Fetch(context.Background(), strconv.FormatInt(rev, 10), dir)
+	run := rundir.New(dir)
+	if err := run.Create(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Fetch(context.Background(), strconv.FormatInt(rev, 10), run)
 	if err != nil {
 		t.Fatalf("Fetch r%d: %v", rev, err)
 	}
@@ -196,7 +201,7 @@ func TestFetchCopy(t *testing.T) {
 }
 
 func TestFetchTooLarge(t *testing.T) {
-	c, dir := fetch(t, newAdapter(t, Config{MaxFileBytes: 1000}), fx.rFilter)
+	c, dir := fetch(t, newAdapter(t, Config{Scope: vcs.Scope{MaxFileBytes: 1000}}), fx.rFilter)
 	big := file(t, c, "big.txt")
 	if big.Skipped != vcs.SkipTooLarge {
 		t.Errorf("big.txt = %+v, want skipped too large", big)
@@ -224,7 +229,7 @@ func TestFetchTooLarge(t *testing.T) {
 }
 
 func TestFetchFilter(t *testing.T) {
-	a := newAdapter(t, Config{Include: []string{"**/*.go", "docs/**"}, Exclude: []string{"vendor/**"}})
+	a := newAdapter(t, Config{Scope: vcs.Scope{Include: []string{"**/*.go", "docs/**"}, Exclude: []string{"vendor/**"}}})
 	c, dir := fetch(t, a, fx.rFilter)
 	for _, p := range []string{"src/main.go", "docs/readme.md"} {
 		if f := file(t, c, p); f.Skipped != "" || len(f.Added) != 1 {
@@ -285,7 +290,7 @@ func TestFetchOutsideURL(t *testing.T) {
 func TestFetchBadRevision(t *testing.T) {
 	a := newAdapter(t, Config{})
 	for _, rev := range []string{"abc", "0", "-1", "", "12x"} {
-		_, err := a.Fetch(context.Background(), rev, t.TempDir())
+		_, err := a.Fetch(context.Background(), rev, rundir.New(t.TempDir()))
 		if !errors.Is(err, vcs.ErrBadRevision) || !strings.Contains(err.Error(), "positive svn revision number") {
 			t.Errorf("Fetch(%q) = %v, want ErrBadRevision", rev, err)
 		}
@@ -293,7 +298,7 @@ func TestFetchBadRevision(t *testing.T) {
 }
 
 func TestFetchNoSuchRevision(t *testing.T) {
-	_, err := newAdapter(t, Config{}).Fetch(context.Background(), "999", t.TempDir())
+	_, err := newAdapter(t, Config{}).Fetch(context.Background(), "999", rundir.New(t.TempDir()))
 	if !errors.Is(err, vcs.ErrNoSuchRevision) {
 		t.Fatalf("Fetch(999) = %v, want ErrNoSuchRevision", err)
 	}
@@ -321,8 +326,8 @@ func TestConfigValidate(t *testing.T) {
 		{"bad scheme", Config{URL: "ftp://host/x"}, "scheme must be"},
 		{"credentials", Config{URL: "https://bob:pw@host/x"}, "must not contain credentials"},
 		{"no host", Config{URL: "https:///x"}, "no host"},
-		{"negative max", Config{URL: "file:///r", MaxFileBytes: -1}, "max_file_bytes -1"},
-		{"bad glob", Config{URL: "file:///r", Include: []string{"[a-"}}, `include pattern "[a-"`},
+		{"negative max", Config{URL: "file:///r", Scope: vcs.Scope{MaxFileBytes: -1}}, "max_file_bytes -1"},
+		{"bad glob", Config{URL: "file:///r", Scope: vcs.Scope{Include: []string{"[a-"}}}, `include pattern "[a-"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,7 +357,7 @@ func TestYoungest(t *testing.T) {
 
 func TestCat(t *testing.T) {
 	ctx := context.Background()
-	a := newAdapter(t, Config{MaxFileBytes: 1000})
+	a := newAdapter(t, Config{Scope: vcs.Scope{MaxFileBytes: 1000}})
 	var buf bytes.Buffer
 	if err := a.Cat(ctx, "a.c", strconv.FormatInt(fx.rAdd, 10), &buf); err != nil || buf.String() != aAdd {
 		t.Errorf("Cat a.c@rAdd = %q, %v", buf.String(), err)
@@ -407,7 +412,7 @@ func TestMimeTypeIsBinary(t *testing.T) {
 }
 
 func TestFetchURLIsFile(t *testing.T) {
-	_, err := newAdapter(t, Config{URL: fx.trunk + "/a.c"}).Fetch(context.Background(), "2", t.TempDir())
+	_, err := newAdapter(t, Config{URL: fx.trunk + "/a.c"}).Fetch(context.Background(), "2", rundir.New(t.TempDir()))
 	if err == nil || !strings.Contains(err.Error(), "point url at a directory") {
 		t.Fatalf("Fetch with a file URL = %v", err)
 	}

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/aicr-dev/aicr/vcs/p4/p4emu"
+	"github.com/aicr-dev/aicr/internal/p4emu"
 )
 
 func main() {

@@ -78,7 +78,7 @@ func TestMarshalEncoderRoundTripsCaptures(t *testing.T) {
 		}
 		var out []byte
 		for _, r := range recs {
-			out = p4.AppendMarshal(out, r, "severity", "generic", "level")
+			out = AppendMarshal(out, r, "severity", "generic", "level")
 		}
 		if !bytes.Equal(out, b) {
 			t.Errorf("%s: re-encoded bytes differ", filepath.Base(f))

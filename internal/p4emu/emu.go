@@ -227,9 +227,9 @@ func (e *emu) authError() (string, int) {
 func (e *emu) stat(rec p4.Record) {
 	switch e.mode {
 	case "G":
-		e.out.Write(p4.AppendMarshal(nil, withCode("stat", rec)))
+		e.out.Write(AppendMarshal(nil, withCode("stat", rec)))
 	case "ztag":
-		e.stdout.Write(p4.AppendZtag(nil, rec))
+		e.stdout.Write(AppendZtag(nil, rec))
 	}
 }
 
@@ -243,7 +243,7 @@ func (e *emu) err(msg string, severity, generic int) {
 		r.Set("data", []byte(msg+"\n"))
 		r.Set("severity", []byte(strconv.Itoa(severity)))
 		r.Set("generic", []byte(strconv.Itoa(generic)))
-		e.out.Write(p4.AppendMarshal(nil, r, "severity", "generic"))
+		e.out.Write(AppendMarshal(nil, r, "severity", "generic"))
 		return
 	}
 	fmt.Fprintln(e.stderr, msg)
@@ -255,7 +255,7 @@ func (e *emu) infoMsg(msg string) {
 		r.Set("code", []byte("info"))
 		r.Set("level", []byte("0"))
 		r.Set("data", []byte(msg))
-		e.out.Write(p4.AppendMarshal(nil, r, "level"))
+		e.out.Write(AppendMarshal(nil, r, "level"))
 		return
 	}
 	fmt.Fprintln(e.stdout, msg)
@@ -271,7 +271,7 @@ func (e *emu) data(code string, b []byte) {
 		var r p4.Record
 		r.Set("code", []byte(code))
 		r.Set("data", b[:n])
-		e.out.Write(p4.AppendMarshal(nil, r))
+		e.out.Write(AppendMarshal(nil, r))
 		b = b[n:]
 	}
 }

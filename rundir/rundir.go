@@ -1,0 +1,168 @@
+// Package rundir owns the layout of one review run's directory,
+// <data_dir>/runs/<run_id>:
+//
+//	change.json   the vcs.Change the adapter fetched (WriteChange/ReadChange)
+//	diff.patch    the unified diff of the change
+//	src/<path>    the new content of every changed text file in scope
+//	agent/        the agent's working directory, with the state file
+//	              .aicr-output-state.json the review tools write
+//	home/         HOME of the agent process, so an agent CLI's config and
+//	              caches stay inside the run and out of the service user's
+//
+// Every other package (the adapters, the review server, the agents, the
+// daemon) asks a Layout for these paths instead of joining names itself.
+// It is a leaf: it imports vcs for the Change type and nothing of aicr
+// above it.
+package rundir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// Names inside a run directory.
+const (
+	ChangeFileName = "change.json"
+	DiffFileName   = "diff.patch"
+	SrcDirName     = "src"
+	AgentDirName   = "agent"
+	HomeDirName    = "home"
+	// StateFileName is the review state file's name inside the agent
+	// directory; review.StateFileName is this constant.
+	StateFileName = ".aicr-output-state.json"
+)
+
+// ErrNoChange: the run directory has no change.json (never fetched, or
+// cleaned up).
+var ErrNoChange = errors.New("no change file")
+
+// Layout is the layout of one run directory. The zero value is not
+// usable; build it with New or FromStatePath.
+type Layout struct {
+	dir string
+}
+
+// New returns the layout of the run directory dir.
+func New(dir string) Layout { return Layout{dir: filepath.Clean(dir)} }
+
+// FromStatePath returns the layout a state file at statePath belongs to:
+// the state file sits in the agent directory, one level below the run
+// directory. `aicr mcp serve --state` relies on this.
+func FromStatePath(statePath string) Layout {
+	return New(filepath.Join(filepath.Dir(statePath), ".."))
+}
+
+// Dir is the run directory itself.
+func (l Layout) Dir() string { return l.dir }
+
+// ChangePath is the change.json of the run.
+func (l Layout) ChangePath() string { return filepath.Join(l.dir, ChangeFileName) }
+
+// DiffPath is the unified diff of the change.
+func (l Layout) DiffPath() string { return filepath.Join(l.dir, DiffFileName) }
+
+// SrcDir holds the new content of the changed files.
+func (l Layout) SrcDir() string { return filepath.Join(l.dir, SrcDirName) }
+
+// AgentDir is the agent's working directory.
+func (l Layout) AgentDir() string { return filepath.Join(l.dir, AgentDirName) }
+
+// HomeDir is the HOME the agent process gets.
+func (l Layout) HomeDir() string { return filepath.Join(l.dir, HomeDirName) }
+
+// StatePath is the review state file the MCP tools write.
+func (l Layout) StatePath() string { return filepath.Join(l.AgentDir(), StateFileName) }
+
+// SrcPath is where the new content of file (a vcs.FileChange.Path:
+// slash-separated, relative to the reviewed root) lives. It refuses names
+// that would land outside src/: absolute paths, empty, "." or ".."
+// segments, NUL bytes. Names with spaces, glob characters or non-ASCII
+// letters are fine.
+func (l Layout) SrcPath(file string) (string, error) {
+	if err := checkRelPath(file); err != nil {
+		return "", err
+	}
+	src := l.SrcDir()
+	p := filepath.Join(src, filepath.FromSlash(file))
+	if !strings.HasPrefix(p, src+string(filepath.Separator)) {
+		return "", fmt.Errorf("path %q: resolves outside the run directory", file)
+	}
+	return p, nil
+}
+
+func checkRelPath(p string) error {
+	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
+		return fmt.Errorf("path %q: must be a non-empty relative path", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("path %q: must not contain empty, . or .. segments", p)
+		}
+	}
+	return nil
+}
+
+// Create makes the run directory with its src/, agent/ and home/
+// subdirectories, private to the service user.
+func (l Layout) Create() error {
+	for _, d := range []string{l.SrcDir(), l.AgentDir(), l.HomeDir()} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return fmt.Errorf("create run dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// WriteChange writes change.json atomically (temp file, rename), so a
+// reader never sees half of it.
+func (l Layout) WriteChange(c *vcs.Change) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode change: %w", err)
+	}
+	tmp, err := os.CreateTemp(l.dir, ChangeFileName+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write change: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write change: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write change: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o640); err != nil {
+		return fmt.Errorf("write change: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), l.ChangePath()); err != nil {
+		return fmt.Errorf("write change: %w", err)
+	}
+	return nil
+}
+
+// ReadChange reads the run's change.json.
+func (l Layout) ReadChange() (*vcs.Change, error) { return ReadChange(l.ChangePath()) }
+
+// ReadChange reads a change.json at path, for callers given the file
+// itself (`aicr mcp serve --change`). A missing file wraps ErrNoChange.
+func ReadChange(path string) (*vcs.Change, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("load change %s: %w", path, ErrNoChange)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load change: %w", err)
+	}
+	var c vcs.Change
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("decode change %s: %w", path, err)
+	}
+	return &c, nil
+}

@@ -1,0 +1,98 @@
+package rundir_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+var _ vcs.Dest = rundir.Layout{}
+
+func TestLayout(t *testing.T) {
+	l := rundir.New("/data/runs/r1")
+	for got, want := range map[string]string{
+		l.Dir():        "/data/runs/r1",
+		l.ChangePath(): "/data/runs/r1/change.json",
+		l.DiffPath():   "/data/runs/r1/diff.patch",
+		l.SrcDir():     "/data/runs/r1/src",
+		l.AgentDir():   "/data/runs/r1/agent",
+		l.HomeDir():    "/data/runs/r1/home",
+		l.StatePath():  "/data/runs/r1/agent/.aicr-output-state.json",
+	} {
+		if got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	}
+	// `aicr mcp serve` run in the agent directory finds the run from the
+	// state file alone.
+	if got := rundir.FromStatePath(rundir.StateFileName).ChangePath(); got != "../change.json" {
+		t.Errorf("FromStatePath(bare name).ChangePath() = %s, want ../change.json", got)
+	}
+	if got := rundir.FromStatePath(l.StatePath()); got != l {
+		t.Errorf("FromStatePath(StatePath()) = %s, want %s", got.Dir(), l.Dir())
+	}
+}
+
+func TestSrcPath(t *testing.T) {
+	l := rundir.New(t.TempDir())
+	for _, ok := range []string{"a.c", "dir/sub/b.go", "with space/x [1]*?.txt", "中文 目录/文件@2x.txt", "..hidden", "a..b"} {
+		p, err := l.SrcPath(ok)
+		if err != nil {
+			t.Errorf("SrcPath(%q): %v", ok, err)
+			continue
+		}
+		if want := filepath.Join(l.SrcDir(), filepath.FromSlash(ok)); p != want {
+			t.Errorf("SrcPath(%q) = %s, want %s", ok, p, want)
+		}
+	}
+	for _, bad := range []string{"", "/etc/passwd", "../x", "a/../../x", "a//b", "./a", "a/.", "a\x00b", ".."} {
+		if p, err := l.SrcPath(bad); err == nil {
+			t.Errorf("SrcPath(%q) = %s, want an error", bad, p)
+		}
+	}
+}
+
+func TestChangeRoundTrip(t *testing.T) {
+	l := rundir.New(t.TempDir())
+	if _, err := l.ReadChange(); !errors.Is(err, rundir.ErrNoChange) {
+		t.Fatalf("ReadChange before WriteChange = %v, want ErrNoChange", err)
+	}
+	if err := l.Create(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{l.SrcDir(), l.AgentDir(), l.HomeDir()} {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			t.Errorf("Create did not make %s: %v", d, err)
+		}
+	}
+	in := &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "7", Author: "ann", Date: time.Unix(1700000000, 0).UTC(),
+		Files: []vcs.FileChange{{Path: "a.c", Action: vcs.ActionModify, NodeKind: vcs.NodeFile, Added: []vcs.LineRange{{Start: 2, End: 3}}}}}
+	if err := l.WriteChange(in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := l.ReadChange()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Revision != "7" || out.Author != "ann" || !out.Date.Equal(in.Date) || len(out.Files) != 1 || !out.Files[0].IsAdded(3) {
+		t.Errorf("round trip = %+v, want %+v", out, in)
+	}
+	entries, _ := os.ReadDir(l.Dir())
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("WriteChange left %s behind", e.Name())
+		}
+	}
+	if err := os.WriteFile(l.ChangePath(), []byte("{torn"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ReadChange(); err == nil || !strings.Contains(err.Error(), "decode change") {
+		t.Errorf("ReadChange of a torn file = %v, want a decode error", err)
+	}
+}

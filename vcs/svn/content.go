@@ -1,0 +1,276 @@
+package svn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// fetchContents decides, per file, whether its content is fetched and
+// fetches the chosen ones in path order, FetchParallelism at a time. It
+// returns the files whose line maps it took from their content (see
+// linesFromContent), in path order, for appendAdded.
+func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dst vcs.Dest) ([]*addedFile, error) {
+	var (
+		candidates []*vcs.FileChange
+		added      []*addedFile
+		byPath     = map[string]*addedFile{}
+		needMime   []*vcs.FileChange
+	)
+	for i := range c.Files {
+		f := &c.Files[i]
+		d, inDiff := diffs[f.Path]
+		f.Binary = d.Binary
+		switch {
+		case !a.filter.Match(f.Path):
+			f.Skipped = vcs.SkipExcluded
+			continue
+		case f.NodeKind == vcs.NodeDir:
+			f.Skipped = vcs.SkipDirectory
+			continue
+		case f.Action == vcs.ActionDelete:
+			f.Skipped = vcs.SkipDeleted
+			continue
+		}
+		f.Added, f.Hunks = d.Added, d.Hunks
+		var af *addedFile
+		if linesFromContent(*f, diffs) {
+			af = &addedFile{f: f}
+			added = append(added, af)
+			byPath[f.Path] = af
+		}
+		switch {
+		case f.Binary:
+		case af != nil && a.access == AccessSvnlook && f.Action == vcs.ActionAdd && f.CopyFromPath == "":
+			// svnlook prints the property section of a file added
+			// without history even with --no-diff-added, listing all its
+			// properties: no svn:mime-type there means none.
+			af.mime = strings.TrimSpace(d.PropMimeType)
+			f.Binary = af.mime != "" && MimeTypeIsBinary(af.mime)
+		case af != nil || !inDiff || len(d.Hunks) == 0:
+			// No content in the diff (added, property-only change, empty
+			// file): the diff cannot tell a binary file, the mime type can.
+			needMime = append(needMime, f)
+		}
+		candidates = append(candidates, f)
+	}
+	mimes, err := a.mimeTypes(ctx, info, rev, needMime)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range needMime {
+		m := mimes[f.Path]
+		f.Binary = m != "" && MimeTypeIsBinary(m)
+		if af := byPath[f.Path]; af != nil {
+			af.mime = m
+		}
+	}
+	var wanted []*vcs.FileChange
+	for _, f := range candidates {
+		if f.Binary {
+			f.Skipped = vcs.SkipBinary
+			continue
+		}
+		wanted = append(wanted, f)
+	}
+	// Sizes are learnt by fetching: the scope's path filter and
+	// max_files now, its byte caps once the contents are here.
+	a.cfg.Scope.Apply(wanted, func(*vcs.FileChange) int64 { return vcs.SizeUnknown })
+	kept := wanted[:0:0]
+	for _, f := range wanted {
+		if f.Skipped == "" {
+			kept = append(kept, f)
+		}
+	}
+	wanted = kept
+
+	sizes := make([]int64, len(wanted))
+	lines := make([]int, len(wanted))
+	started := make([]bool, len(wanted))
+	errs := make([]error, len(wanted))
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		fetched int64
+	)
+	sem := make(chan struct{}, a.cfg.FetchParallelism)
+	for i, f := range wanted {
+		mu.Lock()
+		over := a.cfg.MaxReviewBytes > 0 && fetched > a.cfg.MaxReviewBytes
+		mu.Unlock()
+		if over || ctx.Err() != nil {
+			// What is fetched already exceeds the review cap, so this file
+			// and every later one fall past it; don't fetch them.
+			break
+		}
+		sem <- struct{}{}
+		started[i] = true
+		wg.Add(1)
+		go func(i int, f *vcs.FileChange) {
+			defer func() { <-sem; wg.Done() }()
+			n, nl, skipped, err := a.fetchFile(ctx, info, f.Path, rev, dst)
+			if err != nil {
+				errs[i] = fmt.Errorf("fetch %s: %w", f.Path, err)
+				return
+			}
+			f.Skipped = skipped
+			sizes[i], lines[i] = n, nl
+			mu.Lock()
+			fetched += n
+			mu.Unlock()
+		}(i, f)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The byte caps in path order, whatever order the fetches finished
+	// in. A file never started sits after the ones that passed the cap.
+	index := make(map[*vcs.FileChange]int, len(wanted))
+	for i, f := range wanted {
+		index[f] = i
+	}
+	a.cfg.Scope.Apply(wanted, func(f *vcs.FileChange) int64 { return sizes[index[f]] })
+	for i, f := range wanted {
+		if f.Skipped != vcs.SkipReviewBytesCap {
+			continue
+		}
+		if started[i] {
+			p, _ := srcPath(dst, f.Path)
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("remove %s over max_review_bytes: %w", f.Path, err)
+			}
+		}
+	}
+	// Every line of an added file is added. One whose content is not
+	// here (too large, over a cap) gets no line map: nothing anchors to
+	// it, and learning its length would mean reading it whole.
+	for i, f := range wanted {
+		if byPath[f.Path] != nil && f.Skipped == "" && lines[i] > 0 {
+			f.Added = []vcs.LineRange{{Start: 1, End: lines[i]}}
+			f.Hunks = []vcs.LineRange{{Start: 1, End: lines[i]}}
+		}
+	}
+	return added, nil
+}
+
+// fetchFile streams the file to dst.SrcPath(rel), returning its size and
+// line count, or a Skipped reason when the content is not kept. A file
+// over MaxFileBytes costs no extra process to size: cat stops it after
+// MaxFileBytes bytes, and it is listed "too large".
+func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, run vcs.Dest) (int64, int, string, error) {
+	dst, err := srcPath(run, rel)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return 0, 0, "", fmt.Errorf("create dir: %w", err)
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, 0, "", fmt.Errorf("create file: %w", err)
+	}
+	cw := &countWriter{w: out}
+	err = a.cat(ctx, info, rel, rev, cw)
+	if cerr := out.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("write file: %w", cerr)
+	}
+	if err == nil {
+		return cw.n, cw.lines.lines(), "", nil
+	}
+	if rmErr := os.Remove(dst); rmErr != nil {
+		return 0, 0, "", fmt.Errorf("remove partial file: %w", rmErr)
+	}
+	switch {
+	case errors.Is(err, vcs.ErrTooLarge):
+		return 0, 0, vcs.SkipTooLarge, nil
+	case errors.Is(err, errIsDir):
+		// Old servers log paths without their kind.
+		return 0, 0, vcs.SkipDirectory, nil
+	}
+	return 0, 0, "", err
+}
+
+// countWriter counts the bytes and lines that reach w, so an added file's
+// line map costs no second read.
+type countWriter struct {
+	w     io.Writer
+	n     int64
+	lines lineCounter
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.lines.add(p[:n])
+	return n, err
+}
+
+var errIsDir = errors.New("is a directory")
+
+// cat writes rel@rev to w, at most MaxFileBytes of it.
+func (a *Adapter) cat(ctx context.Context, info *repoInfo, rel string, rev int64, w io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lw := &limitWriter{w: w, left: a.cfg.MaxFileBytes, cancel: cancel}
+	var err error
+	if a.access == AccessSvnlook {
+		err = a.look(ctx, lw, "cat", rev, info.repoPath(rel))
+	} else {
+		err = a.run(ctx, lw, "cat", fileURL(info.url, rel, rev))
+	}
+	switch {
+	case lw.exceeded:
+		return fmt.Errorf("%s: %w (over %d bytes)", rel, vcs.ErrTooLarge, a.cfg.MaxFileBytes)
+	case svnSays(err, "W195007"), svnSays(err, "E160017"):
+		return fmt.Errorf("%s: %w", rel, errIsDir)
+	case svnSays(err, "W160013"), svnSays(err, "E160013"):
+		return fmt.Errorf("%s at r%d: %w", rel, rev, vcs.ErrNoSuchPath)
+	case svnSays(err, "E160006"):
+		return fmt.Errorf("%w: r%d", vcs.ErrNoSuchRevision, rev)
+	}
+	return err
+}
+
+// Cat writes the content of path (relative to the reviewed directory) at
+// revision rev to w, for context requests after the review started. Paths
+// that leave the directory (absolute, "..") fail with
+// vcs.ErrPathOutOfScope; paths that are not files at rev with
+// vcs.ErrNoSuchPath; files over MaxFileBytes with vcs.ErrTooLarge after
+// MaxFileBytes were written.
+func (a *Adapter) Cat(ctx context.Context, path string, rev string, w io.Writer) error {
+	r, err := parseRev(rev)
+	if err != nil {
+		return err
+	}
+	if err := checkScopedPath(path); err != nil {
+		return err
+	}
+	info, err := a.info(ctx)
+	if err != nil {
+		return err
+	}
+	err = a.cat(ctx, info, path, r, w)
+	if errors.Is(err, errIsDir) {
+		return fmt.Errorf("%s is a directory: %w", path, vcs.ErrNoSuchPath)
+	}
+	return err
+}
+
+// checkScopedPath is checkRelPath for paths an agent chose.
+func checkScopedPath(p string) error {
+	if err := checkRelPath(p); err != nil {
+		return fmt.Errorf("%w: %v", vcs.ErrPathOutOfScope, err)
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+package vcstest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// Op is what one FileOp does to a path.
+type Op string
+
+const (
+	OpAdd    Op = "add"
+	OpEdit   Op = "edit"
+	OpDelete Op = "delete"
+	// OpMove moves From to Path (svn mv, p4 move), with Content as the
+	// content at the new path (unchanged from From's in the suite).
+	OpMove Op = "move"
+)
+
+// FileOp is one file of a change the harness commits. Paths are
+// slash-separated and relative to the reviewed root.
+type FileOp struct {
+	Op      Op
+	Path    string
+	From    string
+	Content []byte
+	// Binary asks for a binary file (svn:mime-type, p4 type binary).
+	Binary bool
+}
+
+// Harness gives the suite a repository of one adapter kind to change and
+// read back.
+type Harness interface {
+	// Commit makes one change (revision, changelist) of ops and returns
+	// its id as Fetch takes it.
+	Commit(t *testing.T, desc string, ops ...FileOp) string
+	// Adapter returns an adapter over the repository with scope as the
+	// repo's include/exclude/max_* keys.
+	Adapter(t *testing.T, scope vcs.Scope) vcs.Adapter
+	// ChangePath is the Change's path for a path relative to the root
+	// ("a.c" for svn, "depot/main/..../a.c" for p4).
+	ChangePath(rel string) string
+}
+
+// suiteScope is what Run configures: an excluded tree and a small
+// max_file_bytes so the "large file" shape costs nothing.
+var suiteScope = vcs.Scope{Exclude: []string{"**/vendor/**"}, MaxFileBytes: 4096}
+
+const (
+	fileA      = "src/a.c"
+	contentA   = "line1\nline2\nline3\nline4\nline5\n"
+	contentA2  = "line1\nLINE2\nline3\nline4\nline5\nline6\n"
+	spacesPath = "odd dir/we*ird?[1] name.txt"
+	nonASCII   = "中文 目录/文件.txt"
+	movedA     = "moved dir/a.c"
+)
+
+// Run runs the conformance suite: every adapter, given changes of the
+// same shapes, must report the same Change (actions, skip reasons, line
+// maps) and write the same run directory (new content under src/, a
+// diff.patch whose parse agrees with the line maps).
+func Run(t *testing.T, h Harness) {
+	a := h.Adapter(t, suiteScope)
+	fetch := func(t *testing.T, rev string) (*vcs.Change, rundir.Layout) {
+		t.Helper()
+		run := rundir.New(t.TempDir())
+		if err := run.Create(); err != nil {
+			t.Fatal(err)
+		}
+		c, err := a.Fetch(context.Background(), rev, run)
+		if err != nil {
+			t.Fatalf("Fetch %s: %v", rev, err)
+		}
+		checkPatch(t, c, run)
+		return c, run
+	}
+	file := func(t *testing.T, c *vcs.Change, rel string) vcs.FileChange {
+		t.Helper()
+		f, ok := c.File(h.ChangePath(rel))
+		if !ok {
+			var paths []string
+			for _, f := range c.Files {
+				paths = append(paths, f.Path)
+			}
+			t.Fatalf("change has no %q; it has %q", h.ChangePath(rel), paths)
+		}
+		return f
+	}
+	reviewed := func(t *testing.T, c *vcs.Change, run rundir.Layout, rel string, action vcs.Action, content string) vcs.FileChange {
+		t.Helper()
+		f := file(t, c, rel)
+		if f.Action != action || f.Skipped != "" || f.Binary {
+			t.Errorf("%s: action %q skipped %q binary %v, want %q, reviewed", rel, f.Action, f.Skipped, f.Binary, action)
+		}
+		p, err := run.SrcPath(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(p); err != nil || string(got) != content {
+			t.Errorf("%s: src content %q (%v), want %q", rel, got, err, content)
+		}
+		return f
+	}
+	skipped := func(t *testing.T, c *vcs.Change, run rundir.Layout, rel, reason string) vcs.FileChange {
+		t.Helper()
+		f := file(t, c, rel)
+		if f.Skipped != reason {
+			t.Errorf("%s: skipped %q, want %q", rel, f.Skipped, reason)
+		}
+		if p, err := run.SrcPath(f.Path); err == nil {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%s (%s) has content under src/", rel, reason)
+			}
+		}
+		return f
+	}
+	wholeFile := func(t *testing.T, f vcs.FileChange, lines int) {
+		t.Helper()
+		want := []vcs.LineRange{{Start: 1, End: lines}}
+		if !reflect.DeepEqual(f.Added, want) {
+			t.Errorf("%s: added %v, want %v", f.Path, f.Added, want)
+		}
+	}
+
+	t.Run("add", func(t *testing.T) {
+		rev := h.Commit(t, "add", FileOp{Op: OpAdd, Path: fileA, Content: []byte(contentA)})
+		c, run := fetch(t, rev)
+		if c.Revision != rev || c.Description == "" || c.Author == "" {
+			t.Errorf("metadata: revision %q author %q description %q", c.Revision, c.Author, c.Description)
+		}
+		wholeFile(t, reviewed(t, c, run, fileA, vcs.ActionAdd, contentA), 5)
+	})
+	t.Run("edit", func(t *testing.T) {
+		rev := h.Commit(t, "edit", FileOp{Op: OpEdit, Path: fileA, Content: []byte(contentA2)})
+		c, run := fetch(t, rev)
+		f := reviewed(t, c, run, fileA, vcs.ActionModify, contentA2)
+		for line, added := range map[int]bool{1: false, 2: true, 3: false, 6: true} {
+			if f.IsAdded(line) != added {
+				t.Errorf("edit: line %d added = %v, want %v (added %v)", line, !added, added, f.Added)
+			}
+		}
+	})
+	t.Run("move", func(t *testing.T) {
+		rev := h.Commit(t, "move", FileOp{Op: OpMove, From: fileA, Path: movedA, Content: []byte(contentA2)})
+		c, run := fetch(t, rev)
+		reviewed(t, c, run, movedA, vcs.ActionAdd, contentA2)
+		if f := skipped(t, c, run, fileA, vcs.SkipDeleted); f.Action != vcs.ActionDelete {
+			t.Errorf("move source: action %q, want delete", f.Action)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		rev := h.Commit(t, "delete", FileOp{Op: OpDelete, Path: movedA})
+		c, run := fetch(t, rev)
+		if f := skipped(t, c, run, movedA, vcs.SkipDeleted); f.Action != vcs.ActionDelete {
+			t.Errorf("delete: action %q", f.Action)
+		}
+	})
+	t.Run("binary", func(t *testing.T) {
+		rev := h.Commit(t, "binary", FileOp{Op: OpAdd, Path: "img/logo.png", Content: []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), Binary: true})
+		c, run := fetch(t, rev)
+		if f := skipped(t, c, run, "img/logo.png", vcs.SkipBinary); !f.Binary {
+			t.Errorf("binary file not marked Binary")
+		}
+	})
+	t.Run("large file", func(t *testing.T) {
+		big := bytes.Repeat([]byte("0123456789abcdef\n"), 1000)
+		rev := h.Commit(t, "large", FileOp{Op: OpAdd, Path: "data/big.txt", Content: big},
+			FileOp{Op: OpAdd, Path: "data/small.txt", Content: []byte("small\n")})
+		c, run := fetch(t, rev)
+		skipped(t, c, run, "data/big.txt", vcs.SkipTooLarge)
+		reviewed(t, c, run, "data/small.txt", vcs.ActionAdd, "small\n")
+	})
+	t.Run("excluded path", func(t *testing.T) {
+		rev := h.Commit(t, "vendor", FileOp{Op: OpAdd, Path: "lib/vendor/x.c", Content: []byte("int x;\n")},
+			FileOp{Op: OpAdd, Path: "lib/y.c", Content: []byte("int y;\n")})
+		c, run := fetch(t, rev)
+		skipped(t, c, run, "lib/vendor/x.c", vcs.SkipExcluded)
+		reviewed(t, c, run, "lib/y.c", vcs.ActionAdd, "int y;\n")
+	})
+	t.Run("spaces and glob characters", func(t *testing.T) {
+		rev := h.Commit(t, "odd name", FileOp{Op: OpAdd, Path: spacesPath, Content: []byte("odd\nname\n")})
+		c, run := fetch(t, rev)
+		wholeFile(t, reviewed(t, c, run, spacesPath, vcs.ActionAdd, "odd\nname\n"), 2)
+	})
+	t.Run("non-ASCII", func(t *testing.T) {
+		// Mostly ASCII content: svn add calls a file of mostly high bytes
+		// binary, and the name is what this shape is about.
+		const text = "hello 你好\nworld 世界\n"
+		rev := h.Commit(t, "non-ASCII", FileOp{Op: OpAdd, Path: nonASCII, Content: []byte(text)})
+		c, run := fetch(t, rev)
+		wholeFile(t, reviewed(t, c, run, nonASCII, vcs.ActionAdd, text), 2)
+	})
+	t.Run("max_review_bytes", func(t *testing.T) {
+		b := h.Adapter(t, vcs.Scope{MaxReviewBytes: 10})
+		rev := h.Commit(t, "caps", FileOp{Op: OpAdd, Path: "cap/1.txt", Content: []byte("12345678\n")},
+			FileOp{Op: OpAdd, Path: "cap/2.txt", Content: []byte("12345678\n")})
+		run := rundir.New(t.TempDir())
+		if err := run.Create(); err != nil {
+			t.Fatal(err)
+		}
+		c, err := b.Fetch(context.Background(), rev, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reviewed(t, c, run, "cap/1.txt", vcs.ActionAdd, "12345678\n")
+		skipped(t, c, run, "cap/2.txt", vcs.SkipReviewBytesCap)
+	})
+}
+
+// checkPatch requires diff.patch to parse and to agree with the line maps
+// of every reviewed file.
+func checkPatch(t *testing.T, c *vcs.Change, run rundir.Layout) {
+	t.Helper()
+	b, err := os.ReadFile(run.DiffPath())
+	if err != nil {
+		t.Fatalf("diff.patch: %v", err)
+	}
+	diffs, err := vcs.ParseDiff(b)
+	if err != nil {
+		t.Fatalf("parse diff.patch: %v", err)
+	}
+	for _, f := range c.Files {
+		if f.Skipped != "" {
+			continue
+		}
+		d := diffs[f.Path]
+		if !reflect.DeepEqual(d.Added, f.Added) {
+			t.Errorf("%s: diff.patch adds %v, the Change says %v\n%s", f.Path, d.Added, f.Added, excerpt(b, f.Path))
+		}
+	}
+}
+
+func excerpt(patch []byte, path string) string {
+	s := string(patch)
+	i := strings.Index(s, path)
+	if i < 0 {
+		return "(no section)"
+	}
+	return s[i:min(len(s), i+400)]
+}
