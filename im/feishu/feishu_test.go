@@ -15,6 +15,7 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/imtest"
+	secretref "github.com/aicr-dev/aicr/secret"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -282,7 +283,7 @@ func TestConfigValidate(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "webhook_url_env") {
 		t.Fatalf("both set: %v", err)
 	}
-	if err := (&Config{}).Validate(); !errors.Is(err, im.ErrRequired) {
+	if err := (&Config{}).Validate(); !errors.Is(err, secretref.ErrNotConfigured) {
 		t.Fatalf("none set: %v", err)
 	}
 	t.Setenv("AICR_TEST_FEISHU_HOOK", "https://open.feishu.cn/open-apis/bot/v2/hook/"+token)

@@ -24,6 +24,7 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/httppost"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // KindName is the value of `kind` that selects this channel.
@@ -73,12 +74,8 @@ func (c *Config) Validate() error {
 	case !c.tokenMode() && !hook:
 		errs = append(errs, &im.ConfigError{Key: "token_env", Err: im.ErrRequired, Hint: "or token_file, or webhook_url_env / webhook_url_file"})
 	}
-	if err := botpost.SecretKeys("token", c.TokenEnv, c.TokenFile, false); err != nil {
-		errs = append(errs, err)
-	}
-	if err := botpost.SecretKeys("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, false); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, secret.Ref{Env: c.TokenEnv, File: c.TokenFile}.Validate("token", false),
+		secret.Ref{Env: c.WebhookURLEnv, File: c.WebhookURLFile}.Validate("webhook_url", false))
 	if c.tokenMode() && strings.TrimSpace(c.Channel) == "" {
 		errs = append(errs, &im.ConfigError{Key: "channel", Err: im.ErrRequired, Hint: "a channel id such as C0123ABCD, or #name"})
 	}

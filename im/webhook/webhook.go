@@ -22,6 +22,7 @@ import (
 	"github.com/aicr-dev/aicr/im/internal/httppost"
 	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // KindName is the value of `kind` that selects this channel.
@@ -59,12 +60,8 @@ type Config struct {
 // Validate checks the webhook-specific keys.
 func (c *Config) Validate() error {
 	var errs []error
-	if err := botpost.SecretKeys("url", c.URLEnv, c.URLFile, true); err != nil {
-		errs = append(errs, err)
-	}
-	if err := botpost.SecretKeys("secret", c.SecretEnv, c.SecretFile, false); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, secret.Ref{Env: c.URLEnv, File: c.URLFile}.Validate("url", true),
+		secret.Ref{Env: c.SecretEnv, File: c.SecretFile}.Validate("secret", false))
 	if c.RatePerMinute < 0 {
 		errs = append(errs, &im.ConfigError{Key: "rate_per_minute", Value: strconv.Itoa(c.RatePerMinute), Err: im.ErrInvalidValue, Hint: "0 (unlimited) or more"})
 	}

@@ -149,7 +149,7 @@ func TestErrorsLeakNothing(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	if err := (&webhook.Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "url_env: required") {
+	if err := (&webhook.Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "url_env or url_file: no secret configured; set one") {
 		t.Fatalf("missing url: %v", err)
 	}
 	if err := (&webhook.Config{URLEnv: "A", URLFile: "b"}).Validate(); err == nil {
