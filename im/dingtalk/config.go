@@ -26,7 +26,7 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return &Channel{botpost.BuildBot(KindName, common.Name, c.WebhookKeys, deps, platformLimit)}, nil
+	return botpost.Build(platform, common.Name, c.WebhookKeys, deps), nil
 }
 
 // Options configure a Channel built without a config file (tests).

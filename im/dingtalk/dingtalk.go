@@ -10,7 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,68 +22,32 @@ import (
 )
 
 // Channel is one DingTalk custom robot.
-type Channel struct {
-	botpost.Bot
+type Channel = botpost.Channel[Payload]
+
+// platform: a custom robot may post 20 messages a minute. A report is
+// split into as many messages as the 20000-byte limit needs.
+var platform = &botpost.Platform[Payload]{
+	Kind:     KindName,
+	Limit:    botpost.PerWindow(20, time.Minute, 5),
+	Render:   func(rep im.Report, _ bool, maxParts int) ([]Payload, error) { return Render(rep, maxParts) },
+	Rendered: botpost.EncodedString[Payload],
+	Post:     post,
 }
-
-var (
-	_ im.Channel     = (*Channel)(nil)
-	_ im.RateLimited = (*Channel)(nil)
-)
-
-// platformLimit: a custom robot may post 20 messages a minute.
-var platformLimit = botpost.PerWindow(20, time.Minute, 5)
 
 // New returns a DingTalk channel.
-func New(name string, o Options) (*Channel, error) {
-	b, err := botpost.NewBot(KindName, name, o, platformLimit)
-	if err != nil {
-		return nil, err
-	}
-	return &Channel{b}, nil
-}
+func New(name string, o Options) (*Channel, error) { return botpost.New(platform, name, o) }
 
-// Send posts the report, split into as many messages as the 20000-byte
-// limit needs, starting after msg.PartsDelivered.
-func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	creds, err := c.Creds()
-	if err != nil {
-		return im.Receipt{}, err
-	}
-	payloads, err := Render(msg, c.MaxParts)
-	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
-	}
-	return botpost.SendAll(ctx, creds, payloads, msg.PartsDelivered, botpost.EncodedString[Payload], c.post)
-}
-
-func (c *Channel) post(ctx context.Context, creds botpost.Creds, p Payload) (httppost.Response, error) {
-	body, err := botpost.Encode(p)
-	if err != nil {
-		return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
-	}
-	if len(body) > MaxBodyBytes {
-		return httppost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
-			Err: fmt.Errorf("message is %d bytes, limit %d", len(body), MaxBodyBytes)}
-	}
+func post(ctx context.Context, b *botpost.Bot, creds botpost.Creds, p Payload) (httppost.Response, error) {
 	target := creds.Hook
 	if creds.Secret != "" {
 		// Per request: DingTalk rejects timestamps more than an hour off.
 		var err error
-		target, err = SignedURL(creds.Hook, creds.Secret, c.Now().UnixMilli())
+		target, err = SignedURL(creds.Hook, creds.Secret, b.Now().UnixMilli())
 		if err != nil {
 			return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 		}
 	}
-	resp, err := httppost.Post(ctx, c.Client, httppost.Request{URL: target, Body: body,
-		Secrets: creds.Redactions()})
-	if err != nil {
-		return resp, err
-	}
-	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		return resp, se
-	}
-	return resp, nil
+	return b.PostJSON(ctx, target, p, MaxBodyBytes, creds, Classify)
 }
 
 // Sign is DingTalk's robot signature: HMAC-SHA256 keyed by the secret

@@ -182,7 +182,7 @@ func TestSplitHugeReview(t *testing.T) {
 	}{{0, false}, {2, true}} {
 		msg := imtest.BigMessage(300)
 		c.MaxParts = tc.maxParts
-		payloads, err := Render(msg, tc.maxParts)
+		payloads, err := Render(im.BuildReport(msg), tc.maxParts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestSplitHugeReview(t *testing.T) {
 func TestRenderGolden(t *testing.T) {
 	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
 		t.Run(name, func(t *testing.T) {
-			payloads, err := Render(msg, 0)
+			payloads, err := Render(im.BuildReport(msg), 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -184,7 +184,7 @@ func TestSplitHugeReview(t *testing.T) {
 	}{{300, 0, false}, {300, 2, true}} {
 		msg := imtest.BigMessage(tc.problems)
 		c.MaxParts = tc.maxParts
-		payloads, err := Render(msg, true, tc.maxParts)
+		payloads, err := Render(im.BuildReport(msg), true, tc.maxParts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func TestResumeAfterFailedPart(t *testing.T) {
 	bot := imtest.NewFeishu(t, token, "")
 	c := newChannel(t, bot.URL(), "", nil)
 	msg := imtest.BigMessage(300)
-	payloads, _ := Render(msg, false, 0)
+	payloads, _ := Render(im.BuildReport(msg), false, 0)
 	n := len(payloads)
 	// Part 1 goes through, part 2 meets a 500.
 	bot.Script(imtest.Canned{Body: imtest.FeishuOK}, imtest.Canned{Status: 500, Body: "oops"})
@@ -243,7 +243,7 @@ func TestResumeAfterFailedPart(t *testing.T) {
 func TestRenderGolden(t *testing.T) {
 	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
 		t.Run(name, func(t *testing.T) {
-			payloads, err := Render(msg, false, 0)
+			payloads, err := Render(im.BuildReport(msg), false, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -17,57 +16,24 @@ import (
 )
 
 // Channel is one WeCom group robot.
-type Channel struct {
-	botpost.Bot
+type Channel = botpost.Channel[Payload]
+
+// platform: a group robot may post 20 messages a minute. A report is
+// split into as many messages as the 4096-byte content limit needs
+// (checked when rendering: the limit is on the content, not the request).
+var platform = &botpost.Platform[Payload]{
+	Kind:   KindName,
+	Limit:  botpost.PerWindow(20, time.Minute, 5),
+	Render: func(rep im.Report, _ bool, maxParts int) ([]Payload, error) { return Render(rep, maxParts) },
+	// The audit keeps the markdown: WeCom's JSON wrapper adds nothing.
+	Rendered: func(p Payload) (string, error) { return p.Markdown.Content, nil },
+	Post: func(ctx context.Context, b *botpost.Bot, creds botpost.Creds, p Payload) (httppost.Response, error) {
+		return b.PostJSON(ctx, creds.Hook, p, 0, creds, Classify)
+	},
 }
-
-var (
-	_ im.Channel     = (*Channel)(nil)
-	_ im.RateLimited = (*Channel)(nil)
-)
-
-// platformLimit: a group robot may post 20 messages a minute.
-var platformLimit = botpost.PerWindow(20, time.Minute, 5)
 
 // New returns a WeCom channel.
-func New(name string, o Options) (*Channel, error) {
-	b, err := botpost.NewBot(KindName, name, o, platformLimit)
-	if err != nil {
-		return nil, err
-	}
-	return &Channel{b}, nil
-}
-
-// Send posts the report, split into as many messages as the 4096-byte
-// content limit needs, starting after msg.PartsDelivered.
-func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	creds, err := c.Creds()
-	if err != nil {
-		return im.Receipt{}, err
-	}
-	payloads, err := Render(msg, c.MaxParts)
-	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
-	}
-	// The audit keeps the markdown: WeCom's JSON wrapper adds nothing.
-	markdown := func(p Payload) (string, error) { return p.Markdown.Content, nil }
-	return botpost.SendAll(ctx, creds, payloads, msg.PartsDelivered, markdown, c.post)
-}
-
-func (c *Channel) post(ctx context.Context, creds botpost.Creds, p Payload) (httppost.Response, error) {
-	body, err := botpost.Encode(p)
-	if err != nil {
-		return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
-	}
-	resp, err := httppost.Post(ctx, c.Client, httppost.Request{URL: creds.Hook, Body: body})
-	if err != nil {
-		return resp, err
-	}
-	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		return resp, se
-	}
-	return resp, nil
-}
+func New(name string, o Options) (*Channel, error) { return botpost.New(platform, name, o) }
 
 type response struct {
 	ErrCode *int   `json:"errcode"`

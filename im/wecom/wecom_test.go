@@ -123,7 +123,7 @@ func TestSplitHugeReview(t *testing.T) {
 	bot.SetNow(func() time.Time { clock = clock.Add(time.Minute); return clock })
 	msg := imtest.BigMessage(300)
 	// 300 problems need far more than 5 messages of 4096 bytes: capped.
-	payloads, err := Render(msg, 0)
+	payloads, err := Render(im.BuildReport(msg), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestSplitHugeReview(t *testing.T) {
 func TestRenderGolden(t *testing.T) {
 	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
 		t.Run(name, func(t *testing.T) {
-			payloads, err := Render(msg, 0)
+			payloads, err := Render(im.BuildReport(msg), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
