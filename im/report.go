@@ -194,4 +194,3 @@ func leftOut(files []vcs.FileChange) ([]string, int) {
 	}
 	return out, more
 }
-
