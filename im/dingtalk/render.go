@@ -73,5 +73,5 @@ func Render(rep im.Report, maxParts int) ([]Payload, error) {
 		b, err := botpost.Encode(build(head, body, true))
 		return err == nil && len(b) <= MaxBodyBytes
 	}
-	return botpost.Fit(rep.Title, blocks, maxParts, fits, build)
+	return botpost.Fit(rep, blocks, maxParts, fits, build)
 }

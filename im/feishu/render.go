@@ -91,7 +91,7 @@ func Render(rep im.Report, signed bool, maxParts int) ([]Payload, error) {
 		b, err := botpost.Encode(p)
 		return err == nil && len(b) <= MaxBodyBytes
 	}
-	return botpost.Fit(rep.Title, blocks, maxParts, fits, build)
+	return botpost.Fit(rep, blocks, maxParts, fits, build)
 }
 
 // Template is the header colour: the worst severity's, green when the

@@ -170,8 +170,9 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 	}
 	api := slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.client))
 	mention := c.mention(ctx, api, msg.Author)
-	posts := []Post{RenderSummary(msg, mention, false)}
-	posts = append(posts, RenderReplies(msg.Result.Problems, c.cfg.ProblemsPerReply)...)
+	rep := im.BuildReport(msg)
+	posts := []Post{RenderSummary(rep, mention, false)}
+	posts = append(posts, RenderReplies(rep, c.cfg.ProblemsPerReply)...)
 	rec := im.Receipt{Parts: len(posts), Rendered: renderedJSON(posts)}
 
 	start, ts := msg.PartsDelivered, msg.PriorMessageID
@@ -406,14 +407,10 @@ func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, 
 	if msg.Author != nil && msg.Author.SlackID != "" {
 		mention = "<@" + Escape(msg.Author.SlackID) + ">"
 	}
-	post := RenderSummary(msg, mention, true)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(post); err != nil {
+	body, err := botpost.Encode(RenderSummary(im.BuildReport(msg), mention, true))
+	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
-	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err := im.Pace(ctx); err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonTimeout, Retryable: true, Err: err}
 	}

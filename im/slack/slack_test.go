@@ -280,9 +280,9 @@ func TestMarkdownToMrkdwn(t *testing.T) {
 }
 
 func TestRenderGolden(t *testing.T) {
-	msg := message(3)
-	post := slack.RenderSummary(msg, "<@U123>", false)
-	replies := slack.RenderReplies(msg.Result.Problems, 2)
+	rep := im.BuildReport(message(3))
+	post := slack.RenderSummary(rep, "<@U123>", false)
+	replies := slack.RenderReplies(rep, 2)
 	got, err := json.MarshalIndent(map[string]any{"summary": post, "replies": replies}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -480,7 +480,7 @@ func TestIncomingWebhookPostsSummaryOnly(t *testing.T) {
 	}
 	imtest.AssertSendLeaksNothing(t, rec, err, hookURL, "XXXXSECRET")
 	blocks, _ := got[0]["blocks"].([]any)
-	if len(got) != 1 || len(blocks) > 50 || !strings.Contains(fmt.Sprint(blocks[len(blocks)-1]), "more problems not shown") {
+	if len(got) != 1 || len(blocks) > 50 || !strings.Contains(fmt.Sprint(blocks[len(blocks)-1]), "35 more problems were left out") {
 		t.Fatalf("%d posts, %d blocks, last %v", len(got), len(blocks), blocks[len(blocks)-1])
 	}
 	answer = "channel_not_found"

@@ -39,5 +39,5 @@ func Render(rep im.Report, maxParts int) ([]Payload, error) {
 	build := func(head, body string, _ bool) Payload {
 		return Payload{MsgType: "markdown", Markdown: Markdown{Content: content(head, body)}}
 	}
-	return botpost.Fit(rep.Title, blocks, maxParts, fits, build)
+	return botpost.Fit(rep, blocks, maxParts, fits, build)
 }

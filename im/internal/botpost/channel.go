@@ -97,19 +97,21 @@ func (b *Bot) PostJSON(ctx context.Context, url string, payload any, maxBytes in
 	return resp, nil
 }
 
-// Fit packs a report's blocks into as few payloads as the platform takes
-// (im.Split), each headed by the report's title and its part label
-// ("(2/3)"). fits says whether a part is within the platform's limit,
+// Fit packs rep's blocks (rendered in the platform's markup) into as few
+// payloads as the platform takes (im.Split), each headed by the report's
+// title and its part label ("(2/3)"); problems cut to fit are counted in
+// rep's OmittedNote. fits says whether a part is within the platform's limit,
 // measured the way the platform measures; build makes the payload of a
 // part (first is the part that carries mentions).
-func Fit[P any](title string, blocks []im.Block, maxParts int,
+func Fit[P any](rep im.Report, blocks []im.Block, maxParts int,
 	fits func(head, body string) bool, build func(head, body string, first bool) P) ([]P, error) {
 	parts, err := im.Split(blocks, im.SplitOptions{
 		MaxParts: maxParts,
 		Head: func(i, n int) string {
-			return strings.TrimSpace(title + " " + im.PartLabel(i, n))
+			return strings.TrimSpace(rep.Title + " " + im.PartLabel(i, n))
 		},
-		Fits: fits,
+		Fits:    fits,
+		Omitted: rep.OmittedNote,
 	})
 	if err != nil {
 		return nil, err
