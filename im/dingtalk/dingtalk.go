@@ -8,7 +8,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -72,28 +71,14 @@ func SignedURL(hook, secret string, timestampMillis int64) (string, error) {
 	return u.String(), nil
 }
 
-type response struct {
-	ErrCode *int   `json:"errcode"`
-	ErrMsg  string `json:"errmsg"`
-}
-
 // Classify turns DingTalk's answer into nil (delivered) or a classified
-// error: HTTP 200 with a non-zero errcode is a failure.
+// error (botpost.ErrCodeAnswer, with DingTalk's errcode table).
 func Classify(status int, header http.Header, body []byte) *im.SendError {
-	if se := im.ClassifyStatus(status, header, body); se != nil {
+	se, code := botpost.ErrCodeAnswer(status, header, body)
+	if se == nil || se.Reason != "" {
 		return se
 	}
-	var r response
-	if err := json.Unmarshal(body, &r); err != nil || r.ErrCode == nil {
-		return &im.SendError{Reason: im.ReasonServer, Retryable: true, StatusCode: status,
-			Response: im.Excerpt(body), Err: errors.New("response has no errcode")}
-	}
-	if *r.ErrCode == 0 {
-		return nil
-	}
-	se := &im.SendError{StatusCode: status, PlatformCode: strconv.Itoa(*r.ErrCode),
-		Response: im.Excerpt(body), Err: errors.New(im.Sanitize(r.ErrMsg))}
-	switch *r.ErrCode {
+	switch code {
 	case 130101, // send too fast, exceed 20 times per minute
 		410100: // the same limit in the newer error table
 		se.Reason, se.Retryable = im.ReasonRateLimited, true
@@ -102,7 +87,7 @@ func Classify(status int, header http.Header, body []byte) *im.SendError {
 	case 310000:
 		// One code for every security check: sign not match, invalid
 		// timestamp, IP not in whitelist, keywords not in content.
-		if strings.Contains(r.ErrMsg, "keywords") {
+		if strings.Contains(se.Err.Error(), "keywords") {
 			se.Reason = im.ReasonClient
 		} else {
 			se.Reason = im.ReasonAuth

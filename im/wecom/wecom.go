@@ -4,10 +4,7 @@ package wecom
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/aicr-dev/aicr/im"
@@ -35,28 +32,14 @@ var platform = &botpost.Platform[Payload]{
 // New returns a WeCom channel.
 func New(name string, o Options) (*Channel, error) { return botpost.New(platform, name, o) }
 
-type response struct {
-	ErrCode *int   `json:"errcode"`
-	ErrMsg  string `json:"errmsg"`
-}
-
 // Classify turns WeCom's answer into nil (delivered) or a classified
-// error: HTTP 200 with a non-zero errcode is a failure.
+// error (botpost.ErrCodeAnswer, with WeCom's errcode table).
 func Classify(status int, header http.Header, body []byte) *im.SendError {
-	if se := im.ClassifyStatus(status, header, body); se != nil {
+	se, code := botpost.ErrCodeAnswer(status, header, body)
+	if se == nil || se.Reason != "" {
 		return se
 	}
-	var r response
-	if err := json.Unmarshal(body, &r); err != nil || r.ErrCode == nil {
-		return &im.SendError{Reason: im.ReasonServer, Retryable: true, StatusCode: status,
-			Response: im.Excerpt(body), Err: errors.New("response has no errcode")}
-	}
-	if *r.ErrCode == 0 {
-		return nil
-	}
-	se := &im.SendError{StatusCode: status, PlatformCode: strconv.Itoa(*r.ErrCode),
-		Response: im.Excerpt(body), Err: errors.New(im.Sanitize(r.ErrMsg))}
-	switch *r.ErrCode {
+	switch code {
 	case 45009: // api freq out of limit (20 per minute per robot)
 		se.Reason, se.Retryable = im.ReasonRateLimited, true
 	case -1: // system busy

@@ -2,8 +2,11 @@ package botpost
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/aicr-dev/aicr/im"
@@ -121,4 +124,31 @@ func Fit[P any](rep im.Report, blocks []im.Block, maxParts int,
 		out[i] = build(p.Head, p.Body, i == 0)
 	}
 	return out, nil
+}
+
+// ErrCodeAnswer reads the {"errcode": n, "errmsg": "…"} answer DingTalk
+// and WeCom share; HTTP 200 with a non-zero errcode is a failure. It
+// returns nil when the message was accepted. Otherwise the error's
+// Reason is set when the HTTP status or an unreadable body decided it,
+// and left for the caller to set from code (the platform's table) when
+// the platform refused with an errcode.
+func ErrCodeAnswer(status int, header http.Header, body []byte) (se *im.SendError, code int) {
+	if se := im.ClassifyStatus(status, header, body); se != nil {
+		return se, 0
+	}
+	var r struct {
+		ErrCode *int   `json:"errcode"`
+		ErrMsg  string `json:"errmsg"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.ErrCode == nil {
+		// Not the platform talking (a proxy's page): whether the message
+		// went out is unknown, and a lost report is worse than a duplicate.
+		return &im.SendError{Reason: im.ReasonServer, Retryable: true, StatusCode: status,
+			Response: im.Excerpt(body), Err: errors.New("response has no errcode")}, 0
+	}
+	if *r.ErrCode == 0 {
+		return nil, 0
+	}
+	return &im.SendError{StatusCode: status, PlatformCode: strconv.Itoa(*r.ErrCode),
+		Response: im.Excerpt(body), Err: errors.New(im.Sanitize(r.ErrMsg))}, *r.ErrCode
 }
