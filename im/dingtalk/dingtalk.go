@@ -27,6 +27,7 @@ type Channel = botpost.Channel[Payload]
 // split into as many messages as the 20000-byte limit needs.
 var platform = &botpost.Platform[Payload]{
 	Kind:     KindName,
+	Signs:    true,
 	Limit:    botpost.PerWindow(20, time.Minute, 5),
 	Render:   func(rep im.Report, _ bool, maxParts int) ([]Payload, error) { return Render(rep, maxParts) },
 	Rendered: botpost.EncodedString[Payload],

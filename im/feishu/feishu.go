@@ -28,6 +28,7 @@ type Channel = botpost.Channel[Payload]
 // report is split into as many cards as the 20 KB limit needs.
 var platform = &botpost.Platform[Payload]{
 	Kind:     KindName,
+	Signs:    true,
 	Limit:    botpost.PerWindow(100, time.Minute, 5),
 	Render:   Render,
 	Rendered: botpost.EncodedString[Payload],

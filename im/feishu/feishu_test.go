@@ -279,21 +279,21 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	err := (&Config{botpost.WebhookKeys{WebhookURLEnv: "A", WebhookURLFile: "b"}}).Validate()
+	err := (withKeys(botpost.WebhookKeys{WebhookURLEnv: "A", WebhookURLFile: "b"})).Validate()
 	if err == nil || !strings.Contains(err.Error(), "webhook_url_env") {
 		t.Fatalf("both set: %v", err)
 	}
-	if err := (&Config{}).Validate(); !errors.Is(err, secretref.ErrNotConfigured) {
+	if err := NewConfig().Validate(); !errors.Is(err, secretref.ErrNotConfigured) {
 		t.Fatalf("none set: %v", err)
 	}
 	t.Setenv("AICR_TEST_FEISHU_HOOK", "https://open.feishu.cn/open-apis/bot/v2/hook/"+token)
-	ch, err := (&Config{botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_FEISHU_HOOK"}}).Build(im.ChannelConfig{Name: "f", Kind: KindName}, im.Deps{})
+	ch, err := (withKeys(botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_FEISHU_HOOK"})).Build(im.ChannelConfig{Name: "f", Kind: KindName}, im.Deps{})
 	if err != nil || ch.Kind() != KindName {
 		t.Fatalf("Build: %v", err)
 	}
 	// An unset variable fails the delivery, not the build (the daemon's
 	// start), and says which key and variable to fix.
-	ch, err = (&Config{botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_UNSET_VAR"}}).Build(im.ChannelConfig{Name: "f"}, im.Deps{})
+	ch, err = (withKeys(botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_UNSET_VAR"})).Build(im.ChannelConfig{Name: "f"}, im.Deps{})
 	if err != nil {
 		t.Fatalf("Build with an unset variable: %v", err)
 	}
@@ -301,4 +301,10 @@ func TestConfigValidate(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "webhook_url: environment variable AICR_TEST_UNSET_VAR") {
 		t.Fatalf("unset env: %v", err)
 	}
+}
+
+func withKeys(k botpost.WebhookKeys) *Config {
+	c := NewConfig()
+	c.WebhookKeys = k
+	return c
 }

@@ -20,6 +20,7 @@ type Channel = botpost.Channel[Payload]
 // (checked when rendering: the limit is on the content, not the request).
 var platform = &botpost.Platform[Payload]{
 	Kind:   KindName,
+	Signs:  false,
 	Limit:  botpost.PerWindow(20, time.Minute, 5),
 	Render: func(rep im.Report, _ bool, maxParts int) ([]Payload, error) { return Render(rep, maxParts) },
 	// The audit keeps the markdown: WeCom's JSON wrapper adds nothing.

@@ -20,6 +20,9 @@ import (
 type Platform[P any] struct {
 	Kind  string
 	Limit Limit
+	// Signs says whether the platform has a signing scheme; a secret for
+	// one that has none is a config mistake.
+	Signs bool
 	// Render fits rep into payloads, in order. signed says whether the
 	// requests will carry a signature, which some platforms count in
 	// the size limit.
@@ -151,4 +154,36 @@ func ErrCodeAnswer(status int, header http.Header, body []byte) (se *im.SendErro
 	}
 	return &im.SendError{StatusCode: status, PlatformCode: strconv.Itoa(*r.ErrCode),
 		Response: im.Excerpt(body), Err: errors.New(im.Sanitize(r.ErrMsg))}, *r.ErrCode
+}
+
+// Config is a custom-bot kind's [[channel]] table: the shared webhook
+// keys, validated and built for the kind's platform. Kinds alias it and
+// make it with NewConfig, so the loader decodes into a config that knows
+// its platform.
+type Config[P any] struct {
+	WebhookKeys
+	platform *Platform[P]
+}
+
+// NewConfig returns an empty config of pl's kind, for the loader to
+// decode a [[channel]] table into.
+func NewConfig[P any](pl *Platform[P]) *Config[P] { return &Config[P]{platform: pl} }
+
+var errNoPlatform = errors.New("channel config was not made by its kind's NewConfig")
+
+// Validate checks the keys without reading any secret.
+func (c *Config[P]) Validate() error {
+	if c.platform == nil {
+		return errNoPlatform
+	}
+	return c.WebhookKeys.Validate(c.platform.Signs)
+}
+
+// Build returns the channel. The webhook URL and secret are read at
+// every Send, not here (Build).
+func (c *Config[P]) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return Build(c.platform, common.Name, c.WebhookKeys, deps), nil
 }
