@@ -3,10 +3,6 @@ package feishu
 import (
 	"context"
 	"errors"
-	"flag"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +14,6 @@ import (
 	secretref "github.com/aicr-dev/aicr/secret"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const (
 	token  = "tok-feishu-5f3c9a1e"
@@ -114,13 +109,7 @@ func TestErrorsNeverContainToken(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	tests := []struct {
-		name      string
-		status    int
-		body      string
-		reason    im.Reason
-		retryable bool
-	}{
+	tests := []imtest.Answer{
 		{"ok", 200, imtest.FeishuOK, "", false},
 		{"legacy ok", 200, `{"StatusCode":0,"StatusMessage":"success"}`, "", false},
 		{"rate limited", 200, imtest.FeishuRateLimited, im.ReasonRateLimited, true},
@@ -138,20 +127,7 @@ func TestClassify(t *testing.T) {
 		{"http 502", 502, ``, im.ReasonServer, true},
 		{"http 400", 400, imtest.FeishuBadRequest, im.ReasonClient, false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			se := Classify(tt.status, http.Header{}, []byte(tt.body))
-			if tt.reason == "" {
-				if se != nil {
-					t.Fatalf("Classify = %v, want success", se)
-				}
-				return
-			}
-			if se == nil || se.Reason != tt.reason || se.Retryable != tt.retryable {
-				t.Fatalf("Classify = %+v, want %s retryable=%v", se, tt.reason, tt.retryable)
-			}
-		})
-	}
+	imtest.CheckClassify(t, Classify, tests)
 }
 
 func TestStandInRateLimitReachesChannel(t *testing.T) {
@@ -159,16 +135,7 @@ func TestStandInRateLimitReachesChannel(t *testing.T) {
 	fixed := time.Unix(1700000000, 0)
 	bot.SetNow(func() time.Time { return fixed })
 	c := newChannel(t, bot.URL(), "", nil)
-	for i := range 5 {
-		if _, err := c.Send(context.Background(), imtest.EmptyMessage()); err != nil {
-			t.Fatalf("send %d: %v", i, err)
-		}
-	}
-	_, err := c.Send(context.Background(), imtest.EmptyMessage())
-	var se *im.SendError
-	if !errors.As(err, &se) || se.Reason != im.ReasonRateLimited || !se.Retryable || se.PlatformCode != "11232" {
-		t.Fatalf("sixth send in one second: %v", err)
-	}
+	imtest.CheckPlatformLimit(t, c, 5, "11232")
 }
 
 func TestSplitHugeReview(t *testing.T) {
@@ -253,28 +220,8 @@ func TestRenderGolden(t *testing.T) {
 				b.Write(body)
 				b.WriteString("\n---\n" + p.Card.Body.Elements[0].Content + "\n")
 			}
-			golden(t, name, b.String())
+			imtest.Golden(t, name+".golden", b.String())
 		})
-	}
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from golden:\n%s", path, got)
 	}
 }
 

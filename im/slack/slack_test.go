@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +20,6 @@ import (
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const token = "xoxb-test-token-0123456789"
 
@@ -287,18 +283,7 @@ func TestRenderGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "render.golden.json")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, append(got, '\n'), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if strings.TrimSpace(string(want)) != strings.TrimSpace(string(got)) {
-		t.Errorf("render differs from %s:\n%s", golden, got)
-	}
+	imtest.Golden(t, "render.golden.json", string(got)+"\n")
 }
 
 func TestErrorsAreClassified(t *testing.T) {
