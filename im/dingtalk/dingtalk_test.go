@@ -14,7 +14,6 @@ import (
 	"github.com/aicr-dev/aicr/im/internal/imtest"
 )
 
-
 const (
 	token  = "tok-dingtalk-4be81f0c"
 	secret = "SECdingtalk9f3a77c0"

@@ -14,7 +14,6 @@ import (
 	secretref "github.com/aicr-dev/aicr/secret"
 )
 
-
 const (
 	token  = "tok-feishu-5f3c9a1e"
 	secret = "sec-feishu-b7d2e0aa"

@@ -20,7 +20,6 @@ import (
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-
 const token = "xoxb-test-token-0123456789"
 
 // fakeSlack implements the Web API methods the channel uses, as Slack

@@ -12,7 +12,6 @@ import (
 	"github.com/aicr-dev/aicr/im/internal/imtest"
 )
 
-
 const key = "693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"
 
 func newChannel(t *testing.T, hook string, maxParts int) *Channel {
@@ -131,4 +130,3 @@ func TestRenderGolden(t *testing.T) {
 		})
 	}
 }
-
