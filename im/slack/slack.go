@@ -169,8 +169,8 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 		return im.Receipt{}, err
 	}
 	api := slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.client))
-	mention := c.mention(ctx, api, msg.Author)
 	rep := im.BuildReport(msg)
+	mention := c.mention(ctx, api, rep.Author)
 	posts := []Post{RenderSummary(rep, mention, false)}
 	posts = append(posts, RenderReplies(rep, c.cfg.ProblemsPerReply)...)
 	rec := im.Receipt{Parts: len(posts), Rendered: renderedJSON(posts)}
@@ -403,11 +403,12 @@ func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, 
 	if err := httppost.CheckURL("webhook_url", hookURL); err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
+	rep := im.BuildReport(msg)
 	mention := ""
-	if msg.Author != nil && msg.Author.SlackID != "" {
-		mention = "<@" + Escape(msg.Author.SlackID) + ">"
+	if rep.Author != nil && rep.Author.SlackID != "" {
+		mention = "<@" + Escape(rep.Author.SlackID) + ">"
 	}
-	body, err := botpost.Encode(RenderSummary(im.BuildReport(msg), mention, true))
+	body, err := botpost.Encode(RenderSummary(rep, mention, true))
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
