@@ -180,8 +180,11 @@ func ProblemLocation(p review.Problem) string {
 	return loc
 }
 
-// RenderText is the plain-text dialect of the report (BuildReport), the
-// form the console, file and webhook channels carry. Layout:
+// RenderText is PlainText of msg's report.
+func RenderText(msg Message) string { return PlainText(BuildReport(msg)) }
+
+// PlainText is the plain-text dialect of a report, the form the console,
+// file and webhook channels carry. Layout:
 //
 //	aicr review: <repo> <revision> by <author> (run <id>)
 //	<first line of the description, credentials redacted>
@@ -198,8 +201,7 @@ func ProblemLocation(p review.Problem) string {
 //
 // Lines that do not apply are left out. The output ends with exactly one
 // newline.
-func RenderText(msg Message) string {
-	r := BuildReport(msg)
+func PlainText(r Report) string {
 	var b strings.Builder
 	b.WriteString(r.Title + "\n")
 	if r.Description != "" {
@@ -219,7 +221,7 @@ func RenderText(msg Message) string {
 			}
 			b.WriteString(indentRest(strings.TrimSpace(p.Message), "    ") + "\n")
 			if s := strings.TrimSpace(p.Suggestion); s != "" {
-				b.WriteString("    " + TextSuggestion + ": " + indentRest(s, "    ") + "\n")
+				b.WriteString("    " + r.Words.Suggestion + ": " + indentRest(s, "    ") + "\n")
 			}
 		}
 	}

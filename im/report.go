@@ -2,7 +2,6 @@ package im
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/aicr-dev/aicr/redact"
@@ -11,7 +10,7 @@ import (
 )
 
 // The words every report uses, in one place. Dialects add markup around
-// them, never their own wording.
+// them, never their own wording: they read them from Report.Words.
 const (
 	TextNoProblems  = "No problems found."
 	TextProblems    = "Problems"
@@ -19,17 +18,45 @@ const (
 	TextViewChange  = "View change"
 	TextSuggestion  = "Suggestion"
 	TextLeftOut     = "Left out of the review"
+	TextAuthor      = "Author"
 )
 
+// Words are the labels a dialect shows around the report's content. A
+// renderer takes every word it prints from here (or from the sentences
+// BuildReport made: Verdict, Skip, LeftOutLine), so the report reads the
+// same on every platform and changing a word is one edit.
+type Words struct {
+	// Problems labels the counts ("Problems: 1 high") and problem ranges.
+	Problems string
+	// Suggestion labels a problem's suggested fix.
+	Suggestion string
+	// ViewChange is the text of the link to the change.
+	ViewChange string
+	// Author labels the author's mention where a platform shows it apart.
+	Author string
+}
+
+// English is the wording BuildReport uses.
+var English = Words{Problems: TextProblems, Suggestion: TextSuggestion, ViewChange: TextViewChange, Author: TextAuthor}
+
 // Report is the neutral report document built once from a Message; the
-// plain-text, Markdown, Feishu and Slack renderers only mark it up and
-// fit it to their platform's limits. All text in it is sanitized (and the
-// description has credentials redacted) but not escaped for any dialect.
+// plain-text, Markdown (Feishu, DingTalk, WeCom), Slack and webhook
+// renderers only mark it up and fit it to their platform's limits. All
+// text in it is sanitized (and the description has credentials redacted)
+// but not escaped for any dialect.
 type Report struct {
+	// RunID is the review run, for "aicr audit show <run>" pointers.
+	RunID int64
+	// Words are the labels renderers put around the content.
+	Words Words
 	// Title is the headline (Title).
 	Title string
 	// Description is the first line of the change description.
 	Description string
+	// Change is the change's metadata for machine formats (the webhook):
+	// sanitized, the full description with credentials redacted. Zero
+	// when the message carried no change.
+	Change ChangeInfo
 	// Problems are sanitized and sorted (SortProblems).
 	Problems []review.Problem
 	// Verdict is "No problems found.", "Problems: 2 critical, 1 high" or
@@ -42,6 +69,9 @@ type Report struct {
 	// Skip explains, as a sentence, why the change was not reviewed; ""
 	// when it was (a clean "lgtm" is a review, not a skip).
 	Skip string
+	// SkipReason is the reviewer's skip as it reported it (sanitized),
+	// nil when it reported none; for machine formats, which keep "lgtm".
+	SkipReason *review.Skip
 	// LeftOut lists files whose content was not reviewed and why, as
 	// "path (reason)", for the "Left out of the review" line.
 	LeftOut []string
@@ -53,15 +83,22 @@ type Report struct {
 	Author *Identity
 }
 
+// ChangeInfo is the reviewed change's metadata as a report carries it.
+type ChangeInfo struct {
+	VCS, Repo, Revision, Author string
+	// Description is the whole description, credentials redacted.
+	Description string
+}
+
 // maxLeftOut bounds the files named on the "left out" line; a huge
 // import commit would otherwise fill the message with file names.
 const maxLeftOut = 10
 
 // BuildReport turns msg into the neutral report every dialect renders.
 func BuildReport(msg Message) Report {
-	r := Report{Title: Title(msg), Author: msg.Author, ChangeURL: oneLine(msg.ChangeURL)}
+	r := Report{RunID: msg.RunID, Words: English, Title: Title(msg), Author: msg.Author, ChangeURL: oneLine(msg.ChangeURL)}
 	res := SanitizeResult(msg.Result)
-	r.Problems = res.Problems
+	r.Problems, r.SkipReason = res.Problems, res.Skip
 	for _, s := range res.Summaries {
 		s.Title = oneLine(s.Title)
 		s.Markdown = strings.TrimSpace(s.Markdown)
@@ -69,11 +106,13 @@ func BuildReport(msg Message) Report {
 			r.Summaries = append(r.Summaries, s)
 		}
 	}
-	if msg.Change != nil {
+	if c := msg.Change; c != nil {
 		// A commit message is posted as written, so credentials pasted into
 		// it are blanked the way code findings never quote them.
-		r.Description = FirstLine(redact.Text(msg.Change.Description))
-		r.LeftOut, r.LeftOutMore = leftOut(msg.Change.Files)
+		r.Change = ChangeInfo{VCS: string(c.VCS), Repo: Sanitize(c.Repo), Revision: Sanitize(c.Revision),
+			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description))}
+		r.Description = FirstLine(r.Change.Description)
+		r.LeftOut, r.LeftOutMore = leftOut(c.Files)
 	}
 	if res.Skip != nil {
 		r.Skip = SkipSentence(res.Skip.Reason)
@@ -81,7 +120,7 @@ func BuildReport(msg Message) Report {
 	switch {
 	case len(r.Problems) > 0:
 		r.Counts = CountsText(r.Problems)
-		r.Verdict = TextProblems + ": " + r.Counts
+		r.Verdict = r.Words.Problems + ": " + r.Counts
 	case r.Skip != "":
 		r.Verdict = r.Skip
 	default:
@@ -97,6 +136,12 @@ func (r Report) SkipNote() string {
 		return ""
 	}
 	return r.Skip
+}
+
+// ProblemRange labels the problems from..to (1-based) of the report's,
+// for platforms that post them in batches: "Problems 1–10 of 23".
+func (r Report) ProblemRange(from, to int) string {
+	return fmt.Sprintf("%s %d–%d of %d", r.Words.Problems, from, to, len(r.Problems))
 }
 
 // LeftOutLine is the sentence naming the files not reviewed, or "".
@@ -148,11 +193,4 @@ func leftOut(files []vcs.FileChange) ([]string, int) {
 		out = append(out, oneLine(f.Path)+" ("+why+")")
 	}
 	return out, more
-}
-
-// sortedProblems is a sorted copy, for renderers given raw problems.
-func sortedProblems(ps []review.Problem) []review.Problem {
-	ps = slices.Clone(ps)
-	SortProblems(ps)
-	return ps
 }

@@ -3,9 +3,6 @@ package triggers
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,33 +11,28 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aicr-dev/aicr/hmacsig"
 )
 
 // EventsPath is the daemon's intake endpoint, relative to its base URL.
 const EventsPath = "/v1/events"
-
-const signaturePrefix = "sha256="
 
 var (
 	ErrNoSecret         = errors.New("no shared secret configured")
 	ErrMissingSignature = errors.New("missing timestamp or signature header")
 	ErrBadTimestamp     = errors.New("timestamp header is not unix seconds")
 	ErrStaleTimestamp   = errors.New("timestamp too far from the receiver's clock")
-	ErrBadSignature     = errors.New("signature does not match")
-	ErrReplayed         = errors.New("signature already used")
+	// ErrBadSignature is hmacsig's, so errors.Is holds whichever layer
+	// reports it.
+	ErrBadSignature = hmacsig.ErrBadSignature
+	ErrReplayed     = errors.New("signature already used")
 )
 
-// Sign returns the X-Aicr-Signature value for body sent at timestamp.
+// Sign returns the X-Aicr-Signature value for body sent at timestamp:
+// the hmacsig scheme, which the webhook channel signs with too.
 func Sign(secret []byte, timestamp int64, body []byte) string {
-	return signaturePrefix + hex.EncodeToString(mac(secret, timestamp, body))
-}
-
-func mac(secret []byte, timestamp int64, body []byte) []byte {
-	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(strconv.FormatInt(timestamp, 10)))
-	h.Write([]byte{'.'})
-	h.Write(body)
-	return h.Sum(nil)
+	return hmacsig.Sign(secret, timestamp, body)
 }
 
 // Verify checks the signing headers of a request body received at now.
@@ -62,18 +54,7 @@ func Verify(secret []byte, timestampHeader, signatureHeader string, body []byte,
 	if skew > MaxSkew || skew < -MaxSkew {
 		return fmt.Errorf("%w: off by %s, allowed %s", ErrStaleTimestamp, skew.Round(time.Second), MaxSkew)
 	}
-	hexSig, ok := strings.CutPrefix(strings.TrimSpace(signatureHeader), signaturePrefix)
-	if !ok {
-		return ErrBadSignature
-	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil {
-		return ErrBadSignature
-	}
-	if !hmac.Equal(got, mac(secret, ts, body)) {
-		return ErrBadSignature
-	}
-	return nil
+	return hmacsig.Verify(secret, ts, body, signatureHeader)
 }
 
 // ReplayGuard remembers recently accepted signatures so a captured request

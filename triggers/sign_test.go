@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aicr-dev/aicr/hmacsig"
 )
 
 func TestSignKnownVector(t *testing.T) {
@@ -146,5 +148,20 @@ func TestNewSignedRequestVerifies(t *testing.T) {
 	}
 	if _, err := NewSignedRequest(context.Background(), "http://x", nil, Event{}, now); !errors.Is(err, ErrNoSecret) {
 		t.Fatalf("no secret: %v, want ErrNoSecret", err)
+	}
+}
+
+// The trigger protocol and the webhook channel share one scheme: what
+// hmacsig signs, Verify accepts, and its rejection is hmacsig's error.
+func TestVerifyIsTheHmacsigScheme(t *testing.T) {
+	secret, body := []byte("s3cret"), []byte(`{"a":1}`)
+	now := time.Unix(1_700_000_000, 0)
+	ts := strconv.FormatInt(now.Unix(), 10)
+	if err := Verify(secret, ts, hmacsig.Sign(secret, now.Unix(), body), body, now); err != nil {
+		t.Fatalf("hmacsig signature rejected: %v", err)
+	}
+	err := Verify(secret, ts, hmacsig.Sign([]byte("other"), now.Unix(), body), body, now)
+	if !errors.Is(err, hmacsig.ErrBadSignature) {
+		t.Fatalf("wrong secret: %v, want hmacsig.ErrBadSignature", err)
 	}
 }

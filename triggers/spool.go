@@ -1,8 +1,6 @@
 package triggers
 
 import (
-	"crypto/hmac"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/aicr-dev/aicr/hmacsig"
 )
 
 // RejectedDir is the spool subdirectory for events the daemon refused
@@ -299,15 +299,7 @@ func (s Spool) decode(body []byte, size int64) (ev Event, spooledAt time.Time, r
 
 // validMAC checks a signature without Verify's age limit.
 func validMAC(secret []byte, timestamp int64, signature string, body []byte) bool {
-	hexSig, ok := strings.CutPrefix(strings.TrimSpace(signature), signaturePrefix)
-	if !ok {
-		return false
-	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil {
-		return false
-	}
-	return hmac.Equal(got, mac(secret, timestamp, body))
+	return hmacsig.Verify(secret, timestamp, body, signature) == nil
 }
 
 // readCapped reads at most limit+1 bytes of path and reports its size, so

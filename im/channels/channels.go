@@ -22,9 +22,9 @@ func Kinds() map[string]im.Kind {
 		{Name: file.KindName, NewConfig: func() im.KindConfig { return &file.Config{} }},
 		{Name: slack.KindName, NewConfig: func() im.KindConfig { return &slack.Config{} }},
 		{Name: webhook.KindName, NewConfig: func() im.KindConfig { return &webhook.Config{} }},
-		{Name: feishu.KindName, NewConfig: func() im.KindConfig { return &feishu.Config{} }},
-		{Name: dingtalk.KindName, NewConfig: func() im.KindConfig { return &dingtalk.Config{} }},
-		{Name: wecom.KindName, NewConfig: func() im.KindConfig { return &wecom.Config{} }},
+		{Name: feishu.KindName, NewConfig: func() im.KindConfig { return feishu.NewConfig() }},
+		{Name: dingtalk.KindName, NewConfig: func() im.KindConfig { return dingtalk.NewConfig() }},
+		{Name: wecom.KindName, NewConfig: func() im.KindConfig { return wecom.NewConfig() }},
 	}
 	kinds := make(map[string]im.Kind, len(list))
 	for _, k := range list {

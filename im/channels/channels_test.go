@@ -13,6 +13,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 func TestKinds(t *testing.T) {
@@ -116,5 +117,36 @@ pth = "x"
 	}
 	if _, err := os.Stat(filepath.Join(dir, "reviews", "all.jsonl")); err != nil {
 		t.Errorf("file channel did not write relative to BaseDir: %v", err)
+	}
+}
+
+// Every kind that reads a secret validates its *_env / *_file pair with
+// secret.Ref.Validate, so an operator reads the same sentence whichever
+// channel (or the daemon's own secret) is misconfigured.
+func TestSecretKeyErrorsAreSecretRefs(t *testing.T) {
+	cases := []struct{ kind, prefix string }{
+		{"webhook", "url"}, {"webhook", "secret"},
+		{"slack", "token"}, {"slack", "webhook_url"},
+		{"feishu", "webhook_url"}, {"feishu", "secret"},
+		{"dingtalk", "webhook_url"}, {"dingtalk", "secret"},
+		{"wecom", "webhook_url"},
+	}
+	for _, c := range cases {
+		cfg := Kinds()[c.kind].NewConfig()
+		doc := c.prefix + "_env = \"AICR_X\"\n" + c.prefix + "_file = \"x.txt\"\n"
+		if _, err := toml.Decode(doc, cfg); err != nil {
+			t.Fatalf("%s: %v", c.kind, err)
+		}
+		want := secret.Ref{Env: "AICR_X", File: "x.txt"}.Validate(c.prefix, false).Error()
+		err := cfg.Validate()
+		if !errors.Is(err, secret.ErrBoth) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s %s_env and %s_file: %v, want %q", c.kind, c.prefix, c.prefix, err, want)
+		}
+	}
+	for _, kind := range []string{"webhook", "feishu", "dingtalk", "wecom"} {
+		err := Kinds()[kind].NewConfig().Validate()
+		if !errors.Is(err, secret.ErrNotConfigured) {
+			t.Errorf("%s with no URL: %v, want secret.ErrNotConfigured", kind, err)
+		}
 	}
 }

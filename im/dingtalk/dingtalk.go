@@ -8,9 +8,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,68 +21,33 @@ import (
 )
 
 // Channel is one DingTalk custom robot.
-type Channel struct {
-	botpost.Bot
+type Channel = botpost.Channel[Payload]
+
+// platform: a custom robot may post 20 messages a minute. A report is
+// split into as many messages as the 20000-byte limit needs.
+var platform = &botpost.Platform[Payload]{
+	Kind:     KindName,
+	Signs:    true,
+	Limit:    botpost.PerWindow(20, time.Minute, 5),
+	Render:   func(rep im.Report, _ bool, maxParts int) ([]Payload, error) { return Render(rep, maxParts) },
+	Rendered: botpost.EncodedString[Payload],
+	Post:     post,
 }
-
-var (
-	_ im.Channel     = (*Channel)(nil)
-	_ im.RateLimited = (*Channel)(nil)
-)
-
-// platformLimit: a custom robot may post 20 messages a minute.
-var platformLimit = botpost.PerWindow(20, time.Minute, 5)
 
 // New returns a DingTalk channel.
-func New(name string, o Options) (*Channel, error) {
-	b, err := botpost.NewBot(KindName, name, o, platformLimit)
-	if err != nil {
-		return nil, err
-	}
-	return &Channel{b}, nil
-}
+func New(name string, o Options) (*Channel, error) { return botpost.New(platform, name, o) }
 
-// Send posts the report, split into as many messages as the 20000-byte
-// limit needs, starting after msg.PartsDelivered.
-func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	creds, err := c.Creds()
-	if err != nil {
-		return im.Receipt{}, err
-	}
-	payloads, err := Render(msg, c.MaxParts)
-	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
-	}
-	return botpost.SendAll(ctx, creds, payloads, msg.PartsDelivered, botpost.EncodedString[Payload], c.post)
-}
-
-func (c *Channel) post(ctx context.Context, creds botpost.Creds, p Payload) (httppost.Response, error) {
-	body, err := botpost.Encode(p)
-	if err != nil {
-		return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
-	}
-	if len(body) > MaxBodyBytes {
-		return httppost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
-			Err: fmt.Errorf("message is %d bytes, limit %d", len(body), MaxBodyBytes)}
-	}
+func post(ctx context.Context, b *botpost.Bot, creds botpost.Creds, p Payload) (httppost.Response, error) {
 	target := creds.Hook
 	if creds.Secret != "" {
 		// Per request: DingTalk rejects timestamps more than an hour off.
 		var err error
-		target, err = SignedURL(creds.Hook, creds.Secret, c.Now().UnixMilli())
+		target, err = SignedURL(creds.Hook, creds.Secret, b.Now().UnixMilli())
 		if err != nil {
 			return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 		}
 	}
-	resp, err := httppost.Post(ctx, c.Client, httppost.Request{URL: target, Body: body,
-		Secrets: creds.Redactions()})
-	if err != nil {
-		return resp, err
-	}
-	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		return resp, se
-	}
-	return resp, nil
+	return b.PostJSON(ctx, target, p, MaxBodyBytes, creds, Classify)
 }
 
 // Sign is DingTalk's robot signature: HMAC-SHA256 keyed by the secret
@@ -109,28 +72,14 @@ func SignedURL(hook, secret string, timestampMillis int64) (string, error) {
 	return u.String(), nil
 }
 
-type response struct {
-	ErrCode *int   `json:"errcode"`
-	ErrMsg  string `json:"errmsg"`
-}
-
 // Classify turns DingTalk's answer into nil (delivered) or a classified
-// error: HTTP 200 with a non-zero errcode is a failure.
+// error (botpost.ErrCodeAnswer, with DingTalk's errcode table).
 func Classify(status int, header http.Header, body []byte) *im.SendError {
-	if se := im.ClassifyStatus(status, header, body); se != nil {
+	se, code := botpost.ErrCodeAnswer(status, header, body)
+	if se == nil || se.Reason != "" {
 		return se
 	}
-	var r response
-	if err := json.Unmarshal(body, &r); err != nil || r.ErrCode == nil {
-		return &im.SendError{Reason: im.ReasonServer, Retryable: true, StatusCode: status,
-			Response: im.Excerpt(body), Err: errors.New("response has no errcode")}
-	}
-	if *r.ErrCode == 0 {
-		return nil
-	}
-	se := &im.SendError{StatusCode: status, PlatformCode: strconv.Itoa(*r.ErrCode),
-		Response: im.Excerpt(body), Err: errors.New(im.Sanitize(r.ErrMsg))}
-	switch *r.ErrCode {
+	switch code {
 	case 130101, // send too fast, exceed 20 times per minute
 		410100: // the same limit in the newer error table
 		se.Reason, se.Retryable = im.ReasonRateLimited, true
@@ -139,7 +88,7 @@ func Classify(status int, header http.Header, body []byte) *im.SendError {
 	case 310000:
 		// One code for every security check: sign not match, invalid
 		// timestamp, IP not in whitelist, keywords not in content.
-		if strings.Contains(r.ErrMsg, "keywords") {
+		if strings.Contains(se.Err.Error(), "keywords") {
 			se.Reason = im.ReasonClient
 		} else {
 			se.Reason = im.ReasonAuth

@@ -3,11 +3,8 @@ package dingtalk
 import (
 	"context"
 	"errors"
-	"flag"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +13,6 @@ import (
 	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/imtest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const (
 	token  = "tok-dingtalk-4be81f0c"
@@ -115,13 +110,7 @@ func TestErrorsNeverContainToken(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	tests := []struct {
-		name      string
-		status    int
-		body      string
-		reason    im.Reason
-		retryable bool
-	}{
+	tests := []imtest.Answer{
 		{"ok", 200, imtest.DingTalkOK, "", false},
 		{"too fast", 200, imtest.DingTalkTooFast, im.ReasonRateLimited, true},
 		{"too fast, new table", 200, `{"errcode":410100,"errmsg":"send too fast"}`, im.ReasonRateLimited, true},
@@ -138,20 +127,7 @@ func TestClassify(t *testing.T) {
 		{"not json", 200, `<html/>`, im.ReasonServer, true},
 		{"http 503", 503, ``, im.ReasonServer, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			se := Classify(tt.status, http.Header{}, []byte(tt.body))
-			if tt.reason == "" {
-				if se != nil {
-					t.Fatalf("Classify = %v, want success", se)
-				}
-				return
-			}
-			if se == nil || se.Reason != tt.reason || se.Retryable != tt.retryable {
-				t.Fatalf("Classify = %+v, want %s retryable=%v", se, tt.reason, tt.retryable)
-			}
-		})
-	}
+	imtest.CheckClassify(t, Classify, tests)
 }
 
 func TestStandInRateLimitReachesChannel(t *testing.T) {
@@ -159,16 +135,7 @@ func TestStandInRateLimitReachesChannel(t *testing.T) {
 	fixed := time.Unix(1700000000, 0)
 	bot.SetNow(func() time.Time { return fixed })
 	c := newChannel(t, bot.URL(), "", nil)
-	for i := range 20 {
-		if _, err := c.Send(context.Background(), imtest.EmptyMessage()); err != nil {
-			t.Fatalf("send %d: %v", i, err)
-		}
-	}
-	_, err := c.Send(context.Background(), imtest.EmptyMessage())
-	var se *im.SendError
-	if !errors.As(err, &se) || se.Reason != im.ReasonRateLimited || !se.Retryable || se.PlatformCode != "130101" {
-		t.Fatalf("21st send in a minute: %v", err)
-	}
+	imtest.CheckPlatformLimit(t, c, 20, "130101")
 }
 
 func TestSplitHugeReview(t *testing.T) {
@@ -182,7 +149,7 @@ func TestSplitHugeReview(t *testing.T) {
 	}{{0, false}, {2, true}} {
 		msg := imtest.BigMessage(300)
 		c.MaxParts = tc.maxParts
-		payloads, err := Render(msg, tc.maxParts)
+		payloads, err := Render(im.BuildReport(msg), tc.maxParts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +181,7 @@ func TestSplitHugeReview(t *testing.T) {
 func TestRenderGolden(t *testing.T) {
 	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
 		t.Run(name, func(t *testing.T) {
-			payloads, err := Render(msg, 0)
+			payloads, err := Render(im.BuildReport(msg), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,28 +191,8 @@ func TestRenderGolden(t *testing.T) {
 				b.Write(body)
 				b.WriteString("\n---\n" + p.Markdown.Text + "\n")
 			}
-			golden(t, name, b.String())
+			imtest.Golden(t, name+".golden", b.String())
 		})
-	}
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from golden:\n%s", path, got)
 	}
 }
 

@@ -38,13 +38,12 @@ var (
 	userIDRE = regexp.MustCompile(`^[A-Za-z0-9_$-]{1,64}$`)
 )
 
-// Render splits msg into the payloads to send, in order. The author is
+// Render fits rep into the messages to send, in order. The author is
 // mentioned in the first part only: one notification per report.
-func Render(msg im.Message, maxParts int) ([]Payload, error) {
-	rep := markdown.Render(msg, markdown.DingTalk)
-	blocks := rep.Blocks
+func Render(rep im.Report, maxParts int) ([]Payload, error) {
+	blocks := markdown.Blocks(rep, markdown.DingTalk)
 	var at At
-	if a := msg.Author; a != nil {
+	if a := rep.Author; a != nil {
 		var mentions []string
 		if mobileRE.MatchString(a.Mobile) {
 			at.AtMobiles = []string{a.Mobile}
@@ -68,24 +67,11 @@ func Render(msg im.Message, maxParts int) ([]Payload, error) {
 		}
 		return p
 	}
-	parts, err := im.Split(blocks, im.SplitOptions{
-		MaxParts: maxParts,
-		Head: func(i, n int) string {
-			return strings.TrimSpace(rep.Title + " " + im.PartLabel(i, n))
-		},
-		Fits: func(head, body string) bool {
-			// Measured with the mentions whichever part this is: they are
-			// small, and the first part must fit with them.
-			b, err := botpost.Encode(build(head, body, true))
-			return err == nil && len(b) <= MaxBodyBytes
-		},
-	})
-	if err != nil {
-		return nil, err
+	fits := func(head, body string) bool {
+		// Measured with the mentions whichever part this is: they are
+		// small, and the first part must fit with them.
+		b, err := botpost.Encode(build(head, body, true))
+		return err == nil && len(b) <= MaxBodyBytes
 	}
-	out := make([]Payload, len(parts))
-	for i, p := range parts {
-		out[i] = build(p.Head, p.Body, i == 0)
-	}
-	return out, nil
+	return botpost.Fit(rep, blocks, maxParts, fits, build)
 }

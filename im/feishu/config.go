@@ -1,33 +1,19 @@
 package feishu
 
-import (
-	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/im/internal/botpost"
-)
+import "github.com/aicr-dev/aicr/im/internal/botpost"
 
 // KindName is the value of `kind` that selects this channel.
 const KindName = "feishu"
 
-// Config is the Feishu-specific part of a [[channel]] table. The webhook
-// URL (https://open.feishu.cn/open-apis/bot/v2/hook/<token>) carries the
-// token, so it is a secret too; pointing it at a local server is how
-// tests and air-gapped setups work, so there is no separate base URL.
-type Config struct {
-	botpost.WebhookKeys
-}
+// Config is the Feishu part of a [[channel]] table: the custom-bot webhook
+// keys. The webhook URL (https://open.feishu.cn/open-apis/bot/v2/hook/<token>)
+// carries the token, so it is a secret too; pointing it at a local
+// server is how tests and air-gapped setups work, so there is no
+// separate base URL.
+type Config = botpost.Config[Payload]
 
-// Validate checks the keys without reading any secret.
-func (c *Config) Validate() error { return c.WebhookKeys.Validate(true) }
-
-// Build returns the channel. The webhook URL and secret are read at
-// every Send, not here: a wrong or missing secret file fails deliveries
-// (until it is fixed, without a restart), never the daemon's start.
-func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return &Channel{botpost.BuildBot(KindName, common.Name, c.WebhookKeys, deps, platformLimit)}, nil
-}
+// NewConfig returns an empty config for the loader to decode into.
+func NewConfig() *Config { return botpost.NewConfig(platform) }
 
 // Options configure a Channel built without a config file (tests).
 type Options = botpost.Options

@@ -10,7 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,66 +21,32 @@ import (
 )
 
 // Channel is one Feishu custom bot.
-type Channel struct {
-	botpost.Bot
+type Channel = botpost.Channel[Payload]
+
+// platform: custom bots may post 5 times a second and 100 times a
+// minute; the minute's count is the one a sustained stream meets. A
+// report is split into as many cards as the 20 KB limit needs.
+var platform = &botpost.Platform[Payload]{
+	Kind:     KindName,
+	Signs:    true,
+	Limit:    botpost.PerWindow(100, time.Minute, 5),
+	Render:   Render,
+	Rendered: botpost.EncodedString[Payload],
+	Post:     post,
 }
-
-var (
-	_ im.Channel     = (*Channel)(nil)
-	_ im.RateLimited = (*Channel)(nil)
-)
-
-// platformLimit: custom bots may post 5 times a second and 100 times a
-// minute; the minute's count is the one a sustained stream meets.
-var platformLimit = botpost.PerWindow(100, time.Minute, 5)
 
 // New returns a Feishu channel.
-func New(name string, o Options) (*Channel, error) {
-	b, err := botpost.NewBot(KindName, name, o, platformLimit)
-	if err != nil {
-		return nil, err
-	}
-	return &Channel{b}, nil
-}
+func New(name string, o Options) (*Channel, error) { return botpost.New(platform, name, o) }
 
-// Send posts the report, split into as many cards as the 20 KB limit
-// needs, starting after msg.PartsDelivered.
-func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	creds, err := c.Creds()
-	if err != nil {
-		return im.Receipt{}, err
-	}
-	payloads, err := Render(msg, creds.Secret != "", c.MaxParts)
-	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
-	}
-	return botpost.SendAll(ctx, creds, payloads, msg.PartsDelivered, botpost.EncodedString[Payload], c.post)
-}
-
-func (c *Channel) post(ctx context.Context, creds botpost.Creds, p Payload) (httppost.Response, error) {
+func post(ctx context.Context, b *botpost.Bot, creds botpost.Creds, p Payload) (httppost.Response, error) {
 	if creds.Secret != "" {
 		// Per request: Feishu rejects timestamps more than an hour old, and
 		// a retry may come much later than the first attempt.
-		ts := c.Now().Unix()
+		ts := b.Now().Unix()
 		p.Timestamp = strconv.FormatInt(ts, 10)
 		p.Sign = Sign(creds.Secret, ts)
 	}
-	body, err := botpost.Encode(p)
-	if err != nil {
-		return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode card: %w", err)}
-	}
-	if len(body) > MaxBodyBytes {
-		return httppost.Response{}, &im.SendError{Reason: im.ReasonTooLarge,
-			Err: fmt.Errorf("card is %d bytes, limit %d", len(body), MaxBodyBytes)}
-	}
-	resp, err := httppost.Post(ctx, c.Client, httppost.Request{URL: creds.Hook, Body: body, Secrets: []string{creds.Secret}})
-	if err != nil {
-		return resp, err
-	}
-	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		return resp, se
-	}
-	return resp, nil
+	return b.PostJSON(ctx, creds.Hook, p, MaxBodyBytes, creds, Classify)
 }
 
 // Sign is Feishu's custom-bot signature: HMAC-SHA256 keyed with

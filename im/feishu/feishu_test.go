@@ -3,10 +3,6 @@ package feishu
 import (
 	"context"
 	"errors"
-	"flag"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,9 +11,8 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/imtest"
+	secretref "github.com/aicr-dev/aicr/secret"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const (
 	token  = "tok-feishu-5f3c9a1e"
@@ -113,13 +108,7 @@ func TestErrorsNeverContainToken(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	tests := []struct {
-		name      string
-		status    int
-		body      string
-		reason    im.Reason
-		retryable bool
-	}{
+	tests := []imtest.Answer{
 		{"ok", 200, imtest.FeishuOK, "", false},
 		{"legacy ok", 200, `{"StatusCode":0,"StatusMessage":"success"}`, "", false},
 		{"rate limited", 200, imtest.FeishuRateLimited, im.ReasonRateLimited, true},
@@ -137,20 +126,7 @@ func TestClassify(t *testing.T) {
 		{"http 502", 502, ``, im.ReasonServer, true},
 		{"http 400", 400, imtest.FeishuBadRequest, im.ReasonClient, false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			se := Classify(tt.status, http.Header{}, []byte(tt.body))
-			if tt.reason == "" {
-				if se != nil {
-					t.Fatalf("Classify = %v, want success", se)
-				}
-				return
-			}
-			if se == nil || se.Reason != tt.reason || se.Retryable != tt.retryable {
-				t.Fatalf("Classify = %+v, want %s retryable=%v", se, tt.reason, tt.retryable)
-			}
-		})
-	}
+	imtest.CheckClassify(t, Classify, tests)
 }
 
 func TestStandInRateLimitReachesChannel(t *testing.T) {
@@ -158,16 +134,7 @@ func TestStandInRateLimitReachesChannel(t *testing.T) {
 	fixed := time.Unix(1700000000, 0)
 	bot.SetNow(func() time.Time { return fixed })
 	c := newChannel(t, bot.URL(), "", nil)
-	for i := range 5 {
-		if _, err := c.Send(context.Background(), imtest.EmptyMessage()); err != nil {
-			t.Fatalf("send %d: %v", i, err)
-		}
-	}
-	_, err := c.Send(context.Background(), imtest.EmptyMessage())
-	var se *im.SendError
-	if !errors.As(err, &se) || se.Reason != im.ReasonRateLimited || !se.Retryable || se.PlatformCode != "11232" {
-		t.Fatalf("sixth send in one second: %v", err)
-	}
+	imtest.CheckPlatformLimit(t, c, 5, "11232")
 }
 
 func TestSplitHugeReview(t *testing.T) {
@@ -183,7 +150,7 @@ func TestSplitHugeReview(t *testing.T) {
 	}{{300, 0, false}, {300, 2, true}} {
 		msg := imtest.BigMessage(tc.problems)
 		c.MaxParts = tc.maxParts
-		payloads, err := Render(msg, true, tc.maxParts)
+		payloads, err := Render(im.BuildReport(msg), true, tc.maxParts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +184,7 @@ func TestResumeAfterFailedPart(t *testing.T) {
 	bot := imtest.NewFeishu(t, token, "")
 	c := newChannel(t, bot.URL(), "", nil)
 	msg := imtest.BigMessage(300)
-	payloads, _ := Render(msg, false, 0)
+	payloads, _ := Render(im.BuildReport(msg), false, 0)
 	n := len(payloads)
 	// Part 1 goes through, part 2 meets a 500.
 	bot.Script(imtest.Canned{Body: imtest.FeishuOK}, imtest.Canned{Status: 500, Body: "oops"})
@@ -242,7 +209,7 @@ func TestResumeAfterFailedPart(t *testing.T) {
 func TestRenderGolden(t *testing.T) {
 	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
 		t.Run(name, func(t *testing.T) {
-			payloads, err := Render(msg, false, 0)
+			payloads, err := Render(im.BuildReport(msg), false, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -252,47 +219,27 @@ func TestRenderGolden(t *testing.T) {
 				b.Write(body)
 				b.WriteString("\n---\n" + p.Card.Body.Elements[0].Content + "\n")
 			}
-			golden(t, name, b.String())
+			imtest.Golden(t, name+".golden", b.String())
 		})
 	}
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from golden:\n%s", path, got)
-	}
-}
-
 func TestConfigValidate(t *testing.T) {
-	err := (&Config{botpost.WebhookKeys{WebhookURLEnv: "A", WebhookURLFile: "b"}}).Validate()
+	err := (withKeys(botpost.WebhookKeys{WebhookURLEnv: "A", WebhookURLFile: "b"})).Validate()
 	if err == nil || !strings.Contains(err.Error(), "webhook_url_env") {
 		t.Fatalf("both set: %v", err)
 	}
-	if err := (&Config{}).Validate(); !errors.Is(err, im.ErrRequired) {
+	if err := NewConfig().Validate(); !errors.Is(err, secretref.ErrNotConfigured) {
 		t.Fatalf("none set: %v", err)
 	}
 	t.Setenv("AICR_TEST_FEISHU_HOOK", "https://open.feishu.cn/open-apis/bot/v2/hook/"+token)
-	ch, err := (&Config{botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_FEISHU_HOOK"}}).Build(im.ChannelConfig{Name: "f", Kind: KindName}, im.Deps{})
+	ch, err := (withKeys(botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_FEISHU_HOOK"})).Build(im.ChannelConfig{Name: "f", Kind: KindName}, im.Deps{})
 	if err != nil || ch.Kind() != KindName {
 		t.Fatalf("Build: %v", err)
 	}
 	// An unset variable fails the delivery, not the build (the daemon's
 	// start), and says which key and variable to fix.
-	ch, err = (&Config{botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_UNSET_VAR"}}).Build(im.ChannelConfig{Name: "f"}, im.Deps{})
+	ch, err = (withKeys(botpost.WebhookKeys{WebhookURLEnv: "AICR_TEST_UNSET_VAR"})).Build(im.ChannelConfig{Name: "f"}, im.Deps{})
 	if err != nil {
 		t.Fatalf("Build with an unset variable: %v", err)
 	}
@@ -300,4 +247,10 @@ func TestConfigValidate(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "webhook_url: environment variable AICR_TEST_UNSET_VAR") {
 		t.Fatalf("unset env: %v", err)
 	}
+}
+
+func withKeys(k botpost.WebhookKeys) *Config {
+	c := NewConfig()
+	c.WebhookKeys = k
+	return c
 }

@@ -2,7 +2,6 @@ package feishu
 
 import (
 	"regexp"
-	"strings"
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
@@ -65,17 +64,16 @@ const (
 // is "ou_" and letters and digits.
 var openIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// Render splits msg into the payloads to send, in order. signed says
-// whether timestamp and sign will be added, so they are counted.
-func Render(msg im.Message, signed bool, maxParts int) ([]Payload, error) {
-	rep := markdown.Render(msg, markdown.Feishu)
-	blocks := rep.Blocks
-	if a := msg.Author; a != nil && openIDRE.MatchString(a.FeishuOpenID) {
+// Render fits rep into the cards to send, in order. signed says whether
+// timestamp and sign will be added, so they are counted.
+func Render(rep im.Report, signed bool, maxParts int) ([]Payload, error) {
+	blocks := markdown.Blocks(rep, markdown.Feishu)
+	if a := rep.Author; a != nil && openIDRE.MatchString(a.FeishuOpenID) {
 		blocks[0].Text = "<at id=" + a.FeishuOpenID + "></at>\n\n" + blocks[0].Text
 	}
-	template := Template(rep.Problems, rep.Skipped)
-	build := func(head, body string) Payload {
-		p := Payload{
+	template := Template(rep.Problems, rep.Skip != "")
+	build := func(head, body string, _ bool) Payload {
+		return Payload{
 			MsgType: "interactive",
 			Card: Card{
 				Schema: "2.0",
@@ -84,30 +82,16 @@ func Render(msg im.Message, signed bool, maxParts int) ([]Payload, error) {
 				Body:   CardBody{Elements: []Element{{Tag: "markdown", Content: body}}},
 			},
 		}
+	}
+	fits := func(head, body string) bool {
+		p := build(head, body, true)
 		if signed {
 			p.Timestamp, p.Sign = placeholderTimestamp, placeholderSign
 		}
-		return p
+		b, err := botpost.Encode(p)
+		return err == nil && len(b) <= MaxBodyBytes
 	}
-	parts, err := im.Split(blocks, im.SplitOptions{
-		MaxParts: maxParts,
-		Head: func(i, n int) string {
-			return strings.TrimSpace(rep.Title + " " + im.PartLabel(i, n))
-		},
-		Fits: func(head, body string) bool {
-			b, err := botpost.Encode(build(head, body))
-			return err == nil && len(b) <= MaxBodyBytes
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Payload, len(parts))
-	for i, p := range parts {
-		out[i] = build(p.Head, p.Body)
-		out[i].Timestamp, out[i].Sign = "", ""
-	}
-	return out, nil
+	return botpost.Fit(rep, blocks, maxParts, fits, build)
 }
 
 // Template is the header colour: the worst severity's, green when the

@@ -7,30 +7,16 @@ import (
 	"github.com/aicr-dev/aicr/review"
 )
 
-// Report is one review rendered in one dialect, in blocks ready for
-// im.Split: the header first, then one block per problem (most severe
-// first), the summaries and the skip reason. Wording comes from package
-// im; only markup differs between dialects.
-type Report struct {
-	// Title is im.Title of the message, plain text (not escaped): each
-	// channel puts it where its platform shows a title.
-	Title  string
-	Blocks []im.Block
-	// Problems are the problems in the order their blocks appear.
-	Problems []review.Problem
-	// Skipped is true when the change was not reviewed (not for a clean
-	// "lgtm"), so cards can colour it as such.
-	Skipped bool
-}
-
-// Render builds msg's report (im.BuildReport) in dialect d.
-func Render(msg im.Message, d Dialect) Report {
-	rep := im.BuildReport(msg)
-	r := Report{Title: rep.Title, Problems: rep.Problems, Skipped: rep.Skip != ""}
-
-	r.Blocks = append(r.Blocks, im.Block{Text: header(rep, d)})
+// Blocks renders rep in dialect d as blocks ready for im.Split: the
+// header first, then one block per problem (most severe first), the
+// summaries, and the skip and left-out sentences. Every word comes from
+// rep (its sentences and rep.Words); only markup differs between
+// dialects. Title is left to the channel, which puts it where its
+// platform shows a title.
+func Blocks(rep im.Report, d Dialect) []im.Block {
+	blocks := []im.Block{{Text: header(rep, d)}}
 	for _, p := range rep.Problems {
-		r.Blocks = append(r.Blocks, im.Block{Text: ProblemText(p, d), Problem: true})
+		blocks = append(blocks, im.Block{Text: ProblemText(p, rep.Words, d), Problem: true})
 	}
 	for _, s := range rep.Summaries {
 		body := Convert(s.Markdown, d)
@@ -47,7 +33,7 @@ func Render(msg im.Message, d Dialect) Report {
 			}
 			b.WriteString(body)
 		}
-		r.Blocks = append(r.Blocks, im.Block{Text: b.String()})
+		blocks = append(blocks, im.Block{Text: b.String()})
 	}
 	var tail []string
 	if note := rep.SkipNote(); note != "" {
@@ -57,9 +43,9 @@ func Render(msg im.Message, d Dialect) Report {
 		tail = append(tail, Escape(line, d))
 	}
 	if len(tail) > 0 {
-		r.Blocks = append(r.Blocks, im.Block{Text: strings.Join(tail, "\n\n")})
+		blocks = append(blocks, im.Block{Text: strings.Join(tail, "\n\n")})
 	}
-	return r
+	return blocks
 }
 
 func header(rep im.Report, d Dialect) string {
@@ -70,12 +56,10 @@ func header(rep im.Report, d Dialect) string {
 	if len(rep.Problems) == 0 {
 		lines = append(lines, "**"+Escape(rep.Verdict, d)+"**")
 	} else {
-		lines = append(lines, "**"+im.TextProblems+":** "+countsText(rep.Counts, d))
+		lines = append(lines, "**"+Escape(rep.Words.Problems, d)+":** "+countsText(rep.Counts, d))
 	}
-	if rep.ChangeURL != "" {
-		if link := Link(im.TextViewChange, rep.ChangeURL, d); link != im.TextViewChange {
-			lines = append(lines, link)
-		}
+	if SafeURL(rep.ChangeURL) != "" {
+		lines = append(lines, Link(rep.Words.ViewChange, rep.ChangeURL, d))
 	}
 	// Blank lines between them: DingTalk joins single-newline lines.
 	return strings.Join(lines, "\n\n")
@@ -101,7 +85,7 @@ func countsText(text string, d Dialect) string {
 //	[high] `file.go:12-14` · category
 //	message
 //	**Suggestion:** suggestion (raw diffs as a code block)
-func ProblemText(p review.Problem, d Dialect) string {
+func ProblemText(p review.Problem, w im.Words, d Dialect) string {
 	sev := strings.Join(strings.Fields(im.Sanitize(string(p.Severity))), " ")
 	var b strings.Builder
 	b.WriteString(colour("**["+Escape(sev, d)+"]**", review.Severity(sev), d))
@@ -116,14 +100,14 @@ func ProblemText(p review.Problem, d Dialect) string {
 	}
 	if s := im.Sanitize(strings.TrimSpace(p.Suggestion)); s != "" {
 		if isRawDiff(s) {
-			b.WriteString("\n\n**" + im.TextSuggestion + ":**\n\n" + CodeBlock(s, "diff", d))
+			b.WriteString("\n\n**" + Escape(w.Suggestion, d) + ":**\n\n" + CodeBlock(s, "diff", d))
 		} else if conv := Convert(s, d); conv != "" {
 			sep := " "
 			if startsBlock(conv) {
 				// A fence, quote or list only works at the start of a line.
 				sep = "\n\n"
 			}
-			b.WriteString("\n\n**" + im.TextSuggestion + ":**" + sep + conv)
+			b.WriteString("\n\n**" + Escape(w.Suggestion, d) + ":**" + sep + conv)
 		}
 	}
 	return b.String()

@@ -3,7 +3,6 @@ package slack
 import (
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -55,8 +54,7 @@ var severityEmoji = map[review.Severity]string{
 // mrkdwn sections and the skip reason. When inlineProblems is set (the
 // incoming-webhook mode has no threads) problems follow, as many as the
 // block limit allows, with the number left out said explicitly.
-func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
-	rep := im.BuildReport(msg)
+func RenderSummary(rep im.Report, mention string, inlineProblems bool) Post {
 	title, problems := rep.Title, rep.Problems
 
 	var meta []string
@@ -65,13 +63,13 @@ func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
 	}
 	verdict := Escape(rep.Verdict)
 	if len(problems) > 0 {
-		verdict = "*" + im.TextProblems + ":* " + Escape(rep.Counts)
+		verdict = "*" + Escape(rep.Words.Problems) + ":* " + Escape(rep.Counts)
 	}
 	meta = append(meta, verdict)
 	if mention != "" {
-		meta = append(meta, "*Author:* "+mention)
+		meta = append(meta, "*"+Escape(rep.Words.Author)+":* "+mention)
 	}
-	if link := linkTo(rep.ChangeURL, im.TextViewChange); link != "" {
+	if link := linkTo(rep.ChangeURL, rep.Words.ViewChange); link != "" {
 		meta = append(meta, link)
 	}
 
@@ -104,7 +102,7 @@ func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
 	if inlineProblems && len(problems) > 0 {
 		body = append(body, slack.NewDividerBlock())
 		for _, p := range problems {
-			body = append(body, section(ProblemText(p)))
+			body = append(body, section(ProblemText(p, rep.Words)))
 		}
 	}
 	if len(body) > budget {
@@ -115,11 +113,7 @@ func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
 			omittedProblems = min(left, len(problems))
 		}
 		body = body[:budget-1]
-		note := fmt.Sprintf("_%d more blocks left out to fit Slack's limit; see `aicr audit show %d`._", left, msg.RunID)
-		if omittedProblems > 0 {
-			note = fmt.Sprintf("_%d more problems not shown (Slack allows %d blocks); see `aicr audit show %d`._", omittedProblems, MaxBlocks, msg.RunID)
-		}
-		body = append(body, section(note))
+		body = append(body, section("_"+Escape(rep.OmittedNote(omittedProblems))+"_"))
 	}
 	blocks = append(blocks, body...)
 	blocks = append(blocks, tail...)
@@ -128,24 +122,23 @@ func RenderSummary(msg im.Message, mention string, inlineProblems bool) Post {
 	return Post{Text: Escape(truncateChars(fallback, MaxTextChars)), Blocks: blocks}
 }
 
-// RenderReplies batches problems into thread replies of at most perReply
-// problems each, labelled "(i/n)".
-func RenderReplies(problems []review.Problem, perReply int) []Post {
+// RenderReplies batches rep's problems into thread replies of at most
+// perReply problems each, labelled with their range and "(i/n)".
+func RenderReplies(rep im.Report, perReply int) []Post {
 	if perReply <= 0 {
 		perReply = DefaultProblemsPerReply
 	}
 	perReply = min(perReply, MaxBlocks-1)
-	problems = slices.Clone(problems)
-	im.SortProblems(problems)
+	problems := rep.Problems
 	n := (len(problems) + perReply - 1) / perReply
 	var posts []Post
 	for i := 0; i < n; i++ {
 		batch := problems[i*perReply : min((i+1)*perReply, len(problems))]
 		from, to := i*perReply+1, i*perReply+len(batch)
-		label := fmt.Sprintf("Problems %d–%d of %d (%d/%d)", from, to, len(problems), i+1, n)
+		label := Escape(strings.TrimSpace(rep.ProblemRange(from, to) + " " + im.PartLabel(i+1, n)))
 		blocks := []slack.Block{slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, label, false, false))}
 		for _, p := range batch {
-			blocks = append(blocks, section(ProblemText(p)))
+			blocks = append(blocks, section(ProblemText(p, rep.Words)))
 		}
 		posts = append(posts, Post{Text: label, Blocks: blocks})
 	}
@@ -154,7 +147,7 @@ func RenderReplies(problems []review.Problem, perReply int) []Post {
 
 // ProblemText is one problem as a mrkdwn section: severity, location,
 // category, message and suggestion, all escaped, within the section limit.
-func ProblemText(p review.Problem) string {
+func ProblemText(p review.Problem, w im.Words) string {
 	var b strings.Builder
 	sev := review.Severity(im.Sanitize(string(p.Severity)))
 	if e := severityEmoji[sev]; e != "" {
@@ -166,7 +159,7 @@ func ProblemText(p review.Problem) string {
 	}
 	b.WriteString("\n" + Escape(strings.TrimSpace(im.Sanitize(p.Message))))
 	if s := strings.TrimSpace(im.Sanitize(p.Suggestion)); s != "" {
-		b.WriteString("\n*" + im.TextSuggestion + ":* " + Escape(s))
+		b.WriteString("\n*" + Escape(w.Suggestion) + ":* " + Escape(s))
 	}
 	return truncateChars(b.String(), MaxSectionText)
 }

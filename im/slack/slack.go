@@ -24,6 +24,7 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/httppost"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // KindName is the value of `kind` that selects this channel.
@@ -73,12 +74,8 @@ func (c *Config) Validate() error {
 	case !c.tokenMode() && !hook:
 		errs = append(errs, &im.ConfigError{Key: "token_env", Err: im.ErrRequired, Hint: "or token_file, or webhook_url_env / webhook_url_file"})
 	}
-	if err := botpost.SecretKeys("token", c.TokenEnv, c.TokenFile, false); err != nil {
-		errs = append(errs, err)
-	}
-	if err := botpost.SecretKeys("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, false); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, secret.Ref{Env: c.TokenEnv, File: c.TokenFile}.Validate("token", false),
+		secret.Ref{Env: c.WebhookURLEnv, File: c.WebhookURLFile}.Validate("webhook_url", false))
 	if c.tokenMode() && strings.TrimSpace(c.Channel) == "" {
 		errs = append(errs, &im.ConfigError{Key: "channel", Err: im.ErrRequired, Hint: "a channel id such as C0123ABCD, or #name"})
 	}
@@ -172,9 +169,10 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 		return im.Receipt{}, err
 	}
 	api := slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.client))
-	mention := c.mention(ctx, api, msg.Author)
-	posts := []Post{RenderSummary(msg, mention, false)}
-	posts = append(posts, RenderReplies(msg.Result.Problems, c.cfg.ProblemsPerReply)...)
+	rep := im.BuildReport(msg)
+	mention := c.mention(ctx, api, rep.Author)
+	posts := []Post{RenderSummary(rep, mention, false)}
+	posts = append(posts, RenderReplies(rep, c.cfg.ProblemsPerReply)...)
 	rec := im.Receipt{Parts: len(posts), Rendered: renderedJSON(posts)}
 
 	start, ts := msg.PartsDelivered, msg.PriorMessageID
@@ -405,18 +403,15 @@ func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, 
 	if err := httppost.CheckURL("webhook_url", hookURL); err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
+	rep := im.BuildReport(msg)
 	mention := ""
-	if msg.Author != nil && msg.Author.SlackID != "" {
-		mention = "<@" + Escape(msg.Author.SlackID) + ">"
+	if rep.Author != nil && rep.Author.SlackID != "" {
+		mention = "<@" + Escape(rep.Author.SlackID) + ">"
 	}
-	post := RenderSummary(msg, mention, true)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(post); err != nil {
+	body, err := botpost.Encode(RenderSummary(rep, mention, true))
+	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
-	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err := im.Pace(ctx); err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonTimeout, Retryable: true, Err: err}
 	}

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,8 +19,6 @@ import (
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const token = "xoxb-test-token-0123456789"
 
@@ -280,25 +275,14 @@ func TestMarkdownToMrkdwn(t *testing.T) {
 }
 
 func TestRenderGolden(t *testing.T) {
-	msg := message(3)
-	post := slack.RenderSummary(msg, "<@U123>", false)
-	replies := slack.RenderReplies(msg.Result.Problems, 2)
+	rep := im.BuildReport(message(3))
+	post := slack.RenderSummary(rep, "<@U123>", false)
+	replies := slack.RenderReplies(rep, 2)
 	got, err := json.MarshalIndent(map[string]any{"summary": post, "replies": replies}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "render.golden.json")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, append(got, '\n'), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if strings.TrimSpace(string(want)) != strings.TrimSpace(string(got)) {
-		t.Errorf("render differs from %s:\n%s", golden, got)
-	}
+	imtest.Golden(t, "render.golden.json", string(got)+"\n")
 }
 
 func TestErrorsAreClassified(t *testing.T) {
@@ -480,7 +464,7 @@ func TestIncomingWebhookPostsSummaryOnly(t *testing.T) {
 	}
 	imtest.AssertSendLeaksNothing(t, rec, err, hookURL, "XXXXSECRET")
 	blocks, _ := got[0]["blocks"].([]any)
-	if len(got) != 1 || len(blocks) > 50 || !strings.Contains(fmt.Sprint(blocks[len(blocks)-1]), "more problems not shown") {
+	if len(got) != 1 || len(blocks) > 50 || !strings.Contains(fmt.Sprint(blocks[len(blocks)-1]), "35 more problems were left out") {
 		t.Fatalf("%d posts, %d blocks, last %v", len(got), len(blocks), blocks[len(blocks)-1])
 	}
 	answer = "channel_not_found"

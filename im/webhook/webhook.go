@@ -5,9 +5,7 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -20,8 +18,8 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/httppost"
-	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // KindName is the value of `kind` that selects this channel.
@@ -59,12 +57,8 @@ type Config struct {
 // Validate checks the webhook-specific keys.
 func (c *Config) Validate() error {
 	var errs []error
-	if err := botpost.SecretKeys("url", c.URLEnv, c.URLFile, true); err != nil {
-		errs = append(errs, err)
-	}
-	if err := botpost.SecretKeys("secret", c.SecretEnv, c.SecretFile, false); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, secret.Ref{Env: c.URLEnv, File: c.URLFile}.Validate("url", true),
+		secret.Ref{Env: c.SecretEnv, File: c.SecretFile}.Validate("secret", false))
 	if c.RatePerMinute < 0 {
 		errs = append(errs, &im.ConfigError{Key: "rate_per_minute", Value: strconv.Itoa(c.RatePerMinute), Err: im.ErrInvalidValue, Hint: "0 (unlimited) or more"})
 	}
@@ -141,37 +135,46 @@ func (c *Channel) RateLimit() (rate.Limit, int) {
 	return rate.Limit(float64(c.cfg.RatePerMinute) / 60), 1
 }
 
-// Render builds the body Send posts.
+// Render builds the body Send posts: msg's report (im.BuildReport, the
+// one every chat channel renders) as JSON.
 func (c *Channel) Render(msg im.Message) ([]byte, error) {
-	res := im.SanitizeResult(msg.Result)
-	p := Payload{
-		Version:        PayloadVersion,
-		IdempotencyKey: msg.DedupeKey,
-		Channel:        c.name,
-		RunID:          msg.RunID,
-		Author:         msg.Author,
-		Counts:         map[string]int{},
-		Problems:       res.Problems,
-		Summaries:      res.Summaries,
-		Skip:           res.Skip,
-		Text:           im.RenderText(msg),
-		SentAt:         c.now().UTC(),
-	}
-	for sev, n := range im.CountBySeverity(res.Problems) {
-		p.Counts[string(sev)] = n
-	}
-	if ch := msg.Change; ch != nil {
-		p.Change = Change{VCS: string(ch.VCS), Repo: im.Sanitize(ch.Repo), Revision: im.Sanitize(ch.Revision),
-			Author: im.Sanitize(ch.Author), Description: redact.Text(im.Sanitize(ch.Description))}
-	}
-	p.Change.URL = msg.ChangeURL
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
+	body, err := botpost.Encode(NewPayload(im.BuildReport(msg), c.name, msg.DedupeKey, c.now()))
+	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return body, nil
+}
+
+// NewPayload is the machine form of rep. Every value comes from the
+// report; only the envelope (version, idempotency key, channel, time) is
+// the webhook's. The fields are a published format (docs/webhook.md):
+// lists are [] rather than null, and a "lgtm" skip is kept as reported.
+func NewPayload(rep im.Report, channel, dedupeKey string, sentAt time.Time) Payload {
+	p := Payload{
+		Version:        PayloadVersion,
+		IdempotencyKey: dedupeKey,
+		Channel:        channel,
+		RunID:          rep.RunID,
+		Change: Change{VCS: rep.Change.VCS, Repo: rep.Change.Repo, Revision: rep.Change.Revision,
+			Author: rep.Change.Author, Description: rep.Change.Description, URL: rep.ChangeURL},
+		Author:    rep.Author,
+		Counts:    map[string]int{},
+		Problems:  rep.Problems,
+		Summaries: rep.Summaries,
+		Skip:      rep.SkipReason,
+		Text:      im.PlainText(rep),
+		SentAt:    sentAt.UTC(),
+	}
+	if p.Problems == nil {
+		p.Problems = []review.Problem{}
+	}
+	if p.Summaries == nil {
+		p.Summaries = []review.Summary{}
+	}
+	for sev, n := range im.CountBySeverity(rep.Problems) {
+		p.Counts[string(sev)] = n
+	}
+	return p
 }
 
 // Send posts the payload once. 2xx is success; the rest is classified by

@@ -149,10 +149,44 @@ func TestErrorsLeakNothing(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	if err := (&webhook.Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "url_env: required") {
+	if err := (&webhook.Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "url_env or url_file: no secret configured; set one") {
 		t.Fatalf("missing url: %v", err)
 	}
 	if err := (&webhook.Config{URLEnv: "A", URLFile: "b"}).Validate(); err == nil {
 		t.Fatal("both url_env and url_file accepted")
+	}
+}
+
+// The payload is the report every chat channel renders, in machine form:
+// the same sanitized problems and summaries, the same plain text, the
+// change's full description with credentials blanked, and the reviewer's
+// skip as it reported it (a clean "lgtm" included). Empty lists are [].
+func TestPayloadIsTheReport(t *testing.T) {
+	msg := im.Message{RunID: 4, ChangeURL: "https://viewvc/?r=7",
+		Change: &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "7", Author: "bob",
+			Description: "tidy\n\npassword=hunter2hunter2 was here"},
+		Result: review.Result{Summaries: []review.Summary{{Title: " Overview ", Markdown: "all \x1bgood\n"}, {}},
+			Skip: &review.Skip{Reason: "lgtm"}}}
+	rep := im.BuildReport(msg)
+	now := time.Unix(1700000000, 0)
+	p := webhook.NewPayload(rep, "ci", "aicr-4-ci", now)
+	if p.Text != im.PlainText(rep) || p.RunID != 4 || p.Skip == nil || p.Skip.Reason != "lgtm" ||
+		p.Change.URL != rep.ChangeURL || p.Change.Repo != "main" {
+		t.Fatalf("payload %+v", p)
+	}
+	if len(p.Summaries) != 1 || p.Summaries[0] != rep.Summaries[0] || p.Summaries[0].Markdown != "all good" {
+		t.Fatalf("summaries %+v, want the report's %+v", p.Summaries, rep.Summaries)
+	}
+	if !strings.Contains(p.Change.Description, "was here") || strings.Contains(p.Change.Description, "hunter2") {
+		t.Fatalf("description %q", p.Change.Description)
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"problems":[]`, `"counts":{}`, `"skip":{"reason":"lgtm"}`, `"text":"aicr review: main r7 by bob (run 4)\ntidy\nNo problems found.\n`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("payload lacks %s:\n%s", want, body)
+		}
 	}
 }

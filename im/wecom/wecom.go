@@ -4,11 +4,7 @@ package wecom
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/aicr-dev/aicr/im"
@@ -17,80 +13,34 @@ import (
 )
 
 // Channel is one WeCom group robot.
-type Channel struct {
-	botpost.Bot
+type Channel = botpost.Channel[Payload]
+
+// platform: a group robot may post 20 messages a minute. A report is
+// split into as many messages as the 4096-byte content limit needs
+// (checked when rendering: the limit is on the content, not the request).
+var platform = &botpost.Platform[Payload]{
+	Kind:   KindName,
+	Signs:  false,
+	Limit:  botpost.PerWindow(20, time.Minute, 5),
+	Render: func(rep im.Report, _ bool, maxParts int) ([]Payload, error) { return Render(rep, maxParts) },
+	// The audit keeps the markdown: WeCom's JSON wrapper adds nothing.
+	Rendered: func(p Payload) (string, error) { return p.Markdown.Content, nil },
+	Post: func(ctx context.Context, b *botpost.Bot, creds botpost.Creds, p Payload) (httppost.Response, error) {
+		return b.PostJSON(ctx, creds.Hook, p, 0, creds, Classify)
+	},
 }
-
-var (
-	_ im.Channel     = (*Channel)(nil)
-	_ im.RateLimited = (*Channel)(nil)
-)
-
-// platformLimit: a group robot may post 20 messages a minute.
-var platformLimit = botpost.PerWindow(20, time.Minute, 5)
 
 // New returns a WeCom channel.
-func New(name string, o Options) (*Channel, error) {
-	b, err := botpost.NewBot(KindName, name, o, platformLimit)
-	if err != nil {
-		return nil, err
-	}
-	return &Channel{b}, nil
-}
-
-// Send posts the report, split into as many messages as the 4096-byte
-// content limit needs, starting after msg.PartsDelivered.
-func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	creds, err := c.Creds()
-	if err != nil {
-		return im.Receipt{}, err
-	}
-	payloads, err := Render(msg, c.MaxParts)
-	if err != nil {
-		return im.Receipt{}, &im.SendError{Reason: im.ReasonTooLarge, Err: fmt.Errorf("render: %w", err)}
-	}
-	// The audit keeps the markdown: WeCom's JSON wrapper adds nothing.
-	markdown := func(p Payload) (string, error) { return p.Markdown.Content, nil }
-	return botpost.SendAll(ctx, creds, payloads, msg.PartsDelivered, markdown, c.post)
-}
-
-func (c *Channel) post(ctx context.Context, creds botpost.Creds, p Payload) (httppost.Response, error) {
-	body, err := botpost.Encode(p)
-	if err != nil {
-		return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
-	}
-	resp, err := httppost.Post(ctx, c.Client, httppost.Request{URL: creds.Hook, Body: body})
-	if err != nil {
-		return resp, err
-	}
-	if se := Classify(resp.Status, resp.Header, resp.Body); se != nil {
-		return resp, se
-	}
-	return resp, nil
-}
-
-type response struct {
-	ErrCode *int   `json:"errcode"`
-	ErrMsg  string `json:"errmsg"`
-}
+func New(name string, o Options) (*Channel, error) { return botpost.New(platform, name, o) }
 
 // Classify turns WeCom's answer into nil (delivered) or a classified
-// error: HTTP 200 with a non-zero errcode is a failure.
+// error (botpost.ErrCodeAnswer, with WeCom's errcode table).
 func Classify(status int, header http.Header, body []byte) *im.SendError {
-	if se := im.ClassifyStatus(status, header, body); se != nil {
+	se, code := botpost.ErrCodeAnswer(status, header, body)
+	if se == nil || se.Reason != "" {
 		return se
 	}
-	var r response
-	if err := json.Unmarshal(body, &r); err != nil || r.ErrCode == nil {
-		return &im.SendError{Reason: im.ReasonServer, Retryable: true, StatusCode: status,
-			Response: im.Excerpt(body), Err: errors.New("response has no errcode")}
-	}
-	if *r.ErrCode == 0 {
-		return nil
-	}
-	se := &im.SendError{StatusCode: status, PlatformCode: strconv.Itoa(*r.ErrCode),
-		Response: im.Excerpt(body), Err: errors.New(im.Sanitize(r.ErrMsg))}
-	switch *r.ErrCode {
+	switch code {
 	case 45009: // api freq out of limit (20 per minute per robot)
 		se.Reason, se.Retryable = im.ReasonRateLimited, true
 	case -1: // system busy

@@ -3,10 +3,6 @@ package wecom
 import (
 	"context"
 	"errors"
-	"flag"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +11,6 @@ import (
 	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/imtest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const key = "693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"
 
@@ -67,13 +61,7 @@ func TestErrorsNeverContainKey(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	tests := []struct {
-		name      string
-		status    int
-		body      string
-		reason    im.Reason
-		retryable bool
-	}{
+	tests := []imtest.Answer{
 		{"ok", 200, imtest.WeComOK, "", false},
 		{"freq", 200, imtest.WeComFreqLimit, im.ReasonRateLimited, true},
 		{"busy", 200, `{"errcode":-1,"errmsg":"system busy"}`, im.ReasonServer, true},
@@ -84,20 +72,7 @@ func TestClassify(t *testing.T) {
 		{"not json", 200, `gateway`, im.ReasonServer, true},
 		{"http 429", 429, ``, im.ReasonRateLimited, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			se := Classify(tt.status, http.Header{}, []byte(tt.body))
-			if tt.reason == "" {
-				if se != nil {
-					t.Fatalf("Classify = %v, want success", se)
-				}
-				return
-			}
-			if se == nil || se.Reason != tt.reason || se.Retryable != tt.retryable {
-				t.Fatalf("Classify = %+v, want %s retryable=%v", se, tt.reason, tt.retryable)
-			}
-		})
-	}
+	imtest.CheckClassify(t, Classify, tests)
 }
 
 func TestStandInRateLimitReachesChannel(t *testing.T) {
@@ -105,16 +80,7 @@ func TestStandInRateLimitReachesChannel(t *testing.T) {
 	fixed := time.Unix(1700000000, 0)
 	bot.SetNow(func() time.Time { return fixed })
 	c := newChannel(t, bot.URL(), 0)
-	for i := range 20 {
-		if _, err := c.Send(context.Background(), imtest.EmptyMessage()); err != nil {
-			t.Fatalf("send %d: %v", i, err)
-		}
-	}
-	_, err := c.Send(context.Background(), imtest.EmptyMessage())
-	var se *im.SendError
-	if !errors.As(err, &se) || se.Reason != im.ReasonRateLimited || !se.Retryable || se.PlatformCode != "45009" {
-		t.Fatalf("21st send in a minute: %v", err)
-	}
+	imtest.CheckPlatformLimit(t, c, 20, "45009")
 }
 
 func TestSplitHugeReview(t *testing.T) {
@@ -123,7 +89,7 @@ func TestSplitHugeReview(t *testing.T) {
 	bot.SetNow(func() time.Time { clock = clock.Add(time.Minute); return clock })
 	msg := imtest.BigMessage(300)
 	// 300 problems need far more than 5 messages of 4096 bytes: capped.
-	payloads, err := Render(msg, 0)
+	payloads, err := Render(im.BuildReport(msg), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +116,7 @@ func TestSplitHugeReview(t *testing.T) {
 func TestRenderGolden(t *testing.T) {
 	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
 		t.Run(name, func(t *testing.T) {
-			payloads, err := Render(msg, 0)
+			payloads, err := Render(im.BuildReport(msg), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,27 +126,7 @@ func TestRenderGolden(t *testing.T) {
 				b.Write(body)
 				b.WriteString("\n---\n" + p.Markdown.Content + "\n")
 			}
-			golden(t, name, b.String())
+			imtest.Golden(t, name+".golden", b.String())
 		})
-	}
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from golden:\n%s", path, got)
 	}
 }

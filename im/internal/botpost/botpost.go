@@ -14,21 +14,8 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/httppost"
+	"github.com/aicr-dev/aicr/secret"
 )
-
-// SecretKeys validates one secret given as <prefix>_env or
-// <prefix>_file: at most one of them, and one if required.
-func SecretKeys(prefix, env, file string, required bool) error {
-	switch {
-	case env != "" && file != "":
-		return &im.ConfigError{Key: prefix + "_env", Err: im.ErrInvalidValue,
-			Hint: "set " + prefix + "_env or " + prefix + "_file, not both"}
-	case required && env == "" && file == "":
-		return &im.ConfigError{Key: prefix + "_env", Err: im.ErrRequired,
-			Hint: "or " + prefix + "_file"}
-	}
-	return nil
-}
 
 // Part is one request of a split report, ready to send.
 type Part struct {
@@ -123,9 +110,9 @@ type WebhookKeys struct {
 // Validate checks the keys without reading any secret. signable is false
 // for platforms that have no signing scheme, where a secret is a mistake.
 func (k WebhookKeys) Validate(signable bool) error {
-	errs := []error{SecretKeys("webhook_url", k.WebhookURLEnv, k.WebhookURLFile, true)}
+	errs := []error{secret.Ref{Env: k.WebhookURLEnv, File: k.WebhookURLFile}.Validate("webhook_url", true)}
 	if signable {
-		errs = append(errs, SecretKeys("secret", k.SecretEnv, k.SecretFile, false))
+		errs = append(errs, secret.Ref{Env: k.SecretEnv, File: k.SecretFile}.Validate("secret", false))
 	} else if k.SecretEnv != "" || k.SecretFile != "" {
 		errs = append(errs, &im.ConfigError{Key: "secret_env", Err: im.ErrInvalidValue, Hint: "this platform does not sign requests; remove secret_env/secret_file"})
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,32 +49,21 @@ type DingTalkMessage struct {
 
 // DingTalk is a custom robot: POST /robot/send?access_token=<token>.
 type DingTalk struct {
-	base
-	Server   *httptest.Server
+	bot[DingTalkMessage]
 	Token    string
 	Secret   string
 	Keywords []string
-	received []DingTalkMessage
 }
 
 // NewDingTalk starts a stand-in robot, closed when the test ends.
 func NewDingTalk(t testing.TB, token, secret string) *DingTalk {
 	d := &DingTalk{Token: token, Secret: secret}
-	d.windows = []*window{{limit: 20, period: time.Minute}}
-	d.Server = httptest.NewServer(http.HandlerFunc(d.handle))
-	t.Cleanup(d.Server.Close)
+	d.start(t, d.handle, []*window{{limit: 20, period: time.Minute}})
 	return d
 }
 
 // URL is the robot's webhook URL, token included.
 func (d *DingTalk) URL() string { return d.Server.URL + "/robot/send?access_token=" + d.Token }
-
-// Received returns the messages accepted so far.
-func (d *DingTalk) Received() []DingTalkMessage {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]DingTalkMessage(nil), d.received...)
-}
 
 // DingTalkSign is the stand-in's own reading of the documentation: the
 // secret is the HMAC-SHA256 key, timestamp + "\n" + secret the message,
@@ -86,13 +74,8 @@ func DingTalkSign(timestamp, secret string) string {
 	return base64.StdEncoding.EncodeToString(h.Sum(nil))
 }
 
+// handle runs with mu held, after any scripted answer (bot.start).
 func (d *DingTalk) handle(w http.ResponseWriter, r *http.Request) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if c, ok := d.popScript(); ok {
-		writeCanned(w, c)
-		return
-	}
 	if r.Method != http.MethodPost || r.URL.Path != "/robot/send" {
 		w.WriteHeader(http.StatusNotFound)
 		return

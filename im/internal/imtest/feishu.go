@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,33 +63,22 @@ func (c FeishuCard) Markdown() string {
 
 // Feishu is a custom bot: POST /open-apis/bot/v2/hook/<token>.
 type Feishu struct {
-	base
-	Server   *httptest.Server
+	bot[FeishuCard]
 	Token    string
 	Secret   string   // non-empty: signature verification is on
 	Keywords []string // non-empty: the keyword filter is on
-	received []FeishuCard
 }
 
 // NewFeishu starts a stand-in bot, closed when the test ends.
 func NewFeishu(t testing.TB, token, secret string) *Feishu {
 	f := &Feishu{Token: token, Secret: secret}
 	// Per bot: 5 per second and 100 per minute.
-	f.windows = []*window{{limit: 5, period: time.Second}, {limit: 100, period: time.Minute}}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.handle))
-	t.Cleanup(f.Server.Close)
+	f.start(t, f.handle, []*window{{limit: 5, period: time.Second}, {limit: 100, period: time.Minute}})
 	return f
 }
 
 // URL is the bot's webhook URL, token included.
 func (f *Feishu) URL() string { return f.Server.URL + "/open-apis/bot/v2/hook/" + f.Token }
-
-// Received returns the cards accepted so far.
-func (f *Feishu) Received() []FeishuCard {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]FeishuCard(nil), f.received...)
-}
 
 // FeishuSign is the stand-in's own reading of the documentation: the
 // string timestamp + "\n" + secret is the HMAC-SHA256 key, the message
@@ -101,13 +89,8 @@ func FeishuSign(timestamp, secret string) string {
 	return base64.StdEncoding.EncodeToString(h.Sum(nil))
 }
 
+// handle runs with mu held, after any scripted answer (bot.start).
 func (f *Feishu) handle(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if c, ok := f.popScript(); ok {
-		writeCanned(w, c)
-		return
-	}
 	if r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -184,4 +185,35 @@ func AssertSendLeaksNothing(t testing.TB, rec im.Receipt, err error, secrets ...
 		}
 	}
 	AssertNoLeak(t, "receipt", rec.Rendered+"\n"+rec.Response+"\n"+rec.MessageID, secrets...)
+}
+
+// bot is a stand-in webhook robot: its server, and the messages it
+// accepted.
+type bot[M any] struct {
+	base
+	Server   *httptest.Server
+	received []M
+}
+
+// start serves handle, with mu held and after any scripted answer, until
+// the test ends; windows are the platform's rate limits.
+func (b *bot[M]) start(t testing.TB, handle http.HandlerFunc, windows []*window) {
+	b.windows = windows
+	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if c, ok := b.popScript(); ok {
+			writeCanned(w, c)
+			return
+		}
+		handle(w, r)
+	}))
+	t.Cleanup(b.Server.Close)
+}
+
+// Received returns the messages accepted so far.
+func (b *bot[M]) Received() []M {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]M(nil), b.received...)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
@@ -36,38 +35,22 @@ var weComMentionRE = regexp.MustCompile(`<@([^>\s]+)>`)
 
 // WeCom is a group robot: POST /cgi-bin/webhook/send?key=<key>.
 type WeCom struct {
-	base
-	Server   *httptest.Server
-	Key      string
-	received []WeComMessage
+	bot[WeComMessage]
+	Key string
 }
 
 // NewWeCom starts a stand-in robot, closed when the test ends.
 func NewWeCom(t testing.TB, key string) *WeCom {
 	w := &WeCom{Key: key}
-	w.windows = []*window{{limit: 20, period: time.Minute}}
-	w.Server = httptest.NewServer(http.HandlerFunc(w.handle))
-	t.Cleanup(w.Server.Close)
+	w.start(t, w.handle, []*window{{limit: 20, period: time.Minute}})
 	return w
 }
 
 // URL is the robot's webhook URL, key included.
 func (s *WeCom) URL() string { return s.Server.URL + "/cgi-bin/webhook/send?key=" + s.Key }
 
-// Received returns the messages accepted so far.
-func (s *WeCom) Received() []WeComMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]WeComMessage(nil), s.received...)
-}
-
+// handle runs with mu held, after any scripted answer (bot.start).
 func (s *WeCom) handle(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.popScript(); ok {
-		writeCanned(w, c)
-		return
-	}
 	if r.Method != http.MethodPost || r.URL.Path != "/cgi-bin/webhook/send" {
 		w.WriteHeader(http.StatusNotFound)
 		return
