@@ -1,0 +1,5 @@
+//go:build !race
+
+package svn
+
+const raceEnabled = false
