@@ -1,15 +1,21 @@
 package main
 
 import (
-	"log/slog"
+	"context"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/daemon"
 )
 
-func newDaemonCmd(ios *IOStreams) *cobra.Command {
-	var configPath, logLevel string
+// DaemonOptions are the inputs of `aicr daemon`.
+type DaemonOptions struct {
+	Factory  *Factory
+	LogLevel string
+}
+
+func newCmdDaemon(f *Factory, runF func(context.Context, *DaemonOptions) error) *cobra.Command {
+	opts := &DaemonOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the review daemon in the foreground",
@@ -19,21 +25,29 @@ Logs go to stderr (JSON unless stderr is a terminal). Stop it with SIGTERM;
 reviews in flight are resumed at the next start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(configPath)
-			if err != nil {
+			if _, err := parseLevel(opts.LogLevel); err != nil {
 				return err
 			}
-			if err := checkDataDirOwner(cfg.Daemon.DataDir); err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return &exitError{code: 2, err: err}
-			}
-			return daemon.Run(cmd.Context(), daemon.Options{Config: cfg, Logger: newLogger(ios, level), Stdout: ios.Out})
+			return daemonRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &configPath)
-	cmd.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	addConfigFlag(cmd, f)
+	cmd.Flags().StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+func daemonRun(ctx context.Context, opts *DaemonOptions) error {
+	f := opts.Factory
+	// The daemon creates aicr.db and runs/N: they must be the owner's.
+	cfg, err := f.RequireDataDirOwner()
+	if err != nil {
+		return err
+	}
+	level, _ := parseLevel(opts.LogLevel)
+	// The one call into the daemon's entry point (renamed daemon.Serve by
+	// the composition-root work).
+	return daemon.Run(ctx, daemon.Options{Config: cfg, Logger: f.Logger(level), Stdout: f.IOStreams.Out, Now: f.Now})
 }
