@@ -44,6 +44,9 @@ func newCmdAuditList(f *Factory, runF func(context.Context, *AuditListOptions) e
 			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
+			if opts.Status != "" && !audit.RunStatus(opts.Status).Valid() {
+				return usageErrorf("--status must be queued, running, succeeded, failed or skipped, got %q", opts.Status)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -10,12 +11,13 @@ import (
 
 // DaemonOptions are the inputs of `aicr daemon`.
 type DaemonOptions struct {
-	Factory  *Factory
-	LogLevel string
+	Factory *Factory
+	Level   slog.Level
 }
 
 func newCmdDaemon(f *Factory, runF func(context.Context, *DaemonOptions) error) *cobra.Command {
 	opts := &DaemonOptions{Factory: f}
+	var level string
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the review daemon in the foreground",
@@ -25,9 +27,11 @@ Logs go to stderr (JSON unless stderr is a terminal). Stop it with SIGTERM;
 reviews in flight are resumed at the next start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := parseLevel(opts.LogLevel); err != nil {
+			l, err := parseLevel(level)
+			if err != nil {
 				return err
 			}
+			opts.Level = l
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -35,7 +39,7 @@ reviews in flight are resumed at the next start.`,
 		},
 	}
 	addConfigFlag(cmd, f)
-	cmd.Flags().StringVar(&opts.LogLevel, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
 	return cmd
 }
 
@@ -46,8 +50,12 @@ func daemonRun(ctx context.Context, opts *DaemonOptions) error {
 	if err != nil {
 		return err
 	}
-	level, _ := parseLevel(opts.LogLevel)
-	// The one call into the daemon's entry point (renamed daemon.Serve by
-	// the composition-root work).
-	return daemon.Run(ctx, daemon.Options{Config: cfg, Logger: f.Logger(level), Stdout: f.IOStreams.Out, Now: f.Now})
+	return serveDaemon(ctx, daemon.Options{Config: cfg, Logger: f.Logger(opts.Level), Stdout: f.IOStreams.Out, Now: f.Now})
+}
+
+// serveDaemon is the CLI's one call into the daemon's entry point (aicr
+// daemon and aicr demo); it becomes daemon.Serve with the composition
+// root.
+func serveDaemon(ctx context.Context, opts daemon.Options) error {
+	return daemon.Run(ctx, opts)
 }

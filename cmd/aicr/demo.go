@@ -115,7 +115,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- daemon.Run(daemonCtx, daemon.Options{
+		done <- serveDaemon(daemonCtx, daemon.Options{
 			Config: cfg, Logger: f.Logger(slog.LevelWarn), Stdout: ios.Out, Now: f.Now,
 			Ready: func(a string) { ready <- a }, IdlePoll: 200 * time.Millisecond,
 		})

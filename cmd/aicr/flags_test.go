@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ func TestAuditFlags(t *testing.T) {
 		{name: "bad format", args: []string{"--format", "yaml"}, code: exitUsage, errSays: "--format must be text or json"},
 		{name: "argument", args: []string{"7"}, code: exitUsage, errSays: "unknown command"},
 		{name: "unknown flag", args: []string{"--bogus"}, code: exitUsage, errSays: "unknown flag: --bogus"},
+		{name: "bad status", args: []string{"--status", "done"}, code: exitUsage, errSays: "--status must be queued"},
 		{name: "bad limit", args: []string{"--limit", "many"}, code: exitUsage, errSays: "--limit"},
 	})
 	checkFlags(t, newCmdAuditShow, []flagCase[AuditShowOptions]{
@@ -147,8 +149,8 @@ func TestOtherFlags(t *testing.T) {
 		{name: "bad format", args: []string{"--format", "xml"}, code: exitUsage},
 	})
 	checkFlags(t, newCmdDaemon, []flagCase[DaemonOptions]{
-		{name: "defaults", want: DaemonOptions{LogLevel: "info"}},
-		{name: "level", args: []string{"--log-level", "debug"}, want: DaemonOptions{LogLevel: "debug"}},
+		{name: "defaults", want: DaemonOptions{Level: slog.LevelInfo}},
+		{name: "level", args: []string{"--log-level", "debug"}, want: DaemonOptions{Level: slog.LevelDebug}},
 		{name: "bad level", args: []string{"--log-level", "loud"}, code: exitUsage, errSays: `--log-level "loud"`},
 	})
 	checkFlags(t, newCmdVersion, []flagCase[VersionOptions]{

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,7 +163,7 @@ func TestWritingCommandsRefuseAnotherOwner(t *testing.T) {
 			return reviewRun(ctx, &ReviewOptions{Factory: f, Kind: svnReview.kind, Repo: "main", Revision: 1, DryRun: true, Format: formatText})
 		}},
 		{"daemon", func(ctx context.Context, f *Factory) error {
-			return daemonRun(ctx, &DaemonOptions{Factory: f, LogLevel: "info"})
+			return daemonRun(ctx, &DaemonOptions{Factory: f, Level: slog.LevelInfo})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
