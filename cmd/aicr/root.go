@@ -11,10 +11,7 @@ import (
 
 // Execute runs the CLI; exitCode maps what it returned to the status.
 func Execute(ctx context.Context, args []string, ios *IOStreams) int {
-	return executeWith(ctx, args, NewFactory(ios))
-}
-
-func executeWith(ctx context.Context, args []string, f *Factory) int {
+	f := NewFactory(ios)
 	root := newRootCmd(f)
 	root.SetArgs(args)
 	root.SetIn(f.IOStreams.In)
