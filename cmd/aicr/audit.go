@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,117 +13,145 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/im"
 )
 
-func newAuditCmd(ios *IOStreams) *cobra.Command {
+func newCmdAudit(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Inspect the audit trail: runs, problems, dispatches",
 	}
-	cmd.AddCommand(newAuditListCmd(ios), newAuditShowCmd(ios))
+	cmd.AddCommand(newCmdAuditList(f, nil), newCmdAuditShow(f, nil))
 	return cmd
 }
 
-func openStore(cmd *cobra.Command, configPath string) (*audit.Store, error) {
-	cfg, err := loadConfig(configPath)
-	if err != nil {
-		return nil, err
-	}
-	// Read-only: run as root on a fresh data_dir, a listing must not
-	// create a root-owned aicr.db the daemon then cannot open.
-	store, err := audit.OpenReadOnly(cmd.Context(), daemon.DBPath(cfg))
-	if errors.Is(err, audit.ErrNoDatabase) {
-		return nil, &exitError{code: 1, err: err}
-	}
-	return store, err
+// AuditListOptions are the inputs of `aicr audit list`.
+type AuditListOptions struct {
+	Factory *Factory
+	Limit   int
+	Repo    string
+	Status  string
+	Format  string
 }
 
-func newAuditListCmd(ios *IOStreams) *cobra.Command {
-	var configPath, format, repo, status string
-	var limit int
+func newCmdAuditList(f *Factory, runF func(context.Context, *AuditListOptions) error) *cobra.Command {
+	opts := &AuditListOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List review runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
+			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			store, err := openStore(cmd, configPath)
-			if err != nil {
-				return err
+			if opts.Status != "" && !audit.RunStatus(opts.Status).Valid() {
+				return usageErrorf("--status must be queued, running, succeeded, failed or skipped, got %q", opts.Status)
 			}
-			defer store.Close()
-			runs, err := store.ListRuns(cmd.Context(), audit.ListOptions{Limit: limit, Repo: repo, Status: audit.RunStatus(status)})
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			if format == "json" {
-				return writeJSONOut(ios.Out, runs)
-			}
-			tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tREPO\tREV\tSTATUS\tREASON\tPROBLEMS\tSOURCE\tQUEUED\tDURATION")
-			for _, r := range runs {
-				reason := r.SkipReason
-				if reason == "" {
-					reason = firstLine(r.Error, 40)
-				}
-				status := string(r.Status)
-				if r.Retrying() {
-					status = "retrying"
-					reason = fmt.Sprintf("attempt %d, next %s: %s", r.Attempts, r.NotBefore.Local().Format(time.DateTime), reason)
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, r.Repo, r.Revision, status, dash(reason), r.ProblemCount, r.Source, r.QueuedAt.Local().Format(time.DateTime), duration(r.StartedAt, r.FinishedAt))
-			}
-			return tw.Flush()
+			return auditListRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &configPath)
-	cmd.Flags().IntVar(&limit, "limit", 20, "show at most N runs")
-	cmd.Flags().StringVar(&format, "format", "text", "text or json")
-	cmd.Flags().StringVar(&repo, "repo", "", "only runs of this repo")
-	cmd.Flags().StringVar(&status, "status", "", "only runs with this status (queued, running, succeeded, failed, skipped)")
+	addConfigFlag(cmd, f)
+	cmd.Flags().IntVar(&opts.Limit, "limit", 20, "show at most N runs")
+	addFormatFlag(cmd, &opts.Format)
+	cmd.Flags().StringVar(&opts.Repo, "repo", "", "only runs of this repo")
+	cmd.Flags().StringVar(&opts.Status, "status", "", "only runs with this status (queued, running, succeeded, failed, skipped)")
 	return cmd
 }
 
-func newAuditShowCmd(ios *IOStreams) *cobra.Command {
-	var configPath, format string
+func auditListRun(ctx context.Context, opts *AuditListOptions) error {
+	store, err := opts.Factory.ReadOnlyStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	runs, err := store.ListRuns(ctx, audit.ListOptions{Limit: opts.Limit, Repo: opts.Repo, Status: audit.RunStatus(opts.Status)})
+	if err != nil {
+		return err
+	}
+	if runs == nil {
+		runs = []audit.RunSummary{}
+	}
+	return newExporter(opts.Factory.IOStreams, opts.Format).Write(runs, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tREPO\tREV\tSTATUS\tREASON\tPROBLEMS\tSOURCE\tQUEUED\tDURATION")
+		for _, r := range runs {
+			reason := r.SkipReason
+			if reason == "" {
+				reason = firstLine(r.Error, 40)
+			}
+			status := string(r.Status)
+			if r.Retrying() {
+				status = "retrying"
+				reason = fmt.Sprintf("attempt %d, next %s: %s", r.Attempts, r.NotBefore.Local().Format(time.DateTime), reason)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, r.Repo, r.Revision, status, dash(reason), r.ProblemCount, r.Source, r.QueuedAt.Local().Format(time.DateTime), duration(r.StartedAt, r.FinishedAt))
+		}
+		return tw.Flush()
+	})
+}
+
+// AuditShowOptions are the inputs of `aicr audit show`.
+type AuditShowOptions struct {
+	Factory *Factory
+	RunID   int64
+	Format  string
+}
+
+func newCmdAuditShow(f *Factory, runF func(context.Context, *AuditShowOptions) error) *cobra.Command {
+	opts := &AuditShowOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "show RUN_ID",
 		Short: "Show one run with its events, problems and dispatches",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
+			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("run id %q is not a number (see aicr audit list)", args[0])}
-			}
-			store, err := openStore(cmd, configPath)
+			id, err := parseID(args[0], "run", "aicr audit list")
 			if err != nil {
 				return err
 			}
-			defer store.Close()
-			d, err := store.GetRun(cmd.Context(), id)
-			if errors.Is(err, audit.ErrNotFound) {
-				return &exitError{code: 1, err: fmt.Errorf("no run %d in %s (see aicr audit list)", id, store.Path())}
+			opts.RunID = id
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			if err != nil {
-				return err
-			}
-			if format == "json" {
-				return writeJSONOut(ios.Out, d)
-			}
-			printRunDetail(ios.Out, d)
-			return nil
+			return auditShowRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &configPath)
-	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	addConfigFlag(cmd, f)
+	addFormatFlag(cmd, &opts.Format)
 	return cmd
+}
+
+func auditShowRun(ctx context.Context, opts *AuditShowOptions) error {
+	store, err := opts.Factory.ReadOnlyStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	d, err := store.GetRun(ctx, opts.RunID)
+	if errors.Is(err, audit.ErrNotFound) {
+		return fmt.Errorf("no run %d in %s (see aicr audit list)", opts.RunID, store.Path())
+	}
+	if err != nil {
+		return err
+	}
+	return newExporter(opts.Factory.IOStreams, opts.Format).Write(d, func(w io.Writer) error {
+		printRunDetail(w, d)
+		return nil
+	})
+}
+
+// parseID reads a positive row id named noun; list says where to find one.
+func parseID(arg, noun, list string) (int64, error) {
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil || id < 1 {
+		return 0, usageErrorf("%s id %q is not a number (see %s)", noun, arg, list)
+	}
+	return id, nil
 }
 
 func printRunDetail(w io.Writer, d *audit.RunDetail) {
@@ -163,13 +191,6 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 	for _, di := range d.Dispatches {
 		fmt.Fprintf(w, "  %s: %s (attempts %d)%s\n", di.Channel, di.Status, di.Attempts, prefixed(" — ", di.LastError))
 	}
-}
-
-func writeJSONOut(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 func duration(start, end time.Time) string {

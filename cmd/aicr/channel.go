@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,39 +13,48 @@ import (
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/file"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-func newChannelCmd(ios *IOStreams) *cobra.Command {
+func newCmdChannel(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "channel",
 		Short: "Work with the configured IM channels",
 	}
-	cmd.AddCommand(newChannelTestCmd(ios, nil))
+	cmd.AddCommand(newCmdChannelTest(f, nil))
 	return cmd
 }
 
 // ChannelTestOptions are the inputs of `aicr channel test`.
 type ChannelTestOptions struct {
-	IO         *IOStreams
-	ConfigPath string
-	Name       string
-	Timeout    time.Duration
+	Factory *Factory
+	Name    string
+	Timeout time.Duration
+	Format  string
 }
 
-func newChannelTestCmd(ios *IOStreams, runF func(context.Context, *ChannelTestOptions) error) *cobra.Command {
-	opts := &ChannelTestOptions{IO: ios}
+func newCmdChannelTest(f *Factory, runF func(context.Context, *ChannelTestOptions) error) *cobra.Command {
+	opts := &ChannelTestOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "test NAME",
 		Short: "Send a sample report to one channel and print the platform's answer",
 		Long: `Send a sample report (two problems and a summary, for a made-up change) to one
 configured channel, once, without retries and without touching the audit
 trail, and print what the platform answered: HTTP status, platform code and
-an excerpt of the response. Exits 1 when the platform refused the message.`,
+an excerpt of the response. Exits 1 when the platform refused the message.
+A file channel is tested only as the data_dir's owner (the file it creates
+must be the daemon's).`,
 		Example: `  aicr channel test team-slack --config /etc/aicr/aicr.toml`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(opts.Format); err != nil {
+				return err
+			}
+			if opts.Timeout <= 0 {
+				return usageErrorf("--timeout must be positive, got %s", opts.Timeout)
+			}
 			opts.Name = args[0]
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -52,30 +62,77 @@ an excerpt of the response. Exits 1 when the platform refused the message.`,
 			return channelTestRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &opts.ConfigPath)
+	addConfigFlag(cmd, f)
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 30*time.Second, "give up on the platform after this long")
+	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
 
+// channelTestOutput is `aicr channel test --format json`: what the
+// platform answered, or why the send failed.
+type channelTestOutput struct {
+	Channel      string `json:"channel"`
+	Kind         string `json:"kind"`
+	Sent         bool   `json:"sent"`
+	Parts        int    `json:"parts,omitempty"`
+	StatusCode   int    `json:"status_code,omitempty"`
+	MessageID    string `json:"message_id,omitempty"`
+	PlatformCode string `json:"platform_code,omitempty"`
+	Response     string `json:"response,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	Retryable    bool   `json:"retryable,omitempty"`
+	RetryAfter   string `json:"retry_after,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
 func channelTestRun(ctx context.Context, opts *ChannelTestOptions) error {
-	cfg, err := loadConfig(opts.ConfigPath)
+	f := opts.Factory
+	cfg, err := f.Config()
 	if err != nil {
 		return err
 	}
-	log := newLogger(opts.IO, parseLevel("warn"))
-	ch, err := daemon.BuildChannel(cfg, opts.Name, daemon.DeliveryDeps{Logger: log, Stdout: opts.IO.Out})
+	out := newExporter(f.IOStreams, opts.Format)
+	ch, err := daemon.BuildChannel(cfg, opts.Name, daemon.DeliveryDeps{Logger: f.Logger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now})
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return asUsage(err)
 	}
-	msg := SampleMessage(time.Now())
+	if ch.Kind() == file.KindName {
+		// The file it creates must be the daemon's to append to.
+		if _, err := f.RequireDataDirOwner(); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	rec, sendErr := ch.Send(ctx, msg)
-	printSendOutcome(opts.IO.Out, opts.Name, ch.Kind(), rec, sendErr)
+	rec, sendErr := ch.Send(ctx, SampleMessage(f.Now()))
+	err = out.Write(sendOutcome(opts.Name, ch.Kind(), rec, sendErr), func(w io.Writer) error {
+		printSendOutcome(w, opts.Name, ch.Kind(), rec, sendErr)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	if sendErr != nil {
-		return silentExit(1)
+		return errSilentFailure
 	}
 	return nil
+}
+
+func sendOutcome(name, kind string, rec im.Receipt, err error) channelTestOutput {
+	o := channelTestOutput{Channel: name, Kind: kind, Sent: err == nil}
+	if err == nil {
+		o.Parts, o.StatusCode, o.MessageID, o.Response = rec.Parts, rec.StatusCode, rec.MessageID, rec.Response
+		return o
+	}
+	o.Error = err.Error()
+	var se *im.SendError
+	if errors.As(err, &se) {
+		o.Reason, o.Retryable, o.StatusCode, o.PlatformCode, o.Response = string(se.Reason), se.Retryable, se.StatusCode, se.PlatformCode, se.Response
+		if se.RetryAfter > 0 {
+			o.RetryAfter = se.RetryAfter.String()
+		}
+	}
+	return o
 }
 
 func printSendOutcome(w io.Writer, name, kind string, rec im.Receipt, err error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/spf13/cobra"
@@ -8,8 +9,15 @@ import (
 	"github.com/aicr-dev/aicr/daemon"
 )
 
-func newDaemonCmd(ios *IOStreams) *cobra.Command {
-	var configPath, logLevel string
+// DaemonOptions are the inputs of `aicr daemon`.
+type DaemonOptions struct {
+	Factory *Factory
+	Level   slog.Level
+}
+
+func newCmdDaemon(f *Factory, runF func(context.Context, *DaemonOptions) error) *cobra.Command {
+	opts := &DaemonOptions{Factory: f}
+	var level string
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the review daemon in the foreground",
@@ -19,21 +27,35 @@ Logs go to stderr (JSON unless stderr is a terminal). Stop it with SIGTERM;
 reviews in flight are resumed at the next start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(configPath)
+			l, err := parseLevel(level)
 			if err != nil {
 				return err
 			}
-			if err := checkDataDirOwner(cfg.Daemon.DataDir); err != nil {
-				return err
+			opts.Level = l
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return &exitError{code: 2, err: err}
-			}
-			return daemon.Run(cmd.Context(), daemon.Options{Config: cfg, Logger: newLogger(ios, level), Stdout: ios.Out})
+			return daemonRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &configPath)
-	cmd.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	addConfigFlag(cmd, f)
+	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+func daemonRun(ctx context.Context, opts *DaemonOptions) error {
+	f := opts.Factory
+	// The daemon creates aicr.db and runs/N: they must be the owner's.
+	cfg, err := f.RequireDataDirOwner()
+	if err != nil {
+		return err
+	}
+	return serveDaemon(ctx, daemon.Options{Config: cfg, Logger: f.Logger(opts.Level), Stdout: f.IOStreams.Out, Now: f.Now})
+}
+
+// serveDaemon is the CLI's one call into the daemon's entry point (aicr
+// daemon and aicr demo); it becomes daemon.Serve with the composition
+// root.
+func serveDaemon(ctx context.Context, opts daemon.Options) error {
+	return daemon.Run(ctx, opts)
 }

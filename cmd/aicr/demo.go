@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -20,8 +21,15 @@ import (
 	"github.com/aicr-dev/aicr/triggers"
 )
 
-func newDemoCmd(ios *IOStreams) *cobra.Command {
-	var keep bool
+// DemoOptions are the inputs of `aicr demo`.
+type DemoOptions struct {
+	Factory *Factory
+	// Keep leaves the temporary directory for inspection.
+	Keep bool
+}
+
+func newCmdDemo(f *Factory, runF func(context.Context, *DemoOptions) error) *cobra.Command {
+	opts := &DemoOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Show aicr end to end on a throw-away SVN repository",
@@ -29,23 +37,31 @@ func newDemoCmd(ios *IOStreams) *cobra.Command {
 with the same code as 'aicr install svn-hook', start a daemon, commit a change
 with a planted credential and a merge-conflict marker, print the report and the
 audit row, then stop and clean up. Needs svn and svnadmin (apt-get install
-subversion).`,
+subversion); exits 3 when they are missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDemo(cmd.Context(), ios, keep)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return demoRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary directory for inspection")
+	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "keep the temporary directory for inspection")
 	return cmd
 }
 
-func runDemo(ctx context.Context, ios *IOStreams, keep bool) error {
+// demoRun plays the whole demo. Starting and stopping the daemon
+// in-process stays here (not in package daemon) while that package is
+// being restructured; it becomes a call on its composition root.
+func demoRun(ctx context.Context, opts *DemoOptions) error {
+	f := opts.Factory
+	ios := f.IOStreams
 	for _, tool := range []string{"svn", "svnadmin"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return &exitError{code: 3, err: fmt.Errorf("the demo needs %s: install Subversion with `sudo apt-get install -y subversion` (or run `make demo`, which does)", tool)}
+			return &missingToolError{err: fmt.Errorf("the demo needs %s: install Subversion with `sudo apt-get install -y subversion` (or run `make demo`, which does)", tool)}
 		}
 	}
-	exe, err := os.Executable()
+	exe, err := f.Executable()
 	if err != nil {
 		return err
 	}
@@ -53,7 +69,7 @@ func runDemo(ctx context.Context, ios *IOStreams, keep bool) error {
 	if err != nil {
 		return err
 	}
-	if keep {
+	if opts.Keep {
 		fmt.Fprintf(ios.ErrOut, "demo directory: %s (kept)\n", dir)
 	} else {
 		defer os.RemoveAll(dir)
@@ -80,7 +96,10 @@ func runDemo(ctx context.Context, ios *IOStreams, keep bool) error {
 	if err := os.WriteFile(configPath, []byte(demoConfig(addr, reposPath)), 0o600); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(configPath)
+	// The demo's own config, data_dir and store, through the same
+	// factory rules as every command (the data_dir-owner check included).
+	demo := &Factory{IOStreams: ios, ConfigPath: configPath, Now: f.Now, Executable: f.Executable}
+	cfg, err := demo.RequireDataDirOwner()
 	if err != nil {
 		return err
 	}
@@ -96,8 +115,8 @@ func runDemo(ctx context.Context, ios *IOStreams, keep bool) error {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- daemon.Run(daemonCtx, daemon.Options{
-			Config: cfg, Logger: newLogger(ios, parseLevel("warn")), Stdout: ios.Out,
+		done <- serveDaemon(daemonCtx, daemon.Options{
+			Config: cfg, Logger: f.Logger(slog.LevelWarn), Stdout: ios.Out, Now: f.Now,
 			Ready: func(a string) { ready <- a }, IdlePoll: 200 * time.Millisecond,
 		})
 	}()
@@ -131,7 +150,7 @@ func runDemo(ctx context.Context, ios *IOStreams, keep bool) error {
 	}
 	say("committed r2 (planted: a password literal, an AWS key id, a merge-conflict marker); waiting for the review")
 
-	store, err := audit.Open(ctx, daemon.DBPath(cfg))
+	store, err := demo.Store(ctx)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"io"
+	"log/slog"
 	"text/tabwriter"
 	"time"
 
@@ -14,27 +15,26 @@ import (
 	"github.com/aicr-dev/aicr/daemon"
 )
 
-func newDispatchCmd(ios *IOStreams) *cobra.Command {
+func newCmdDispatch(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dispatch",
 		Short: "See and re-drive deliveries of reports to channels",
 	}
-	cmd.AddCommand(newDispatchListCmd(ios, nil), newDispatchRetryCmd(ios, nil))
+	cmd.AddCommand(newCmdDispatchList(f, nil), newCmdDispatchShow(f, nil), newCmdDispatchRetry(f, nil))
 	return cmd
 }
 
 // DispatchListOptions are the inputs of `aicr dispatch list`.
 type DispatchListOptions struct {
-	IO         *IOStreams
-	ConfigPath string
-	Status     string
-	Channel    string
-	Limit      int
-	Format     string
+	Factory *Factory
+	Status  string
+	Channel string
+	Limit   int
+	Format  string
 }
 
-func newDispatchListCmd(ios *IOStreams, runF func(context.Context, *DispatchListOptions) error) *cobra.Command {
-	opts := &DispatchListOptions{IO: ios}
+func newCmdDispatchList(f *Factory, runF func(context.Context, *DispatchListOptions) error) *cobra.Command {
+	opts := &DispatchListOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List deliveries, newest first",
@@ -44,7 +44,7 @@ func newDispatchListCmd(ios *IOStreams, runF func(context.Context, *DispatchList
 				return err
 			}
 			if opts.Status != "" && !audit.DispatchStatus(opts.Status).Valid() {
-				return &exitError{code: 2, err: fmt.Errorf("--status must be pending, sent, suppressed, failed, dead or unknown, got %q", opts.Status)}
+				return usageErrorf("--status must be pending, sent, suppressed, failed, dead or unknown, got %q", opts.Status)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -52,27 +52,36 @@ func newDispatchListCmd(ios *IOStreams, runF func(context.Context, *DispatchList
 			return dispatchListRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &opts.ConfigPath)
+	addConfigFlag(cmd, f)
 	cmd.Flags().StringVar(&opts.Status, "status", "", "only deliveries with this status (pending, sent, suppressed, failed, dead, unknown)")
 	cmd.Flags().StringVar(&opts.Channel, "channel", "", "only deliveries to this channel")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 50, "show at most N deliveries")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "text or json")
+	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
 
-// dispatchView is one delivery as `dispatch list --format json` prints it:
-// the row plus its attempts.
+// dispatchView is one delivery as --format json prints it: the row plus
+// its attempts.
 type dispatchView struct {
 	audit.Dispatch
 	AttemptLog []audit.Attempt `json:"attempt_log"`
 }
 
-func dispatchListRun(ctx context.Context, opts *DispatchListOptions) error {
-	cfg, err := loadConfig(opts.ConfigPath)
+func viewDispatch(ctx context.Context, store *audit.Store, d audit.Dispatch) (dispatchView, error) {
+	attempts, err := store.DispatchAttempts(ctx, d.ID)
 	if err != nil {
-		return err
+		return dispatchView{}, err
 	}
-	store, err := audit.Open(ctx, daemon.DBPath(cfg))
+	if attempts == nil {
+		attempts = []audit.Attempt{}
+	}
+	return dispatchView{Dispatch: d, AttemptLog: attempts}, nil
+}
+
+func dispatchListRun(ctx context.Context, opts *DispatchListOptions) error {
+	// Read-only: a listing never creates aicr.db (run as root, it would
+	// belong to root and the daemon could not open it).
+	store, err := opts.Factory.ReadOnlyStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -81,42 +90,127 @@ func dispatchListRun(ctx context.Context, opts *DispatchListOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Format == "json" {
+	out := newExporter(opts.Factory.IOStreams, opts.Format)
+	if out.JSON() {
 		views := make([]dispatchView, 0, len(list))
 		for _, d := range list {
-			attempts, err := store.DispatchAttempts(ctx, d.ID)
+			v, err := viewDispatch(ctx, store, d)
 			if err != nil {
 				return err
 			}
-			views = append(views, dispatchView{Dispatch: d, AttemptLog: attempts})
+			views = append(views, v)
 		}
-		return writeJSONOut(opts.IO.Out, views)
+		return writeJSON(opts.Factory.IOStreams.Out, views)
 	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(opts.Factory.IOStreams.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tRUN\tCHANNEL\tSTATUS\tATTEMPTS\tNEXT\tUPDATED\tLAST ERROR")
 	for _, d := range list {
-		next := "-"
-		if d.Status == audit.DispatchPending && !d.NextAttemptAt.IsZero() {
-			next = d.NextAttemptAt.Local().Format(time.DateTime)
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.RunID, d.Channel, d.Status, d.Attempts, next,
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.RunID, d.Channel, d.Status, d.Attempts, nextAttempt(d),
 			d.UpdatedAt.Local().Format(time.DateTime), dash(firstLine(d.LastError, 60)))
 	}
 	return tw.Flush()
 }
 
-// DispatchRetryOptions are the inputs of `aicr dispatch retry`.
-type DispatchRetryOptions struct {
-	IO         *IOStreams
-	ConfigPath string
-	ID         int64
-	// Queue only puts the delivery back to pending for the daemon;
-	// otherwise this process makes the first attempt itself.
-	Queue bool
+func nextAttempt(d audit.Dispatch) string {
+	if d.Status == audit.DispatchPending && !d.NextAttemptAt.IsZero() {
+		return d.NextAttemptAt.Local().Format(time.DateTime)
+	}
+	return "-"
 }
 
-func newDispatchRetryCmd(ios *IOStreams, runF func(context.Context, *DispatchRetryOptions) error) *cobra.Command {
-	opts := &DispatchRetryOptions{IO: ios}
+// DispatchShowOptions are the inputs of `aicr dispatch show`.
+type DispatchShowOptions struct {
+	Factory *Factory
+	ID      int64
+	Format  string
+}
+
+func newCmdDispatchShow(f *Factory, runF func(context.Context, *DispatchShowOptions) error) *cobra.Command {
+	opts := &DispatchShowOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one delivery with every attempt and the platform's answers",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(opts.Format); err != nil {
+				return err
+			}
+			id, err := parseID(args[0], "dispatch", "aicr dispatch list")
+			if err != nil {
+				return err
+			}
+			opts.ID = id
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return dispatchShowRun(cmd.Context(), opts)
+		},
+	}
+	addConfigFlag(cmd, f)
+	addFormatFlag(cmd, &opts.Format)
+	return cmd
+}
+
+func dispatchShowRun(ctx context.Context, opts *DispatchShowOptions) error {
+	store, err := opts.Factory.ReadOnlyStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	d, err := store.GetDispatch(ctx, opts.ID)
+	if errors.Is(err, audit.ErrNotFound) {
+		return fmt.Errorf("no dispatch %d in %s (see aicr dispatch list)", opts.ID, store.Path())
+	}
+	if err != nil {
+		return err
+	}
+	v, err := viewDispatch(ctx, store, d)
+	if err != nil {
+		return err
+	}
+	return newExporter(opts.Factory.IOStreams, opts.Format).Write(v, func(w io.Writer) error {
+		printDispatch(w, v)
+		return nil
+	})
+}
+
+func printDispatch(w io.Writer, v dispatchView) {
+	fmt.Fprintf(w, "dispatch %d: run %d to %s (%s) — %s\n", v.ID, v.RunID, v.Channel, v.Purpose, v.Status)
+	if v.LastError != "" {
+		fmt.Fprintf(w, "last error: %s\n", v.LastError)
+	}
+	fmt.Fprintf(w, "created %s, updated %s, next attempt %s\n", v.CreatedAt.Local().Format(time.DateTime), v.UpdatedAt.Local().Format(time.DateTime), nextAttempt(v.Dispatch))
+	if v.MessageID != "" {
+		fmt.Fprintf(w, "message id: %s (%d parts delivered)\n", v.MessageID, v.PartsDelivered)
+	}
+	fmt.Fprintf(w, "\nattempts (%d):\n", len(v.AttemptLog))
+	for _, a := range v.AttemptLog {
+		fmt.Fprintf(w, "  #%d %s %s", a.Attempt, a.StartedAt.Local().Format(time.DateTime), a.Outcome)
+		if a.Reason != "" {
+			fmt.Fprintf(w, " (%s)", a.Reason)
+		}
+		if a.StatusCode != 0 {
+			fmt.Fprintf(w, " status %d", a.StatusCode)
+		}
+		if a.PlatformCode != "" {
+			fmt.Fprintf(w, " code %s", a.PlatformCode)
+		}
+		fmt.Fprintf(w, "%s%s\n", prefixed(" — ", firstLine(a.Error, 200)), prefixed(" answer: ", firstLine(a.Response, 200)))
+	}
+}
+
+// DispatchRetryOptions are the inputs of `aicr dispatch retry`.
+type DispatchRetryOptions struct {
+	Factory *Factory
+	ID      int64
+	// Queue only puts the delivery back to pending for the daemon;
+	// otherwise this process makes the first attempt itself.
+	Queue  bool
+	Format string
+}
+
+func newCmdDispatchRetry(f *Factory, runF func(context.Context, *DispatchRetryOptions) error) *cobra.Command {
+	opts := &DispatchRetryOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "retry ID",
 		Short: "Re-drive a failed, dead or unknown-outcome delivery",
@@ -125,14 +219,17 @@ give-up window (and attempt budget) and
 make one attempt now, from this process, through the same dispatcher the
 daemon uses (the attempt is recorded). If that attempt fails in a retryable
 way, the daemon's re-drive job continues. --queue leaves the attempt to the
-daemon.`,
+daemon. Run it as the data_dir's owner.`,
 		Example: `  aicr dispatch list --status dead
   aicr dispatch retry 42`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil || id < 1 {
-				return &exitError{code: 2, err: fmt.Errorf("dispatch id %q is not a number (see aicr dispatch list)", args[0])}
+			if err := checkFormat(opts.Format); err != nil {
+				return err
+			}
+			id, err := parseID(args[0], "dispatch", "aicr dispatch list")
+			if err != nil {
+				return err
 			}
 			opts.ID = id
 			if runF != nil {
@@ -141,17 +238,25 @@ daemon.`,
 			return dispatchRetryRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &opts.ConfigPath)
+	addConfigFlag(cmd, f)
 	cmd.Flags().BoolVar(&opts.Queue, "queue", false, "only re-queue; let the daemon send it")
+	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
 
+// dispatchRetryOutput is `aicr dispatch retry --format json`: the row
+// after the retry, and whether it was only queued (for the daemon, or
+// behind an earlier delivery to the channel).
+type dispatchRetryOutput struct {
+	Dispatch audit.Dispatch `json:"dispatch"`
+	Queued   bool           `json:"queued"`
+}
+
 func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
-	cfg, err := loadConfig(opts.ConfigPath)
-	if err != nil {
-		return err
-	}
-	store, err := audit.Open(ctx, daemon.DBPath(cfg))
+	f := opts.Factory
+	// Writes the audit trail and, through a file channel, files: as the
+	// data_dir's owner only.
+	store, err := f.Store(ctx)
 	if err != nil {
 		return err
 	}
@@ -159,32 +264,46 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	d, err := store.RetryDispatch(ctx, opts.ID)
 	switch {
 	case errors.Is(err, audit.ErrNotFound):
-		return &exitError{code: 1, err: fmt.Errorf("no dispatch %d in %s (see aicr dispatch list)", opts.ID, store.Path())}
+		return fmt.Errorf("no dispatch %d in %s (see aicr dispatch list)", opts.ID, store.Path())
 	case errors.Is(err, audit.ErrNotRetryable):
-		return &exitError{code: 1, err: fmt.Errorf("dispatch %d is %s; only failed, dead or unknown deliveries can be retried", opts.ID, d.Status)}
+		return fmt.Errorf("dispatch %d is %s; only failed, dead or unknown deliveries can be retried", opts.ID, d.Status)
 	case err != nil:
 		return err
 	}
-	if opts.Queue {
-		fmt.Fprintf(opts.IO.Out, "dispatch %d (run %d, %s): queued for the daemon\n", d.ID, d.RunID, d.Channel)
-		return nil
+	out := newExporter(f.IOStreams, opts.Format)
+	queued := func(why string) error {
+		return out.Write(dispatchRetryOutput{Dispatch: d, Queued: true}, func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "dispatch %d (run %d, %s): %s\n", d.ID, d.RunID, d.Channel, why)
+			return err
+		})
 	}
-	log := newLogger(opts.IO, parseLevel("warn"))
-	delivery, err := daemon.NewDelivery(cfg, daemon.DeliveryDeps{Store: store, Logger: log, Stdout: opts.IO.Out})
+	if opts.Queue {
+		return queued("queued for the daemon")
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	delivery, err := daemon.NewDelivery(cfg, daemon.DeliveryDeps{Store: store, Logger: f.Logger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now})
 	if err != nil {
 		return err
 	}
 	after, err := delivery.Dispatcher.Deliver(ctx, d.ID)
 	if errors.Is(err, audit.ErrNotClaimable) {
-		fmt.Fprintf(opts.IO.Out, "dispatch %d (run %d, %s): queued (the daemon has it, or an earlier delivery to the channel is waiting for a retry)\n", d.ID, d.RunID, d.Channel)
-		return nil
+		return queued("queued (the daemon has it, or an earlier delivery to the channel is waiting for a retry)")
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.Out, "dispatch %d (run %d, %s): %s%s\n", after.ID, after.RunID, after.Channel, after.Status, prefixed(" — ", after.LastError))
+	err = out.Write(dispatchRetryOutput{Dispatch: after}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "dispatch %d (run %d, %s): %s%s\n", after.ID, after.RunID, after.Channel, after.Status, prefixed(" — ", after.LastError))
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	if after.Status.Undelivered() {
-		return silentExit(1)
+		return errSilentFailure
 	}
 	return nil
 }

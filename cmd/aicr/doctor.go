@@ -2,25 +2,24 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/doctor"
 )
 
-// doctorOptions is what `aicr doctor` was asked.
-type doctorOptions struct {
-	ConfigPath string
-	Repo       string
-	Format     string
+// DoctorOptions are the inputs of `aicr doctor`.
+type DoctorOptions struct {
+	Factory *Factory
+	Repo    string
+	Format  string
 }
 
-func newDoctorCmd(ios *IOStreams) *cobra.Command {
-	var opts doctorOptions
+func newCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Run each SVN hook the way svn does and report what would fail",
@@ -39,44 +38,48 @@ passed, 1 when any failed, 2 on a bad config or flag.`,
   sudo aicr doctor --config /etc/aicr/aicr.toml --repo main --format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return doctorRun(cmd.Context(), ios, opts)
+			if err := checkFormat(opts.Format); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return doctorRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &opts.ConfigPath)
+	addConfigFlag(cmd, f)
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "check only this [[repo]] (by name)")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
 
-func doctorRun(ctx context.Context, ios *IOStreams, opts doctorOptions) error {
-	if err := checkFormat(opts.Format); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(opts.ConfigPath)
+func doctorRun(ctx context.Context, opts *DoctorOptions) error {
+	f := opts.Factory
+	cfg, err := f.Config()
 	if err != nil {
 		return err
 	}
 	// Used only when the hook cannot be run; a missing path just skips
 	// that fallback.
-	exe, _ := os.Executable()
+	exe, _ := f.Executable()
+	// The one call into package doctor's entry point (renamed
+	// doctor.Check by the composition-root work).
 	rep, err := doctor.Run(ctx, doctor.Options{Config: cfg, Repo: opts.Repo, Exe: exe})
 	if errors.Is(err, doctor.ErrUnknownRepo) {
-		return &exitError{code: 2, err: err}
+		return asUsage(err)
 	}
 	if err != nil {
 		return err
 	}
-	if opts.Format == "json" {
-		enc := json.NewEncoder(ios.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		doctor.WriteText(ios.Out, rep)
+	err = newExporter(f.IOStreams, opts.Format).Write(rep, func(w io.Writer) error {
+		doctor.WriteText(w, rep)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if !rep.OK {
-		return silentExit(1)
+		return errSilentFailure
 	}
 	return nil
 }

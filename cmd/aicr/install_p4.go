@@ -1,8 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,17 +11,18 @@ import (
 	"github.com/aicr-dev/aicr/vcs/p4"
 )
 
-// InstallP4Options are the flags of `aicr install p4-trigger`.
+// InstallP4Options are the inputs of `aicr install p4-trigger`.
 type InstallP4Options struct {
-	Repo       string
-	ConfigPath string
-	AicrPath   string
-	Windows    bool
-	Name       string
+	Factory  *Factory
+	Repo     string
+	AicrPath string
+	Windows  bool
+	Name     string
+	Format   string
 }
 
-func newInstallP4TriggerCmd(ios *IOStreams) *cobra.Command {
-	var o InstallP4Options
+func newCmdInstallP4Trigger(f *Factory, runF func(context.Context, *InstallP4Options) error) *cobra.Command {
+	opts := &InstallP4Options{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "p4-trigger --repo NAME --config FILE",
 		Short: "Print the change-commit trigger lines for p4 triggers",
@@ -32,48 +34,71 @@ the trigger lines go to stdout, the steps to stderr.`,
   aicr install p4-trigger --repo depot --config 'C:\aicr\aicr.toml' --windows --aicr 'C:\Program Files\aicr\aicr.exe'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return installP4Trigger(ios, o)
+			if err := checkFormat(opts.Format); err != nil {
+				return err
+			}
+			if opts.Repo == "" {
+				return usageErrorf("--repo is required")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return installP4TriggerRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &o.ConfigPath)
-	f := cmd.Flags()
-	f.StringVar(&o.Repo, "repo", "", "name of the p4 [[repo]] in the config (required)")
-	f.StringVar(&o.AicrPath, "aicr", "", "aicr binary path on the Perforce server (default: this binary, or C:\\Program Files\\aicr\\aicr.exe with --windows)")
-	f.BoolVar(&o.Windows, "windows", false, "print lines for a p4d running on Windows")
-	f.StringVar(&o.Name, "name", "aicr-review", "trigger name")
+	addConfigFlag(cmd, f)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Repo, "repo", "", "name of the p4 [[repo]] in the config (required)")
+	fl.StringVar(&opts.AicrPath, "aicr", "", "aicr binary path on the Perforce server (default: this binary, or C:\\Program Files\\aicr\\aicr.exe with --windows)")
+	fl.BoolVar(&opts.Windows, "windows", false, "print lines for a p4d running on Windows")
+	fl.StringVar(&opts.Name, "name", "aicr-review", "trigger name")
+	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
 
-func installP4Trigger(ios *IOStreams, o InstallP4Options) error {
-	if o.Repo == "" {
-		return &exitError{code: 2, err: fmt.Errorf("--repo is required")}
-	}
-	cfg, err := loadConfig(o.ConfigPath)
+// installP4Output is `aicr install p4-trigger --format json`: the lines
+// for the triggers table (the steps still go to stderr).
+type installP4Output struct {
+	Repo  string   `json:"repo"`
+	Aicr  string   `json:"aicr"`
+	Lines []string `json:"lines"`
+}
+
+func installP4TriggerRun(_ context.Context, o *InstallP4Options) error {
+	f := o.Factory
+	cfg, err := f.Config()
 	if err != nil {
 		return err
 	}
 	repo, ok := cfg.Repo(o.Repo)
 	if !ok {
-		return &exitError{code: 2, err: fmt.Errorf("--repo %q: no such [[repo]] in %s", o.Repo, cfg.Path)}
+		return usageErrorf("--repo %q: no such [[repo]] in %s", o.Repo, cfg.Path)
 	}
 	pc, ok := repo.Settings.(*p4.Config)
 	if !ok {
-		return &exitError{code: 2, err: fmt.Errorf("--repo %q is kind %q, not p4", o.Repo, repo.Kind)}
+		return usageErrorf("--repo %q is kind %q, not p4", o.Repo, repo.Kind)
 	}
-	if o.AicrPath == "" {
+	aicrPath := o.AicrPath
+	if aicrPath == "" {
 		if o.Windows {
-			o.AicrPath = `C:\Program Files\aicr\aicr.exe`
-		} else if exe, err := os.Executable(); err == nil {
-			o.AicrPath = exe
+			aicrPath = `C:\Program Files\aicr\aicr.exe`
+		} else if exe, err := f.Executable(); err == nil {
+			aicrPath = exe
 		} else {
-			o.AicrPath = "/usr/local/bin/aicr"
+			aicrPath = "/usr/local/bin/aicr"
 		}
 	}
-	lines := P4TriggerLines(o.Name, pc.DepotPaths, o.AicrPath, cfg.Path, o.Repo)
-	for _, l := range lines {
-		fmt.Fprintln(ios.Out, l)
+	lines := P4TriggerLines(o.Name, pc.DepotPaths, aicrPath, cfg.Path, o.Repo)
+	err = newExporter(f.IOStreams, o.Format).Write(installP4Output{Repo: o.Repo, Aicr: aicrPath, Lines: lines}, func(w io.Writer) error {
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(ios.ErrOut, `
+	fmt.Fprintf(f.IOStreams.ErrOut, `
 Install (as a Perforce super user):
   1. Put aicr at %[1]s on the Perforce server and make %[2]s readable by
      the account p4d runs as; [notify] needs secret_file (p4d runs triggers
@@ -85,7 +110,7 @@ Install (as a Perforce super user):
      <spool_dir>/notify.log on the Perforce server; events that could not be
      delivered wait in <spool_dir> and are sent later.
 The trigger returns at once and always exits 0, so a submit never waits or fails.
-`, o.AicrPath, cfg.Path, strings.Join(pc.DepotPaths, " "), o.Repo)
+`, aicrPath, cfg.Path, strings.Join(pc.DepotPaths, " "), o.Repo)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -9,27 +10,28 @@ import (
 	"github.com/aicr-dev/aicr/review"
 )
 
-// MCPServeOptions are the flags of `aicr mcp serve`.
+// MCPServeOptions are the inputs of `aicr mcp serve`.
 type MCPServeOptions struct {
+	IO               *IOStreams
 	Server           review.ServerOptions
 	ToolNames        string
 	HTTPAddr         string
 	AllowNonLoopback bool
 }
 
-func newMCPCmd(ios *IOStreams) *cobra.Command {
+func newCmdMCP(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "The MCP server review agents report through",
 	}
-	cmd.AddCommand(newCmdMCPServe(ios, nil))
+	cmd.AddCommand(newCmdMCPServe(f, nil))
 	return cmd
 }
 
 // newCmdMCPServe builds `aicr mcp serve`; runF replaces mcpServeRun in
 // tests of the flag parsing.
-func newCmdMCPServe(ios *IOStreams, runF func(*cobra.Command, *MCPServeOptions) error) *cobra.Command {
-	opts := &MCPServeOptions{}
+func newCmdMCPServe(f *Factory, runF func(context.Context, *MCPServeOptions) error) *cobra.Command {
+	opts := &MCPServeOptions{IO: f.IOStreams}
 	serve := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the aicr review tools over MCP (stdio, or Streamable HTTP with --http)",
@@ -50,47 +52,48 @@ Limits apply per pass; 0 keeps the default. See docs/agent-contract.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			naming, err := review.ParseToolNaming(opts.ToolNames)
 			if err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("--tool-names: %w", err)}
+				return usageErrorf("--tool-names: %w", err)
 			}
 			opts.Server.ToolNames = naming
 			opts.Server.Version = version
 			if opts.HTTPAddr == "" && cmd.Flags().Changed("allow-non-loopback") {
-				return &exitError{code: 2, err: fmt.Errorf("--allow-non-loopback needs --http")}
+				return usageErrorf("--allow-non-loopback needs --http")
 			}
 			if opts.HTTPAddr != "" {
 				if _, err := review.ListenAddr(opts.HTTPAddr, opts.AllowNonLoopback); err != nil {
-					return &exitError{code: 2, err: fmt.Errorf("--http: %w", err)}
+					return usageErrorf("--http: %w", err)
 				}
 			}
 			if runF != nil {
-				return runF(cmd, opts)
+				return runF(cmd.Context(), opts)
 			}
-			return mcpServeRun(cmd, ios, opts)
+			return mcpServeRun(cmd.Context(), opts)
 		},
 	}
-	f := serve.Flags()
-	f.StringVar(&opts.Server.StatePath, "state", review.StateFileName, "state file to write")
-	f.StringVar(&opts.Server.ChangePath, "change", "", "the run's change.json (default: change.json of the run directory the state file is in, i.e. ../change.json next to it)")
-	f.StringVar(&opts.HTTPAddr, "http", "", "serve Streamable HTTP on `ADDR` (host:port, loopback only) instead of stdio")
-	f.BoolVar(&opts.AllowNonLoopback, "allow-non-loopback", false, "let --http listen on an address other hosts can reach")
-	f.StringVar(&opts.ToolNames, "tool-names", string(review.ToolNamingDotted), "tool names to expose: dotted (aicr.report_problem), underscore (aicr_report_problem) or both")
+	fl := serve.Flags()
+	fl.StringVar(&opts.Server.StatePath, "state", review.StateFileName, "state file to write")
+	fl.StringVar(&opts.Server.ChangePath, "change", "", "the run's change.json (default: change.json of the run directory the state file is in, i.e. ../change.json next to it)")
+	fl.StringVar(&opts.HTTPAddr, "http", "", "serve Streamable HTTP on `ADDR` (host:port, loopback only) instead of stdio")
+	fl.BoolVar(&opts.AllowNonLoopback, "allow-non-loopback", false, "let --http listen on an address other hosts can reach")
+	fl.StringVar(&opts.ToolNames, "tool-names", string(review.ToolNamingDotted), "tool names to expose: dotted (aicr.report_problem), underscore (aicr_report_problem) or both")
 	d := review.DefaultLimits()
 	l := &opts.Server.Limits
-	f.IntVar(&l.MaxProblems, "max-problems", 0, fmt.Sprintf("problems recorded per pass (default %d)", d.MaxProblems))
-	f.IntVar(&l.MaxContextRequests, "max-context-requests", 0, fmt.Sprintf("aicr.fetch_more_context requests per pass (default %d)", d.MaxContextRequests))
-	f.IntVar(&l.MaxAttributionRequests, "max-attribution-requests", 0, fmt.Sprintf("aicr.try_blame requests per pass (default %d)", d.MaxAttributionRequests))
-	f.IntVar(&l.MaxSummaries, "max-summaries", 0, fmt.Sprintf("summaries per pass (default %d)", d.MaxSummaries))
-	f.IntVar(&l.MaxMessageBytes, "max-message-bytes", 0, fmt.Sprintf("bytes of a message, suggestion or reason (default %d)", d.MaxMessageBytes))
-	f.IntVar(&l.MaxSummaryBytes, "max-summary-bytes", 0, fmt.Sprintf("bytes of one summary (default %d)", d.MaxSummaryBytes))
-	f.IntVar(&l.MaxRejected, "max-rejected", 0, fmt.Sprintf("refused calls kept in the state file; later ones are only counted (default %d)", d.MaxRejected))
+	fl.IntVar(&l.MaxProblems, "max-problems", 0, fmt.Sprintf("problems recorded per pass (default %d)", d.MaxProblems))
+	fl.IntVar(&l.MaxContextRequests, "max-context-requests", 0, fmt.Sprintf("aicr.fetch_more_context requests per pass (default %d)", d.MaxContextRequests))
+	fl.IntVar(&l.MaxAttributionRequests, "max-attribution-requests", 0, fmt.Sprintf("aicr.try_blame requests per pass (default %d)", d.MaxAttributionRequests))
+	fl.IntVar(&l.MaxSummaries, "max-summaries", 0, fmt.Sprintf("summaries per pass (default %d)", d.MaxSummaries))
+	fl.IntVar(&l.MaxMessageBytes, "max-message-bytes", 0, fmt.Sprintf("bytes of a message, suggestion or reason (default %d)", d.MaxMessageBytes))
+	fl.IntVar(&l.MaxSummaryBytes, "max-summary-bytes", 0, fmt.Sprintf("bytes of one summary (default %d)", d.MaxSummaryBytes))
+	fl.IntVar(&l.MaxRejected, "max-rejected", 0, fmt.Sprintf("refused calls kept in the state file; later ones are only counted (default %d)", d.MaxRejected))
 	return serve
 }
 
-func mcpServeRun(cmd *cobra.Command, ios *IOStreams, opts *MCPServeOptions) error {
+func mcpServeRun(ctx context.Context, opts *MCPServeOptions) error {
+	ios := opts.IO
 	if opts.HTTPAddr == "" {
-		return review.Serve(cmd.Context(), opts.Server, ios.In, ios.Out)
+		return review.Serve(ctx, opts.Server, ios.In, ios.Out)
 	}
-	return review.ServeHTTP(cmd.Context(), opts.Server, review.HTTPOptions{
+	return review.ServeHTTP(ctx, opts.Server, review.HTTPOptions{
 		Addr:             opts.HTTPAddr,
 		AllowNonLoopback: opts.AllowNonLoopback,
 		Logger:           slog.New(slog.NewTextHandler(ios.ErrOut, nil)),

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/review"
 )
@@ -15,8 +12,9 @@ import (
 func parseMCPServe(t *testing.T, args ...string) (*MCPServeOptions, error) {
 	t.Helper()
 	var got *MCPServeOptions
-	ios := &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-	cmd := newCmdMCPServe(ios, func(_ *cobra.Command, o *MCPServeOptions) error {
+	f, _, _ := testFactory(t, "")
+	ios := f.IOStreams
+	cmd := newCmdMCPServe(f, func(_ context.Context, o *MCPServeOptions) error {
 		got = o
 		return nil
 	})
@@ -61,8 +59,8 @@ func TestMCPServeFlags(t *testing.T) {
 		{"--allow-non-loopback"},
 	} {
 		_, err := parseMCPServe(t, bad...)
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != 2 {
+		var ue *usageError
+		if !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error", bad, err)
 		}
 	}

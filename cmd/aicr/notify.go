@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-func newNotifyCmd(ios *IOStreams) *cobra.Command {
+func newCmdNotify(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "notify",
 		Short: "Hand a commit to the daemon (run by hooks and triggers)",
@@ -22,12 +23,25 @@ about two seconds and always exits 0 so a commit is never blocked. If the
 daemon cannot be reached the event is written to the spool directory and
 sent later.`,
 	}
-	cmd.AddCommand(newNotifySVNCmd(ios), newNotifyP4Cmd(ios))
+	cmd.AddCommand(newCmdNotifySVN(f, nil), newCmdNotifyP4(f, nil))
 	return cmd
 }
 
-func newNotifySVNCmd(ios *IOStreams) *cobra.Command {
-	var configPath, repoName string
+// NotifySVNOptions are the inputs of `aicr notify svn`: svn's hook
+// arguments, unchecked (a hook must never fail the commit, not even on
+// a usage error).
+type NotifySVNOptions struct {
+	IO         *IOStreams
+	ConfigPath string
+	Repo       string
+	Args       []string
+	// CheckResult is set by aicr doctor's dry run (triggers.NotifyCheckEnv):
+	// record what a notification would run into there, send nothing.
+	CheckResult string
+}
+
+func newCmdNotifySVN(f *Factory, runF func(context.Context, *NotifySVNOptions) error) *cobra.Command {
+	opts := &NotifySVNOptions{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "svn REPOS_PATH REV [TXN]",
 		Short: "Notify the daemon of an SVN revision (the post-commit hook client)",
@@ -35,31 +49,42 @@ func newNotifySVNCmd(ios *IOStreams) *cobra.Command {
 'aicr install svn-hook' calls this with the hook's arguments. Errors are
 reported on stderr only and the exit status is always 0.`,
 		Example: `  aicr notify svn --config /etc/aicr/aicr.toml /srv/svn/main 42`,
-		// A hook must never fail the commit, not even on a usage error.
-		Args: cobra.ArbitraryArgs,
+		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// aicr doctor's dry run; an environment variable because the
-			// hook forwards only svn's arguments (see NotifyCheckEnv).
-			if result := os.Getenv(triggers.NotifyCheckEnv); result != "" {
-				notifySVNCheck(cmd.Context(), ios, result, configPath, repoName, args)
-				return nil
+			opts.ConfigPath, opts.Args = f.ConfigPath, args
+			// An environment variable because the hook forwards only
+			// svn's arguments (see NotifyCheckEnv).
+			opts.CheckResult = os.Getenv(triggers.NotifyCheckEnv)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			if err := notifySVN(cmd, ios, configPath, repoName, args); err != nil {
-				fmt.Fprintln(ios.ErrOut, "aicr notify:", err)
-			}
-			return nil
+			return notifySVNRun(cmd.Context(), opts)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		fmt.Fprintln(ios.ErrOut, "aicr notify:", err)
-		return silentExit(0)
+		fmt.Fprintln(f.IOStreams.ErrOut, "aicr notify:", err)
+		return errSilentOK
 	})
-	addConfigFlag(cmd, &configPath)
-	cmd.Flags().StringVar(&repoName, "repo", "", "repo name from the config (default: the [[repo]] whose local_path or file:// url is REPOS_PATH)")
+	addConfigFlag(cmd, f)
+	cmd.Flags().StringVar(&opts.Repo, "repo", "", "repo name from the config (default: the [[repo]] whose local_path or file:// url is REPOS_PATH)")
 	return cmd
 }
 
-func notifySVN(cmd *cobra.Command, ios *IOStreams, configPath, repoName string, args []string) error {
+// notifySVNRun reports every problem on stderr and returns nil: the
+// hook's exit status is always 0.
+func notifySVNRun(ctx context.Context, opts *NotifySVNOptions) error {
+	if opts.CheckResult != "" {
+		notifySVNCheck(ctx, opts.IO, opts.CheckResult, opts.ConfigPath, opts.Repo, opts.Args)
+		return nil
+	}
+	if err := notifySVN(ctx, opts); err != nil {
+		fmt.Fprintln(opts.IO.ErrOut, "aicr notify:", err)
+	}
+	return nil
+}
+
+func notifySVN(ctx context.Context, opts *NotifySVNOptions) error {
+	ios, repoName, args := opts.IO, opts.Repo, opts.Args
 	if len(args) < 2 || len(args) > 3 {
 		return fmt.Errorf("usage: aicr notify svn REPOS_PATH REV [TXN] (got %d arguments)", len(args))
 	}
@@ -68,7 +93,7 @@ func notifySVN(cmd *cobra.Command, ios *IOStreams, configPath, repoName string, 
 	if err != nil {
 		return fmt.Errorf("event for %s not sent: %w", reposPath, err)
 	}
-	cfg, clientCfg := loadHookConfig(ios, configPath)
+	cfg, clientCfg := loadHookConfig(ios, opts.ConfigPath)
 	ev := triggers.Event{
 		V:        triggers.ProtocolVersion,
 		VCS:      string(vcs.KindSVN),
@@ -97,7 +122,7 @@ func notifySVN(cmd *cobra.Command, ios *IOStreams, configPath, repoName string, 
 		ev.Repo = filepath.Base(reposPath)
 		return spoolRejected(ios, clientCfg, ev, "the config could not be read, so the repo name of "+reposPath+" is unknown; fix the config, or pass --repo NAME in the hook, then re-send this revision with aicr review")
 	}
-	triggers.Notify(cmd.Context(), clientCfg, ev, ios.ErrOut)
+	triggers.Notify(ctx, clientCfg, ev, ios.ErrOut)
 	return nil
 }
 

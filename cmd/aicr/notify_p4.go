@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ const envNotifyChild = "AICR_NOTIFY_DETACHED"
 
 // NotifyP4Options are the trigger's arguments (p4d expands %change% etc.).
 type NotifyP4Options struct {
+	IO         *IOStreams
 	ConfigPath string
 	Repo       string
 	Change     string
@@ -28,10 +30,12 @@ type NotifyP4Options struct {
 	ServerPort string
 	ServerID   string
 	Foreground bool
+	// Args are stray arguments, reported and otherwise ignored.
+	Args []string
 }
 
-func newNotifyP4Cmd(ios *IOStreams) *cobra.Command {
-	var o NotifyP4Options
+func newCmdNotifyP4(f *Factory, runF func(context.Context, *NotifyP4Options) error) *cobra.Command {
+	o := &NotifyP4Options{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "p4 --repo NAME --change N",
 		Short: "Notify the daemon of a submitted changelist (the change-commit trigger client)",
@@ -43,31 +47,41 @@ the exit status is always 0.`,
 		Example: `  aicr notify p4 --config /etc/aicr/aicr.toml --repo depot --change %change% --user %user% --client %client% --serverport %serverport%`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := notifyP4(cmd, ios, o, args); err != nil {
-				fmt.Fprintln(ios.ErrOut, "aicr notify p4:", err)
+			o.ConfigPath, o.Args = f.ConfigPath, args
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			return nil
+			return notifyP4Run(cmd.Context(), o)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		fmt.Fprintln(ios.ErrOut, "aicr notify p4:", err)
-		return silentExit(0)
+		fmt.Fprintln(f.IOStreams.ErrOut, "aicr notify p4:", err)
+		return errSilentOK
 	})
-	addConfigFlag(cmd, &o.ConfigPath)
-	f := cmd.Flags()
-	f.StringVar(&o.Repo, "repo", "", "repo name from the config (required)")
-	f.StringVar(&o.Change, "change", "", "the submitted changelist (%change%)")
-	f.StringVar(&o.User, "user", "", "the submitting user (%user%)")
-	f.StringVar(&o.Client, "client", "", "the submitting workspace (%client%)")
-	f.StringVar(&o.ServerPort, "serverport", "", "the server's P4PORT (%serverport%)")
-	f.StringVar(&o.ServerID, "serverid", "", "the server's ServerID (%serverid%)")
-	f.BoolVar(&o.Foreground, "foreground", false, "send in this process instead of a detached one (for testing)")
+	addConfigFlag(cmd, f)
+	fl := cmd.Flags()
+	fl.StringVar(&o.Repo, "repo", "", "repo name from the config (required)")
+	fl.StringVar(&o.Change, "change", "", "the submitted changelist (%change%)")
+	fl.StringVar(&o.User, "user", "", "the submitting user (%user%)")
+	fl.StringVar(&o.Client, "client", "", "the submitting workspace (%client%)")
+	fl.StringVar(&o.ServerPort, "serverport", "", "the server's P4PORT (%serverport%)")
+	fl.StringVar(&o.ServerID, "serverid", "", "the server's ServerID (%serverid%)")
+	fl.BoolVar(&o.Foreground, "foreground", false, "send in this process instead of a detached one (for testing)")
 	return cmd
 }
 
-func notifyP4(cmd *cobra.Command, ios *IOStreams, o NotifyP4Options, args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf("unexpected arguments %q: use --change %%change%%", args)
+// notifyP4Run reports every problem on stderr and returns nil: a trigger
+// always exits 0.
+func notifyP4Run(ctx context.Context, o *NotifyP4Options) error {
+	if err := notifyP4(ctx, o); err != nil {
+		fmt.Fprintln(o.IO.ErrOut, "aicr notify p4:", err)
+	}
+	return nil
+}
+
+func notifyP4(ctx context.Context, o *NotifyP4Options) error {
+	if len(o.Args) > 0 {
+		return fmt.Errorf("unexpected arguments %q: use --change %%change%%", o.Args)
 	}
 	if o.Repo == "" {
 		return fmt.Errorf("--repo is required")
@@ -76,24 +90,23 @@ func notifyP4(cmd *cobra.Command, ios *IOStreams, o NotifyP4Options, args []stri
 	if err != nil {
 		return fmt.Errorf("--change: %w", err)
 	}
-	o.Change = change
 	if !o.Foreground && os.Getenv(envNotifyChild) == "" {
 		// The child starts in / (so it holds no directory of p4d's open):
 		// a relative --config must be resolved here or the child loses the
 		// event.
 		abs, err := filepath.Abs(o.ConfigPath)
 		if err != nil {
-			return fmt.Errorf("event for %s change %s not sent: config path %s: %w", o.Repo, o.Change, o.ConfigPath, err)
+			return fmt.Errorf("event for %s change %s not sent: config path %s: %w", o.Repo, change, o.ConfigPath, err)
 		}
 		cfg, _, _ := triggers.LoadHookConfig(abs)
 		return detachNotify(cfg.SpoolDir, abs)
 	}
-	_, clientCfg := loadHookConfig(ios, o.ConfigPath)
+	_, clientCfg := loadHookConfig(o.IO, o.ConfigPath)
 	ev := triggers.Event{
 		V:          triggers.ProtocolVersion,
 		VCS:        string(vcs.KindP4),
 		Repo:       o.Repo,
-		Revision:   o.Change,
+		Revision:   change,
 		User:       o.User,
 		Client:     o.Client,
 		ServerPort: o.ServerPort,
@@ -101,7 +114,7 @@ func notifyP4(cmd *cobra.Command, ios *IOStreams, o NotifyP4Options, args []stri
 		Source:     triggers.SourceTrigger,
 		SentAt:     time.Now().UTC(),
 	}
-	triggers.Notify(cmd.Context(), clientCfg, ev, ios.ErrOut)
+	triggers.Notify(ctx, clientCfg, ev, o.IO.ErrOut)
 	return nil
 }
 

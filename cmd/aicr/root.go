@@ -2,147 +2,115 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/aicr-dev/aicr/daemon"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
-// IOStreams is where commands read and write; tests pass buffers.
-type IOStreams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
-	// ErrIsTerminal selects human-readable logs over JSON.
-	ErrIsTerminal bool
-}
-
-// SystemIO is the process's real streams.
-func SystemIO() *IOStreams {
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, ErrIsTerminal: isTerminal(os.Stderr)}
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// exitError carries a specific exit code up to Execute.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// silentExit ends the command with a code after it already said why.
-func silentExit(code int) error { return &exitError{code: code} }
-
-// Execute runs the CLI and maps errors to exit codes in one place.
+// Execute runs the CLI; exitCode maps what it returned to the status.
 func Execute(ctx context.Context, args []string, ios *IOStreams) int {
-	root := newRootCmd(ios)
+	f := NewFactory(ios)
+	root := newRootCmd(f)
 	root.SetArgs(args)
-	root.SetIn(ios.In)
-	root.SetOut(ios.Out)
-	root.SetErr(ios.ErrOut)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(ios.ErrOut, "aicr:", ee.err)
-		}
-		return ee.code
-	}
-	fmt.Fprintln(ios.ErrOut, "aicr:", err)
-	return 1
+	root.SetIn(f.IOStreams.In)
+	root.SetOut(f.IOStreams.Out)
+	root.SetErr(f.IOStreams.ErrOut)
+	return exitCode(root.ExecuteContext(ctx), f.IOStreams.ErrOut)
 }
 
-func newRootCmd(ios *IOStreams) *cobra.Command {
+func newRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "aicr",
-		Short:         "AI code review for Perforce and Subversion",
-		Long:          "aicr reviews every Subversion revision and Perforce changelist with an AI agent and posts the findings to your team's chat.",
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:   "aicr",
+		Short: "AI code review for Perforce and Subversion",
+		Long:  "aicr reviews every Subversion revision and Perforce changelist with an AI agent and posts the findings to your team's chat.",
 	}
 	root.AddCommand(
-		newVersionCmd(ios),
-		newDaemonCmd(ios),
-		newNotifyCmd(ios),
-		newInstallCmd(ios),
-		newUninstallCmd(ios),
-		newReviewCmd(ios), newRunCmd(ios),
-		newMCPCmd(ios),
-		newAuditCmd(ios),
-		newConfigCmd(ios),
-		newChannelCmd(ios), newDispatchCmd(ios),
-		newDemoCmd(ios),
-		newDoctorCmd(ios),
+		newCmdVersion(f, nil),
+		newCmdDaemon(f, nil),
+		newCmdNotify(f),
+		newCmdInstall(f),
+		newCmdUninstall(f),
+		newCmdReview(f),
+		newCmdRun(f),
+		newCmdMCP(f),
+		newCmdAudit(f),
+		newCmdConfig(f),
+		newCmdChannel(f),
+		newCmdDispatch(f),
+		newCmdDemo(f, nil),
+		newCmdDoctor(f, nil),
 	)
+	wireUsageErrors(root)
 	return root
 }
 
-func newVersionCmd(ios *IOStreams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the aicr version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(ios.Out, "aicr %s\n", version)
-			return nil
-		},
+// wireUsageErrors makes every way of calling a command wrongly a
+// usageError: bad flags, bad arguments, missing required flags, unknown
+// verbs. Errors are printed by exitCode, not cobra.
+func wireUsageErrors(root *cobra.Command) {
+	root.SilenceUsage, root.SilenceErrors = true, true
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &usageError{err: err, hint: cmd.CommandPath() + " --help"}
+	})
+	// Required flags are checked here, after the arguments and before
+	// cobra's own check, so a missing one is a usage error too.
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := cmd.ValidateRequiredFlags(); err != nil {
+			return &usageError{err: err, hint: cmd.CommandPath() + " --help"}
+		}
+		return nil
+	}
+	usageOnBadArgs(root)
+}
+
+// usageOnBadArgs makes every argument mistake a usage error: each
+// command's argument check, and a group command (aicr, aicr audit)
+// given a verb it does not have.
+func usageOnBadArgs(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		usageOnBadArgs(c)
+	}
+	if cmd.Runnable() {
+		if check := cmd.Args; check != nil {
+			cmd.Args = func(c *cobra.Command, args []string) error {
+				if err := check(c, args); err != nil {
+					return &usageError{err: err, hint: c.CommandPath() + " --help"}
+				}
+				return nil
+			}
+		}
+		return
+	}
+	if !cmd.HasSubCommands() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2
+		}
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return &usageError{err: fmt.Errorf("%s", msg), hint: c.CommandPath() + " --help"}
 	}
 }
 
-// defaultConfigPath is where commands look without --config.
-func defaultConfigPath() string {
-	if p := os.Getenv("AICR_CONFIG"); p != "" {
-		return p
-	}
-	return "/etc/aicr/aicr.toml"
+// addConfigFlag binds --config to the factory's ConfigPath.
+func addConfigFlag(cmd *cobra.Command, f *Factory) {
+	cmd.Flags().StringVar(&f.ConfigPath, "config", defaultConfigPath(), "config file (default from $AICR_CONFIG, else /etc/aicr/aicr.toml)")
 }
 
-func addConfigFlag(cmd *cobra.Command, dst *string) {
-	cmd.Flags().StringVar(dst, "config", defaultConfigPath(), "config file (default from $AICR_CONFIG, else /etc/aicr/aicr.toml)")
-}
-
-func loadConfig(path string) (*daemon.Config, error) {
-	cfg, err := daemon.LoadConfig(path)
-	if err != nil {
-		return nil, &exitError{code: 2, err: err}
-	}
-	return cfg, nil
-}
-
-func newLogger(ios *IOStreams, level slog.Level) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	if ios.ErrIsTerminal {
-		return slog.New(slog.NewTextHandler(ios.ErrOut, opts))
-	}
-	return slog.New(slog.NewJSONHandler(ios.ErrOut, opts))
-}
-
-func parseLevel(s string) slog.Level {
+func parseLevel(s string) (slog.Level, error) {
 	var l slog.Level
-	_ = l.UnmarshalText([]byte(s))
-	return l
-}
-
-func checkFormat(format string) error {
-	if format != "text" && format != "json" {
-		return &exitError{code: 2, err: fmt.Errorf("--format must be text or json, got %q", format)}
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return l, usageErrorf("--log-level %q: want debug, info, warn or error", s)
 	}
-	return nil
+	return l, nil
 }

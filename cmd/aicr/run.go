@@ -1,94 +1,129 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
 )
 
-func newRunCmd(ios *IOStreams) *cobra.Command {
+func newCmdRun(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Act on review runs in the queue (list them with aicr audit list)",
 	}
-	cmd.AddCommand(newRunRetryCmd(ios))
+	cmd.AddCommand(newCmdRunRetry(f, nil))
 	return cmd
 }
 
-func newRunRetryCmd(ios *IOStreams) *cobra.Command {
-	var configPath, since, repo string
-	var failed bool
+// RunRetryOptions are the inputs of `aicr run retry`.
+type RunRetryOptions struct {
+	Factory *Factory
+	// RunID is one run to queue again; zero with Failed.
+	RunID int64
+	// Failed queues every run that failed since Since (of Repo, if set).
+	Failed bool
+	Since  time.Time
+	Repo   string
+	Format string
+}
+
+func newCmdRunRetry(f *Factory, runF func(context.Context, *RunRetryOptions) error) *cobra.Command {
+	opts := &RunRetryOptions{Factory: f}
+	var since string
 	cmd := &cobra.Command{
 		Use:   "retry [RUN_ID | --failed --since T]",
 		Short: "Queue failed runs again",
 		Long: `Queue a failed run again, keeping its id: the daemon picks it up like a new
 event. With --failed, every failed run that finished since T (a duration such as
 24h, or an RFC 3339 time) is queued again; --repo narrows it to one repo.
-Runs that are retrying on their own show as "retrying" in aicr audit list.`,
+Runs that are retrying on their own show as "retrying" in aicr audit list.
+Run it as the data_dir's owner.`,
 		Example: "  aicr run retry 42\n  aicr run retry --failed --since 24h --repo main",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(opts.Format); err != nil {
+				return err
+			}
 			switch {
-			case failed && len(args) > 0:
-				return &exitError{code: 2, err: errors.New("give a RUN_ID or --failed, not both")}
-			case !failed && len(args) != 1:
-				return &exitError{code: 2, err: errors.New("give one RUN_ID, or --failed --since T (see aicr audit list --status failed)")}
-			case failed && since == "":
-				return &exitError{code: 2, err: errors.New("--failed needs --since (e.g. --since 24h)")}
+			case opts.Failed && len(args) > 0:
+				return usageErrorf("give a RUN_ID or --failed, not both")
+			case !opts.Failed && len(args) != 1:
+				return usageErrorf("give one RUN_ID, or --failed --since T (see aicr audit list --status failed)")
+			case opts.Failed && since == "":
+				return usageErrorf("--failed needs --since (e.g. --since 24h)")
 			}
-			cfg, err := loadConfig(configPath)
-			if err != nil {
-				return err
-			}
-			if err := checkDataDirOwner(cfg.Daemon.DataDir); err != nil {
-				return err
-			}
-			store, err := audit.Open(cmd.Context(), daemon.DBPath(cfg))
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			if failed {
-				t, err := parseSince(since, time.Now())
-				if err != nil {
-					return &exitError{code: 2, err: err}
-				}
-				ids, err := store.RetryFailed(cmd.Context(), t, repo)
+			if opts.Failed {
+				t, err := parseSince(since, f.Now())
 				if err != nil {
 					return err
 				}
-				for _, id := range ids {
-					fmt.Fprintln(ios.Out, id)
+				opts.Since = t
+			} else {
+				id, err := parseID(args[0], "run", "aicr audit list")
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(ios.ErrOut, "queued %d failed runs again\n", len(ids))
-				return nil
+				opts.RunID = id
 			}
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("run id %q is not a number (see aicr audit list)", args[0])}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			switch err := store.RetryRun(cmd.Context(), id); {
-			case errors.Is(err, audit.ErrNotFound):
-				return &exitError{code: 1, err: fmt.Errorf("no run %d in %s (see aicr audit list)", id, store.Path())}
-			case errors.Is(err, audit.ErrNotFailed), errors.Is(err, audit.ErrInvalid):
-				return &exitError{code: 1, err: err}
-			case err != nil:
-				return err
-			}
-			fmt.Fprintf(ios.ErrOut, "run %d queued again\n", id)
-			return nil
+			return runRetryRun(cmd.Context(), opts)
 		},
 	}
-	addConfigFlag(cmd, &configPath)
-	cmd.Flags().BoolVar(&failed, "failed", false, "queue every failed run (with --since) again")
+	addConfigFlag(cmd, f)
+	cmd.Flags().BoolVar(&opts.Failed, "failed", false, "queue every failed run (with --since) again")
 	cmd.Flags().StringVar(&since, "since", "", "with --failed: runs that failed within this duration (24h) or since this RFC 3339 time")
-	cmd.Flags().StringVar(&repo, "repo", "", "with --failed: only runs of this repo")
+	cmd.Flags().StringVar(&opts.Repo, "repo", "", "with --failed: only runs of this repo")
+	addFormatFlag(cmd, &opts.Format)
 	return cmd
+}
+
+// runRetryOutput is `aicr run retry --format json`: the ids queued again.
+type runRetryOutput struct {
+	Queued []int64 `json:"queued"`
+}
+
+func runRetryRun(ctx context.Context, opts *RunRetryOptions) error {
+	store, err := opts.Factory.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	out := newExporter(opts.Factory.IOStreams, opts.Format)
+	if opts.Failed {
+		ids, err := store.RetryFailed(ctx, opts.Since, opts.Repo)
+		if err != nil {
+			return err
+		}
+		if ids == nil {
+			ids = []int64{}
+		}
+		err = out.Write(runRetryOutput{Queued: ids}, func(w io.Writer) error {
+			for _, id := range ids {
+				fmt.Fprintln(w, id)
+			}
+			return nil
+		})
+		out.Status("queued %d failed runs again", len(ids))
+		return err
+	}
+	switch err := store.RetryRun(ctx, opts.RunID); {
+	case errors.Is(err, audit.ErrNotFound):
+		return fmt.Errorf("no run %d in %s (see aicr audit list)", opts.RunID, store.Path())
+	case err != nil:
+		return err
+	}
+	if out.JSON() {
+		return writeJSON(opts.Factory.IOStreams.Out, runRetryOutput{Queued: []int64{opts.RunID}})
+	}
+	out.Status("run %d queued again", opts.RunID)
+	return nil
 }
 
 func parseSince(s string, now time.Time) (time.Time, error) {
@@ -98,5 +133,5 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, fmt.Errorf("--since %q: want a duration (24h) or an RFC 3339 time (2026-01-02T15:04:05Z)", s)
+	return time.Time{}, usageErrorf("--since %q: want a duration (24h) or an RFC 3339 time (2026-01-02T15:04:05Z)", s)
 }

@@ -31,5 +31,5 @@ func checkDataDirOwner(dir string) error {
 	if u, err := user.LookupId(owner); err == nil {
 		owner = u.Username
 	}
-	return &exitError{code: 1, err: fmt.Errorf("data_dir %s belongs to %s; files this command creates would belong to uid %d and break the daemon: run as `sudo -u %s aicr ...`", dir, owner, euid, owner)}
+	return fmt.Errorf("data_dir %s belongs to %s; files this command creates would belong to uid %d and break the daemon: run as `sudo -u %s aicr ...`", dir, owner, euid, owner)
 }

@@ -1,25 +1,34 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/triggers"
 )
 
-func newUninstallCmd(ios *IOStreams) *cobra.Command {
+func newCmdUninstall(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Remove hooks and triggers from the VCS server",
 	}
-	cmd.AddCommand(newUninstallSVNHookCmd(ios))
+	cmd.AddCommand(newCmdUninstallSVNHook(f, nil))
 	return cmd
 }
 
-func newUninstallSVNHookCmd(ios *IOStreams) *cobra.Command {
-	var reposPath string
-	var windows bool
+// UninstallSVNHookOptions are the inputs of `aicr uninstall svn-hook`.
+type UninstallSVNHookOptions struct {
+	IO        *IOStreams
+	ReposPath string
+	Windows   bool
+	Format    string
+}
+
+func newCmdUninstallSVNHook(f *Factory, runF func(context.Context, *UninstallSVNHookOptions) error) *cobra.Command {
+	opts := &UninstallSVNHookOptions{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "svn-hook",
 		Short: "Remove the aicr block from an SVN repository's post-commit hook",
@@ -30,19 +39,39 @@ error.`,
 		Example: `  sudo aicr uninstall svn-hook --repo /srv/svn/main`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			uninstall := triggers.UninstallSVNHook
-			if windows {
-				uninstall = triggers.UninstallSVNCmdHook
-			}
-			if err := uninstall(reposPath); err != nil {
+			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			fmt.Fprintf(ios.Out, "removed the aicr block from %s\n", triggers.SVNHookPath(reposPath, windows))
-			return nil
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return uninstallSVNHookRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&reposPath, "repo", "", "path of the SVN repository on this server (required)")
-	cmd.Flags().BoolVar(&windows, "windows", false, "edit post-commit.cmd (Windows server)")
+	cmd.Flags().StringVar(&opts.ReposPath, "repo", "", "path of the SVN repository on this server (required)")
+	cmd.Flags().BoolVar(&opts.Windows, "windows", false, "edit post-commit.cmd (Windows server)")
+	addFormatFlag(cmd, &opts.Format)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
+}
+
+// uninstallOutput is `aicr uninstall svn-hook --format json`: the hook
+// the aicr block is no longer in.
+type uninstallOutput struct {
+	Hook string `json:"hook"`
+}
+
+func uninstallSVNHookRun(_ context.Context, opts *UninstallSVNHookOptions) error {
+	uninstall := triggers.UninstallSVNHook
+	if opts.Windows {
+		uninstall = triggers.UninstallSVNCmdHook
+	}
+	if err := uninstall(opts.ReposPath); err != nil {
+		return err
+	}
+	hook := triggers.SVNHookPath(opts.ReposPath, opts.Windows)
+	return newExporter(opts.IO, opts.Format).Write(uninstallOutput{Hook: hook}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "removed the aicr block from %s\n", hook)
+		return err
+	})
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// VersionOptions are the inputs of `aicr version`.
+type VersionOptions struct {
+	IO     *IOStreams
+	Format string
+}
+
+func newCmdVersion(f *Factory, runF func(context.Context, *VersionOptions) error) *cobra.Command {
+	opts := &VersionOptions{IO: f.IOStreams}
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the aicr version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(opts.Format); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return versionRun(cmd.Context(), opts)
+		},
+	}
+	addFormatFlag(cmd, &opts.Format)
+	return cmd
+}
+
+// versionOutput is `aicr version --format json`.
+type versionOutput struct {
+	Version string `json:"version"`
+}
+
+func versionRun(_ context.Context, opts *VersionOptions) error {
+	return newExporter(opts.IO, opts.Format).Write(versionOutput{Version: version}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "aicr %s\n", version)
+		return err
+	})
+}
