@@ -362,8 +362,9 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 	if c.Notify.Timeout < 0 || c.Notify.ResendMax < 0 {
 		add("notify", "timeout and resend_max must not be negative")
 	}
-	if err := c.Agent.Validate(); err != nil {
-		add("agent.kind", "%v", err)
+	for _, err := range splitErrors(c.Agent.Validate()) {
+		key, msg := agentErrorKey(err)
+		add(key, "%s", msg)
 	}
 
 	channelNames := map[string]bool{}
@@ -483,6 +484,17 @@ func sortedKeys[K ~string, V any](m map[K]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// agentErrorKey finds the key package agent names at the start of its
+// message ("agent.timeout: ..."), so the error is reported once, at that
+// key's line; a message naming several keys goes under the [agent] table.
+func agentErrorKey(err error) (key, msg string) {
+	text := err.Error()
+	if k, rest, ok := strings.Cut(text, ": "); ok && strings.HasPrefix(k, "agent.") && !strings.ContainsAny(k, " ,") {
+		return k, rest
+	}
+	return "agent", text
 }
 
 // splitErrors undoes errors.Join so each problem gets its own line.
