@@ -174,7 +174,7 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	if err != nil {
 		return err
 	}
-	after, err := delivery.Dispatcher.Deliver(ctx, d.ID)
+	after, err := delivery.Dispatcher.AttemptNow(ctx, d.ID)
 	if errors.Is(err, audit.ErrNotClaimable) {
 		fmt.Fprintf(opts.IO.Out, "dispatch %d (run %d, %s): queued (the daemon has it, or an earlier delivery to the channel is waiting for a retry)\n", d.ID, d.RunID, d.Channel)
 		return nil
