@@ -59,7 +59,7 @@ func doctorRun(ctx context.Context, ios *IOStreams, opts doctorOptions) error {
 	// Used only when the hook cannot be run; a missing path just skips
 	// that fallback.
 	exe, _ := os.Executable()
-	rep, err := doctor.Run(ctx, doctor.Options{Config: cfg, Repo: opts.Repo, Exe: exe})
+	rep, err := doctor.Diagnose(ctx, doctor.Options{Config: cfg, Repo: opts.Repo, Exe: exe})
 	if errors.Is(err, doctor.ErrUnknownRepo) {
 		return &exitError{code: 2, err: err}
 	}
