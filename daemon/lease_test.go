@@ -21,7 +21,7 @@ func startDaemonWith(t *testing.T, cfg *Config, opts Options) *runningDaemon {
 	opts.Config, opts.Logger, opts.Stdout = cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
 	opts.Ready = func(a string) { ready <- a }
 	opts.IdlePoll = 50 * time.Millisecond
-	go func() { d.done <- Run(ctx, opts) }()
+	go func() { d.done <- Serve(ctx, opts) }()
 	select {
 	case d.addr = <-ready:
 	case err := <-d.done:

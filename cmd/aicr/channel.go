@@ -63,7 +63,7 @@ func channelTestRun(ctx context.Context, opts *ChannelTestOptions) error {
 		return err
 	}
 	log := newLogger(opts.IO, parseLevel("warn"))
-	ch, err := daemon.BuildChannel(cfg, opts.Name, daemon.DeliveryDeps{Logger: log, Stdout: opts.IO.Out})
+	ch, err := daemon.BuildChannel(cfg, opts.Name, daemon.Deps{Logger: log, Stdout: opts.IO.Out})
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}

@@ -30,7 +30,7 @@ reviews in flight are resumed at the next start.`,
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			return daemon.Run(cmd.Context(), daemon.Options{Config: cfg, Logger: newLogger(ios, level), Stdout: ios.Out})
+			return daemon.Serve(cmd.Context(), daemon.Options{Config: cfg, Logger: newLogger(ios, level), Stdout: ios.Out})
 		},
 	}
 	addConfigFlag(cmd, &configPath)

@@ -96,7 +96,7 @@ func runDemo(ctx context.Context, ios *IOStreams, keep bool) error {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- daemon.Run(daemonCtx, daemon.Options{
+		done <- daemon.Serve(daemonCtx, daemon.Options{
 			Config: cfg, Logger: newLogger(ios, parseLevel("warn")), Stdout: ios.Out,
 			Ready: func(a string) { ready <- a }, IdlePoll: 200 * time.Millisecond,
 		})

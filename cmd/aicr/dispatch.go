@@ -170,11 +170,11 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 		return nil
 	}
 	log := newLogger(opts.IO, parseLevel("warn"))
-	delivery, err := daemon.NewDelivery(cfg, daemon.DeliveryDeps{Store: store, Logger: log, Stdout: opts.IO.Out})
+	parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: log, Stdout: opts.IO.Out}, daemon.BuildOptions{})
 	if err != nil {
 		return err
 	}
-	after, err := delivery.Dispatcher.AttemptNow(ctx, d.ID)
+	after, err := parts.Dispatcher.AttemptNow(ctx, d.ID)
 	if errors.Is(err, audit.ErrNotClaimable) {
 		fmt.Fprintf(opts.IO.Out, "dispatch %d (run %d, %s): queued (the daemon has it, or an earlier delivery to the channel is waiting for a retry)\n", d.ID, d.RunID, d.Channel)
 		return nil

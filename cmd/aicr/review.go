@@ -92,10 +92,11 @@ is recorded with source "manual"). --dry-run publishes to no channel.`, k.title)
 			}
 			defer store.Close()
 			log := newLogger(ios, parseLevel("warn"))
-			pipe, err := daemon.NewPipeline(cfg, daemon.PipelineDeps{Store: store, Logger: log, Stdout: ios.Out})
+			parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: log, Stdout: ios.Out}, daemon.BuildOptions{NoChannels: dryRun})
 			if err != nil {
 				return err
 			}
+			pipe := parts.Pipeline
 			now := time.Now().UTC()
 			ev := triggers.Event{V: triggers.ProtocolVersion, VCS: string(k.kind), Repo: repoName, Revision: strconv.FormatInt(rev, 10), Source: triggers.SourceManual, SentAt: now}
 			// Marked as a dry run in the database, so a daemon never
