@@ -105,7 +105,9 @@ func TestRunStrandedByFailingWritesIsRequeuedWhenWritesWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	raw, err := sql.Open("sqlite", DBPath(cfg))
+	// A busy timeout like the store's own: the daemon writes (sweeps,
+	// lease renewals) while the test adds and drops its trigger.
+	raw, err := sql.Open("sqlite", DBPath(cfg)+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
