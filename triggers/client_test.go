@@ -370,7 +370,7 @@ func TestNotifyResendSkipsCorruptFile(t *testing.T) {
 	}
 }
 
-func TestDeliverClassifiesStatus(t *testing.T) {
+func TestPostClassifiesStatus(t *testing.T) {
 	tests := []struct {
 		status    int
 		body      any
@@ -396,7 +396,7 @@ func TestDeliverClassifiesStatus(t *testing.T) {
 			_, err := Post(context.Background(), clientConfig(d.srv.URL, ""), testEvent("1"))
 			var de *PostError
 			if !errors.As(err, &de) {
-				t.Fatalf("Deliver: %v, want *PostError", err)
+				t.Fatalf("Post: %v, want *PostError", err)
 			}
 			if de.Status != tt.status || de.Code != tt.code || de.Permanent != tt.permanent {
 				t.Fatalf("PostError %+v, want status %d code %s permanent %v", de, tt.status, tt.code, tt.permanent)
@@ -405,15 +405,15 @@ func TestDeliverClassifiesStatus(t *testing.T) {
 	}
 }
 
-func TestDeliverAccepted(t *testing.T) {
+func TestPostAccepted(t *testing.T) {
 	d := newFakeDaemon(t, func(Event) (int, any) { return 202, Accepted{EventID: 77, Duplicate: true} })
 	acc, err := Post(context.Background(), clientConfig(d.srv.URL, ""), testEvent("1"))
 	if err != nil || acc != (Accepted{EventID: 77, Duplicate: true}) {
-		t.Fatalf("Deliver = %+v, %v", acc, err)
+		t.Fatalf("Post = %+v, %v", acc, err)
 	}
 }
 
-func TestDeliverRedactsURLCredentials(t *testing.T) {
+func TestPostRedactsURLCredentials(t *testing.T) {
 	var stderr bytes.Buffer
 	cfg := ClientConfig{URL: "http://admin:pa55word@127.0.0.1:1", Secret: testSecret, SpoolDir: t.TempDir()}
 	out := Notify(context.Background(), cfg, testEvent("1"), &stderr)
