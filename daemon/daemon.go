@@ -1,6 +1,8 @@
 // Package daemon is the long-running half of aicr: it loads the config,
 // accepts signed events from hooks, queues them durably, drains spool
-// directories, and runs each queued review through the pipeline.
+// directories, and runs each queued review through the pipeline. Build is
+// the composition root every process (the daemon's Serve, the CLI) wires
+// its parts with.
 package daemon
 
 import (

@@ -30,18 +30,18 @@ var _ delivery.Resolver = (*Resolver)(nil)
 
 // Resolve implements delivery.Resolver: what dispatch d sends, rebuilt
 // from the run in the audit trail and the change.json in its run dir.
-func (d *Resolver) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Channel, im.Message, error) {
-	ch, ok := d.channels[disp.Channel]
+func (rs *Resolver) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Channel, im.Message, error) {
+	ch, ok := rs.channels[disp.Channel]
 	if !ok {
 		return nil, im.Message{}, fmt.Errorf("channel %q is no longer in the config", disp.Channel)
 	}
-	run, err := d.store.GetRun(ctx, disp.RunID)
+	run, err := rs.store.GetRun(ctx, disp.RunID)
 	if err != nil {
 		return nil, im.Message{}, err
 	}
-	repo, _ := d.cfg.Repo(run.Repo)
+	repo, _ := rs.cfg.Repo(run.Repo)
 	change := loadChange(run)
-	msg := im.Message{RunID: run.ID, Change: change, Author: d.cfg.User(change.Author)}
+	msg := im.Message{RunID: run.ID, Change: change, Author: rs.cfg.User(change.Author)}
 	if repo != nil && repo.ChangeURL != "" {
 		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)
 	}
@@ -59,7 +59,7 @@ func (d *Resolver) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Chan
 	if run.SkipReason != "" && run.SkipReason != im.ReasonNoProblemsSuppressed && run.Status != audit.RunFailed {
 		res.Skip = &review.Skip{Reason: run.SkipReason}
 	}
-	msg.Result, _, _ = d.cfg.PolicyFor(repo, disp.Channel).Apply(res)
+	msg.Result, _, _ = rs.cfg.PolicyFor(repo, disp.Channel).Apply(res)
 	return ch, msg, nil
 }
 
