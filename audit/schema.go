@@ -162,7 +162,8 @@ var migrations = [][]string{
 			error         TEXT    NOT NULL DEFAULT '',
 			UNIQUE (dispatch_id, attempt)
 		)`,
-	}, // h-delivery: a timed-out attempt has an unknown outcome (status and
+	},
+	// 4: a timed-out attempt has an unknown outcome (status and
 	// attempt outcome 'unknown'); first_attempt_at starts the give_up_after
 	// window; unknown_outcomes counts timed-out attempts. SQLite cannot
 	// alter a CHECK, so both tables are rebuilt: attempts first, pointing at
@@ -216,7 +217,7 @@ var migrations = [][]string{
 		`CREATE INDEX dispatches_status ON dispatches (status, next_attempt_at)`,
 		`CREATE INDEX dispatches_channel ON dispatches (channel, status, id)`,
 	},
-	// h-intake: the intake's replay window survives restarts, so a signed
+	// 5: the intake's replay window survives restarts, so a signed
 	// request captured before a restart cannot be sent again after it.
 	{
 		`CREATE TABLE replay_signatures (
@@ -225,7 +226,7 @@ var migrations = [][]string{
 		) WITHOUT ROWID`,
 		`CREATE INDEX replay_signatures_expiry ON replay_signatures (expires_at)`,
 	},
-	// h-runs: run leases (who works on a running run, until when), dry runs
+	// 6: run leases (who works on a running run, until when), dry runs
 	// that recovery never resumes, and the start of a run's retry window.
 	{
 		// lease_owner/pid/host name the process working on a running run;

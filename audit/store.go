@@ -294,3 +294,13 @@ func pingUntilUnlocked(ctx context.Context, db *sql.DB) error {
 // sqliteBusy is SQLITE_BUSY, the primary result code (extended codes keep
 // it in the low byte).
 const sqliteBusy = 5
+
+// SetClock replaces the store's clock, which stamps rows and decides
+// which dispatches are due. The daemon passes its own clock; tests use it
+// to step over retry delays without sleeping. Call it before any use.
+func (s *Store) SetClock(now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	s.now = now
+}

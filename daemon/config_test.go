@@ -239,3 +239,24 @@ secret_env = "WC_SECRET"
 		t.Fatalf("a WeCom secret must be refused, got %v", err)
 	}
 }
+
+// An [agent] error is reported once, under the key it is about and at that
+// key's line, like every other key (it used to read "agent.kind:
+// agent.timeout: ..." at the [agent] table).
+func TestLoadConfigAgentErrorsNameTheirKey(t *testing.T) {
+	cases := []struct{ file, want string }{
+		{"bad_agent.toml", "testdata/config/bad_agent.toml:19: agent.timeout: must not be negative, got -5s"},
+		{"bad_agent_limits.toml", "testdata/config/bad_agent_limits.toml:17: agent: agent.max_problems, max_context_requests, max_attribution_requests and max_rejected must not be negative"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			_, err := LoadConfig(filepath.Join("testdata/config", tc.file))
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error:\n got %s\nwant %s", err, tc.want)
+			}
+		})
+	}
+}

@@ -18,7 +18,7 @@ import (
 	"github.com/aicr-dev/aicr/triggers"
 )
 
-// runningDaemon is daemon.Run in-process against a real svnadmin
+// runningDaemon is daemon.Serve in-process against a real svnadmin
 // repository and a real SQLite file.
 type runningDaemon struct {
 	cfg    *Config
@@ -75,7 +75,7 @@ func startDaemon(t *testing.T, cfg *Config) *runningDaemon {
 	d := &runningDaemon{cfg: cfg, cancel: cancel, done: make(chan error, 1)}
 	ready := make(chan string, 1)
 	go func() {
-		d.done <- Run(ctx, Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard,
+		d.done <- Serve(ctx, Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard,
 			Ready: func(a string) { ready <- a }, IdlePoll: 50 * time.Millisecond})
 	}()
 	select {
@@ -177,7 +177,7 @@ func TestTransientFetchFailureIsRetriedLater(t *testing.T) {
 func TestSecondDaemonOnSameDataDirRefuses(t *testing.T) {
 	cfg, _ := newSVNConfig(t)
 	startDaemon(t, cfg)
-	err := Run(context.Background(), Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard})
+	err := Serve(context.Background(), Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard})
 	if !errors.Is(err, ErrDataDirLocked) {
 		t.Fatalf("want ErrDataDirLocked, got %v", err)
 	}
@@ -186,7 +186,7 @@ func TestSecondDaemonOnSameDataDirRefuses(t *testing.T) {
 func TestDaemonWithoutSvnSaysWhatToInstall(t *testing.T) {
 	cfg, _ := newSVNConfig(t)
 	t.Setenv("PATH", t.TempDir())
-	err := Run(context.Background(), Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard})
+	err := Serve(context.Background(), Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard})
 	if err == nil || !strings.Contains(err.Error(), "apt-get install subversion") {
 		t.Fatalf("want an install hint, got %v", err)
 	}

@@ -21,7 +21,7 @@ func startDaemonWith(t *testing.T, cfg *Config, opts Options) *runningDaemon {
 	opts.Config, opts.Logger, opts.Stdout = cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard
 	opts.Ready = func(a string) { ready <- a }
 	opts.IdlePoll = 50 * time.Millisecond
-	go func() { d.done <- Run(ctx, opts) }()
+	go func() { d.done <- Serve(ctx, opts) }()
 	select {
 	case d.addr = <-ready:
 	case err := <-d.done:
@@ -105,7 +105,9 @@ func TestRunStrandedByFailingWritesIsRequeuedWhenWritesWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	raw, err := sql.Open("sqlite", DBPath(cfg))
+	// A busy timeout like the store's own: the daemon writes (sweeps,
+	// lease renewals) while the test adds and drops its trigger.
+	raw, err := sql.Open("sqlite", DBPath(cfg)+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}

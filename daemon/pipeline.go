@@ -3,16 +3,13 @@ package daemon
 import (
 	"context"
 	"errors"
-	"expvar"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
@@ -20,74 +17,62 @@ import (
 	"github.com/aicr-dev/aicr/vcs"
 )
 
+// Fetcher fills a run directory with one revision of a configured repo
+// (the repo's adapter's Fetch). Errors wrap the vcs sentinels.
+type Fetcher interface {
+	Fetch(ctx context.Context, repo, rev string, dst vcs.Dest) (*vcs.Change, error)
+}
+
+// Reviewer runs the agent's pass over a fetched run directory and returns
+// the validated result it recorded.
+type Reviewer interface {
+	Review(ctx context.Context, run *audit.Run, dir rundir.Layout) (review.Result, error)
+}
+
+// Publisher persists what a run delivers and hands it to the dispatcher:
+// Plan before the run is recorded, Release after, so deliveries never run
+// inside a review worker and never before the run's outcome is stored.
+type Publisher interface {
+	// Plan stores the validated result and one dispatch row per channel
+	// selected for the change, pending or suppressed under its policy.
+	Plan(ctx context.Context, run *audit.Run, change *vcs.Change, result review.Result) (Planned, error)
+	// PlanFailure plans the short notice of a failed run for the selected
+	// channels whose on_error is notify; failures are logged.
+	PlanFailure(ctx context.Context, run *audit.Run, change *vcs.Change)
+	// Release hands the run's planned rows to the dispatcher; foreground
+	// sends each once now (`aicr review`). It reports where each stands.
+	Release(ctx context.Context, runID int64, foreground bool) ([]DispatchNote, error)
+}
+
+// Planned counts what Publisher.Plan planned.
+type Planned struct {
+	Selected   int // channels selected for the change
+	Publishing int // of those, channels that get (or already got) the report
+}
+
+// Stages are the pipeline's three seams. Publish may be nil for a
+// pipeline that only dry-runs.
+type Stages struct {
+	Fetch   Fetcher
+	Review  Reviewer
+	Publish Publisher
+}
+
 // Pipeline turns one queued run into a published, audited review. The
 // daemon's workers and `aicr review` share it so a manual review behaves
 // exactly like a triggered one.
 type Pipeline struct {
-	cfg      *Config
-	store    *audit.Store
-	log      *slog.Logger
-	agent    agent.Agent
-	adapters map[string]vcs.Adapter
-	delivery *Delivery
+	cfg    *Config
+	store  *audit.Store
+	log    *slog.Logger
+	now    func() time.Time
+	stages Stages
 }
 
-// PipelineDeps are the process-level things a pipeline needs.
-type PipelineDeps struct {
-	Store  *audit.Store
-	Logger *slog.Logger
-	// Stdout receives the console channel's reports.
-	Stdout io.Writer
-	// AicrBinary is spawned as the agent's MCP server; default: this executable.
-	AicrBinary string
-	// Now is the clock delivery retries are scheduled by; nil is time.Now.
-	Now func() time.Time
-}
-
-// NewPipeline builds adapters, the agent and channels from cfg.
-func NewPipeline(cfg *Config, deps PipelineDeps) (*Pipeline, error) {
-	p := &Pipeline{
-		cfg:      cfg,
-		store:    deps.Store,
-		log:      deps.Logger,
-		adapters: map[string]vcs.Adapter{},
-	}
-	for _, r := range cfg.Repos {
-		a, err := newAdapter(r)
-		if err != nil {
-			return nil, fmt.Errorf("repo %s: %w", r.Name, err)
-		}
-		p.adapters[r.Name] = a
-	}
-	delivery, err := NewDelivery(cfg, DeliveryDeps{Store: deps.Store, Logger: deps.Logger, Stdout: deps.Stdout, Now: deps.Now})
-	if err != nil {
-		return nil, err
-	}
-	p.delivery = delivery
-	bin := deps.AicrBinary
-	if bin == "" {
-		bin = cfg.Daemon.AicrBinary
-	}
-	if bin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find aicr binary for the agent's MCP server: %w (set [daemon] aicr_binary)", err)
-		}
-		bin = exe
-	}
-	ag, err := agent.New(cfg.Agent, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Limits: cfg.Agent.Limits(), Logger: deps.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
-	}
-	p.agent = ag
-	return p, nil
-}
-
-func newAdapter(r RepoConfig) (vcs.Adapter, error) {
-	if r.Settings == nil {
-		return nil, fmt.Errorf("repo kind %q has no adapter", r.Kind)
-	}
-	return r.Settings.NewAdapter()
+// NewPipeline runs stages over deps.Store; Build wires the real stages.
+func NewPipeline(cfg *Config, deps Deps, stages Stages) *Pipeline {
+	deps = deps.withDefaults()
+	return &Pipeline{cfg: cfg, store: deps.Store, log: deps.Logger, now: deps.Now, stages: stages}
 }
 
 // Report is what one processed run came to.
@@ -120,54 +105,16 @@ type ProcessOptions struct {
 	Foreground bool
 }
 
-// Retry backoff: 30s doubling per attempt up to maxRetryDelay; retries
-// go on for [daemon] retry_for from the first failure.
-const (
-	firstRetryDelay = 30 * time.Second
-	maxRetryDelay   = 30 * time.Minute
-)
-
-// retryDelay says whether err is worth another attempt and after how
-// long. Bad input (a malformed revision, a missing client binary, a repo
-// no longer configured) never gets better by waiting; everything else is
-// retried, with a capped backoff, until retry_for has passed since the
-// first failure. "No such revision" is transient for
-// missing_revision_grace after the event: a p4 replica or edge server
-// may not have the change yet.
-func retryDelay(err error, run *audit.Run, d DaemonConfig, now time.Time) (time.Duration, bool) {
-	if errors.Is(err, errPermanent) || errors.Is(err, vcs.ErrBadRevision) || errors.Is(err, vcs.ErrToolMissing) {
-		return 0, false
-	}
-	if errors.Is(err, vcs.ErrNoSuchRevision) && now.Sub(run.QueuedAt) >= d.MissingRevisionGrace {
-		return 0, false
-	}
-	since := run.RetrySince
-	if since.IsZero() {
-		since = now
-	}
-	wait := firstRetryDelay
-	for i := 1; i < run.Attempts && wait < maxRetryDelay; i++ {
-		wait *= 2
-	}
-	wait = min(wait, maxRetryDelay)
-	// No attempt is scheduled after the window closes.
-	if now.Add(wait).Sub(since) > d.RetryFor {
-		return 0, false
-	}
-	return wait, true
-}
-
-// runsFailed counts runs that failed for good in this process, exported
-// as the expvar aicr_runs_failed_total and logged with each failure.
-var runsFailed = expvar.NewInt("aicr_runs_failed_total")
-
-// errPermanent marks pipeline failures that retrying cannot fix.
-var errPermanent = errors.New("not retryable")
+// ErrNoPublisher: a pipeline built without channels was asked to publish.
+var ErrNoPublisher = errors.New("pipeline built without channels can only dry-run")
 
 // Process reviews a claimed run and records its outcome. The returned
 // error is only for failures to record; review failures end up in the
 // Report's Status and Error and in the audit trail.
 func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOptions) (*Report, error) {
+	if !opts.DryRun && p.stages.Publish == nil {
+		return nil, ErrNoPublisher
+	}
 	rep := &Report{RunID: run.ID, Repo: run.Repo, Revision: run.Revision}
 	log := p.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
 	started := time.Now()
@@ -179,7 +126,7 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 			// re-queues it rather than recording a spurious failure.
 			return rep, ctx.Err()
 		}
-		now := time.Now()
+		now := p.now()
 		if wait, ok := retryDelay(err, run, p.cfg.Daemon, now); ok && !opts.Foreground && !opts.DryRun {
 			rep.Status, rep.Error = audit.RunQueued, err.Error()
 			if rerr := p.store.RetryLater(context.WithoutCancel(ctx), run.ID, err.Error(), now.Add(wait)); rerr != nil {
@@ -198,10 +145,10 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 	}
 	if !opts.DryRun {
 		if outcome.Status == audit.RunFailed {
-			p.planFailureNotice(ctx, run, rep.Change)
+			p.stages.Publish.PlanFailure(ctx, run, rep.Change)
 		}
 		// Delivery happens after the run is recorded, outside this worker.
-		notes, err := p.delivery.publish(ctx, run.ID, opts.Foreground)
+		notes, err := p.stages.Publish.Release(ctx, run.ID, opts.Foreground)
 		rep.Dispatches = notes
 		if err != nil {
 			log.Warn("delivery", "err", err)
@@ -214,13 +161,12 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 	return rep, nil
 }
 
+// review fetches, runs the agent's pass and plans the deliveries; an
+// error is the run's failure, judged by retryDelay.
 func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts ProcessOptions) (audit.Outcome, error) {
-	repo, ok := p.cfg.Repo(run.Repo)
-	if !ok {
+	if _, ok := p.cfg.Repo(run.Repo); !ok {
 		return audit.Outcome{}, fmt.Errorf("%w: repo %q is no longer in the config", errPermanent, run.Repo)
 	}
-	adapter := p.adapters[run.Repo]
-
 	layout := rundir.New(filepath.Join(p.cfg.Daemon.DataDir, "runs", strconv.FormatInt(run.ID, 10)))
 	// A resumed run starts from a clean directory: a half-written fetch
 	// from the interrupted attempt must not leak into this one.
@@ -235,7 +181,7 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 		return audit.Outcome{}, fmt.Errorf("record run dir: %w", err)
 	}
 
-	change, err := adapter.Fetch(ctx, run.Revision, layout)
+	change, err := p.stages.Fetch.Fetch(ctx, run.Repo, run.Revision, layout)
 	if err != nil {
 		return audit.Outcome{}, fmt.Errorf("fetch %s r%s: %w", run.Repo, run.Revision, err)
 	}
@@ -245,26 +191,10 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 		return audit.Outcome{}, err
 	}
 
-	if err := review.ClearState(layout.StatePath()); err != nil {
-		return audit.Outcome{}, fmt.Errorf("clear stale state: %w", err)
-	}
-	if err := p.agent.Review(ctx, layout); err != nil {
-		return audit.Outcome{}, fmt.Errorf("agent review: %w", err)
-	}
-	state, err := review.LoadState(layout.StatePath())
+	result, err := p.stages.Review.Review(ctx, run, layout)
 	if err != nil {
-		return audit.Outcome{}, fmt.Errorf("read agent state: %w", err)
+		return audit.Outcome{}, err
 	}
-	// Until the agent ladder has a repair pass, a summary that claims
-	// problems nobody reported is at least visible to operators.
-	for _, f := range review.CheckSummaryHonesty(state) {
-		p.log.Warn("agent summary claims problems it did not report", "run_id", run.ID, "repo", run.Repo, "revision", run.Revision, "claim", f.Claim, "reason", f.Reason)
-	}
-	if state.RejectedTotal > 0 {
-		p.log.Warn("agent tool calls were refused; findings may be missing", "run_id", run.ID, "repo", run.Repo, "revision", run.Revision,
-			"rejected", state.RejectedTotal, "kept", len(state.Rejected), "state", layout.StatePath)
-	}
-	result := state.Result()
 	rep.Result = result
 
 	outcome := audit.Outcome{Status: audit.RunSucceeded, Problems: result.Problems, Summaries: result.Summaries}
@@ -272,11 +202,13 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 		outcome.Status, outcome.SkipReason = audit.RunSkipped, result.Skip.Reason
 	}
 	if !opts.DryRun {
-		published, dispatchErr := p.dispatch(ctx, run, repo, change, result, rep)
-		if dispatchErr != nil {
-			outcome.Error = dispatchErr.Error()
+		planned, planErr := p.stages.Publish.Plan(ctx, run, change, result)
+		if planErr != nil {
+			outcome.Error = planErr.Error()
 		}
-		if !published && len(rep.Dispatches) > 0 && dispatchErr == nil && result.Skip == nil {
+		// Every selected channel suppressed the report: nobody hears of
+		// this run, and the audit trail says why.
+		if planned.Selected > 0 && planned.Publishing == 0 && planErr == nil && result.Skip == nil {
 			outcome.Status, outcome.SkipReason = audit.RunSkipped, im.ReasonNoProblemsSuppressed
 		}
 	}
@@ -284,35 +216,13 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	return outcome, nil
 }
 
-// dispatch persists first and sends second: it stores the validated
-// result, plans one dispatch row per selected channel (the repo's channels
-// plus those its routes add for this change), pending or suppressed under
-// the channel's policy; Process hands them to the dispatcher once the run
-// is recorded. A resumed run finds its rows and never posts twice where it
-// already posted. published is true when any channel is to get the report.
-func (p *Pipeline) dispatch(ctx context.Context, run *audit.Run, repo *RepoConfig, change *vcs.Change, result review.Result, rep *Report) (published bool, err error) {
-	names := p.cfg.ChannelsFor(repo, changedPaths(change))
-	if len(names) == 0 {
-		return false, nil
+// repoAdapters is the Fetcher over each configured repo's adapter.
+type repoAdapters map[string]vcs.Adapter
+
+func (a repoAdapters) Fetch(ctx context.Context, repo, rev string, dst vcs.Dest) (*vcs.Change, error) {
+	ad, ok := a[repo]
+	if !ok {
+		return nil, fmt.Errorf("%w: repo %q has no adapter", errPermanent, repo)
 	}
-	if err := p.store.SaveResult(ctx, run.ID, result); err != nil {
-		return false, fmt.Errorf("store result: %w", err)
-	}
-	var errs []error
-	for _, name := range names {
-		_, publish, reason := p.cfg.PolicyFor(repo, name).Apply(result)
-		status := audit.DispatchPending
-		if !publish {
-			status = audit.DispatchSuppressed
-		}
-		d, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeReport, status, reason)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("channel %s: record dispatch: %w", name, err))
-			continue
-		}
-		if d.Status != audit.DispatchSuppressed {
-			published = true
-		}
-	}
-	return published, errors.Join(errs...)
+	return ad.Fetch(ctx, rev, dst)
 }

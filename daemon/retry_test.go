@@ -41,11 +41,50 @@ func TestRetryDelay(t *testing.T) {
 		{"client missing", fmt.Errorf("x: %w", vcs.ErrToolMissing), run(1, now, time.Time{}), 0, false},
 		{"repo gone from config", fmt.Errorf("%w: repo", errPermanent), run(1, now, time.Time{}), 0, false},
 		{"deadline exceeded", fmt.Errorf("agent: %w", context.DeadlineExceeded), run(1, now, time.Time{}), 30 * time.Second, true},
+		{"vcs command timed out", fmt.Errorf("fetch main r5: %w", vcs.ErrTimeout), run(2, now, now.Add(-time.Minute)), time.Minute, true},
+		{"vcs server unavailable", fmt.Errorf("fetch depot 12: %w", vcs.ErrUnavailable), run(1, now, time.Time{}), 30 * time.Second, true},
+		{"vcs server unavailable past retry_for", fmt.Errorf("x: %w", vcs.ErrUnavailable), run(200, now.Add(-73*time.Hour), now.Add(-72*time.Hour)), 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wait, retry := retryDelay(tc.err, tc.run, d, now)
 			if retry != tc.retry || (retry && wait != tc.wait) {
 				t.Fatalf("retryDelay = %v, %v; want %v, %v", wait, retry, tc.wait, tc.retry)
+			}
+		})
+	}
+}
+
+// The daemon and the adapters agree on what is transient: every error
+// vcs.IsTransient calls transient is retried (ErrNoSuchRevision only
+// within missing_revision_grace), and the permanent vcs sentinels are
+// neither transient nor retried.
+func TestRetryDelayAgreesWithIsTransient(t *testing.T) {
+	d := DaemonConfig{RetryFor: 72 * time.Hour, MissingRevisionGrace: 30 * time.Minute}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	fresh := &audit.Run{RunSummary: audit.RunSummary{Attempts: 1, QueuedAt: now.Add(-time.Minute)}}
+	late := &audit.Run{RunSummary: audit.RunSummary{Attempts: 1, QueuedAt: now.Add(-time.Hour)}}
+	for _, tc := range []struct {
+		sentinel  error
+		transient bool
+		// retried within and after missing_revision_grace
+		retried, retriedLate bool
+	}{
+		{vcs.ErrTimeout, true, true, true},
+		{vcs.ErrUnavailable, true, true, true},
+		{vcs.ErrNoSuchRevision, true, true, false},
+		{vcs.ErrBadRevision, false, false, false},
+		{vcs.ErrToolMissing, false, false, false},
+	} {
+		t.Run(tc.sentinel.Error(), func(t *testing.T) {
+			err := fmt.Errorf("fetch main r5: %w", tc.sentinel)
+			if got := vcs.IsTransient(err); got != tc.transient {
+				t.Fatalf("vcs.IsTransient = %v, want %v", got, tc.transient)
+			}
+			if _, got := retryDelay(err, fresh, d, now); got != tc.retried {
+				t.Errorf("retried within the grace window = %v, want %v", got, tc.retried)
+			}
+			if _, got := retryDelay(err, late, d, now); got != tc.retriedLate {
+				t.Errorf("retried after the grace window = %v, want %v", got, tc.retriedLate)
 			}
 		})
 	}

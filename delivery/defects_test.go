@@ -42,7 +42,7 @@ func TestDefaultsRetryForHoursThenDeadLoudly(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := context.Background()
 	start := f.clk.Now()
-	got, err := disp.Deliver(ctx, d.ID)
+	got, err := disp.AttemptNow(ctx, d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestTimedOutAttemptIsUnknownAndRetriedOnce(t *testing.T) {
 	d := f.plan(1)
 	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{Timeout: 50 * time.Millisecond}, Now: f.clk.Now})
 	ctx := context.Background()
-	got, err := disp.Deliver(ctx, d.ID)
+	got, err := disp.AttemptNow(ctx, d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestRateLimitSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	first := f.plan(1)
 	disp := delivery.New(f.store, f.res, delivery.Options{})
-	if got, err := disp.Deliver(ctx, first.ID); err != nil || got.Status != delivery.StatusSent {
+	if got, err := disp.AttemptNow(ctx, first.ID); err != nil || got.Status != delivery.StatusSent {
 		t.Fatalf("first: %+v %v", got, err)
 	}
 
@@ -159,7 +159,7 @@ func TestRateLimitSurvivesRestart(t *testing.T) {
 	second := f.plan(2)
 	short, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	got, err := restarted.Deliver(short, second.ID)
+	got, err := restarted.AttemptNow(short, second.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestPacerThrottlesEveryRequestAfterTheFirst(t *testing.T) {
 	f.res.channels["hook"] = ch
 	d := f.plan(1)
 	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{Timeout: 2 * time.Second}, Now: f.clk.Now})
-	got, err := disp.Deliver(context.Background(), d.ID)
+	got, err := disp.AttemptNow(context.Background(), d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,10 +92,11 @@ func DedupeKey(runID int64, channel string) string {
 // DeadCount is how many deliveries this process gave up on, for metrics.
 func (d *Dispatcher) DeadCount() int64 { return d.dead.Load() }
 
-// Deliver makes one attempt at dispatch id if it is claimable now and
-// returns the dispatch as it stands afterwards. ErrNotClaimable means
-// someone else has it, it is not pending, or it is not due yet.
-func (d *Dispatcher) Deliver(ctx context.Context, id int64) (Dispatch, error) {
+// AttemptNow makes one attempt at dispatch id, if it is claimable now, and
+// returns the dispatch as it stands afterwards; a retry it needs is left
+// to Run. ErrNotClaimable means someone else has it, it is not pending,
+// or it is not due yet.
+func (d *Dispatcher) AttemptNow(ctx context.Context, id int64) (Dispatch, error) {
 	d.buckets.load(ctx)
 	c, err := d.store.ClaimDispatch(ctx, id, d.lease())
 	if err != nil {
@@ -123,7 +124,7 @@ func (d *Dispatcher) Settle(ctx context.Context, runID int64) ([]Dispatch, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			after, err := d.Deliver(ctx, row.ID)
+			after, err := d.AttemptNow(ctx, row.ID)
 			if errors.Is(err, ErrNotClaimable) {
 				// Queued behind an earlier retry on the channel, or being
 				// sent by a daemon: it goes out in its turn.

@@ -184,7 +184,7 @@ func TestRateLimited429HonoursRetryAfter(t *testing.T) {
 	disp := f.dispatcher(6)
 	ctx := context.Background()
 
-	got, err := disp.Deliver(ctx, d.ID)
+	got, err := disp.AttemptNow(ctx, d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestServerErrorsThenSuccessBackOffExponentially(t *testing.T) {
 	d := f.plan(1)
 	disp := f.dispatcher(6)
 	ctx := context.Background()
-	got, _ := disp.Deliver(ctx, d.ID)
+	got, _ := disp.AttemptNow(ctx, d.ID)
 	var delays []time.Duration
 	for got.Status == audit.DispatchPending {
 		delay := got.NextAttemptAt.Sub(f.clk.Now())
@@ -247,14 +247,14 @@ func TestPermanentErrorFailsAtOnce(t *testing.T) {
 	f := newFixture(t, 0)
 	f.srv.script = []int{400}
 	d := f.plan(1)
-	got, err := f.dispatcher(6).Deliver(context.Background(), d.ID)
+	got, err := f.dispatcher(6).AttemptNow(context.Background(), d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Status != audit.DispatchFailed || got.Attempts != 1 || got.LastError == "" {
 		t.Fatalf("got %+v", got)
 	}
-	if _, err := f.dispatcher(6).Deliver(context.Background(), d.ID); !errors.Is(err, audit.ErrNotClaimable) {
+	if _, err := f.dispatcher(6).AttemptNow(context.Background(), d.ID); !errors.Is(err, audit.ErrNotClaimable) {
 		t.Fatalf("a failed dispatch was claimable again: %v", err)
 	}
 }
@@ -265,7 +265,7 @@ func TestDeadAfterMaxAttemptsAndManualRetry(t *testing.T) {
 	d := f.plan(1)
 	disp := f.dispatcher(3)
 	ctx := context.Background()
-	got, _ := disp.Deliver(ctx, d.ID)
+	got, _ := disp.AttemptNow(ctx, d.ID)
 	for got.Status == audit.DispatchPending {
 		f.clk.Add(time.Hour)
 		disp.DriveDue(ctx)
@@ -278,7 +278,7 @@ func TestDeadAfterMaxAttemptsAndManualRetry(t *testing.T) {
 	if _, err := f.store.RetryDispatch(ctx, d.ID); err != nil {
 		t.Fatal(err)
 	}
-	got, err := disp.Deliver(ctx, d.ID)
+	got, err := disp.AttemptNow(ctx, d.ID)
 	if err != nil || got.Status != audit.DispatchSent {
 		t.Fatalf("after manual retry: %+v %v", got, err)
 	}
@@ -295,7 +295,7 @@ func TestTimeoutIsRetried(t *testing.T) {
 	f.srv.block = make(chan struct{})
 	d := f.plan(1)
 	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{Timeout: 50 * time.Millisecond}, Now: f.clk.Now})
-	got, err := disp.Deliver(context.Background(), d.ID)
+	got, err := disp.AttemptNow(context.Background(), d.ID)
 	close(f.srv.block) // let the abandoned request finish
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +316,7 @@ func TestNetworkErrorBeforeRequestIsRetried(t *testing.T) {
 	ln.Close()
 	t.Setenv("AICR_TEST_HOOK_URL", closed)
 	d := f.plan(1)
-	got, err := f.dispatcher(6).Deliver(context.Background(), d.ID)
+	got, err := f.dispatcher(6).AttemptNow(context.Background(), d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestRestartBetweenAttemptsDeliversOnce(t *testing.T) {
 	f.srv.script = []int{500}
 	d := f.plan(1)
 	ctx := context.Background()
-	got, _ := f.dispatcher(6).Deliver(ctx, d.ID)
+	got, _ := f.dispatcher(6).AttemptNow(ctx, d.ID)
 	if got.Status != audit.DispatchPending || got.NextAttemptAt.IsZero() {
 		t.Fatalf("first attempt: %+v", got)
 	}
@@ -419,13 +419,13 @@ func TestOrderAndRateLimit(t *testing.T) {
 	ctx := context.Background()
 	disp := f.dispatcher(6)
 	first := f.plan(1)
-	if got, _ := disp.Deliver(ctx, first.ID); got.Status != audit.DispatchPending {
+	if got, _ := disp.AttemptNow(ctx, first.ID); got.Status != audit.DispatchPending {
 		t.Fatalf("first: %s", got.Status)
 	}
 	var later []audit.Dispatch
 	for rev := 2; rev <= 5; rev++ {
 		d := f.plan(rev)
-		if _, err := disp.Deliver(ctx, d.ID); !errors.Is(err, audit.ErrNotClaimable) {
+		if _, err := disp.AttemptNow(ctx, d.ID); !errors.Is(err, audit.ErrNotClaimable) {
 			t.Fatalf("dispatch %d jumped the queue: %v", d.ID, err)
 		}
 		later = append(later, d)

@@ -75,9 +75,9 @@ type Options struct {
 // ErrUnknownRepo is returned when Options.Repo names no [[repo]].
 var ErrUnknownRepo = errors.New("no such [[repo]]")
 
-// Run checks every SVN repository with a local_path on this host (or the
+// Diagnose checks every SVN repository with a local_path on this host (or the
 // one named), the daemon and the VCS clients.
-func Run(ctx context.Context, opts Options) (Report, error) {
+func Diagnose(ctx context.Context, opts Options) (Report, error) {
 	cfg := opts.Config
 	if opts.Repo != "" {
 		if _, ok := cfg.Repo(opts.Repo); !ok {

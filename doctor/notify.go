@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
-	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -25,96 +25,117 @@ type NotifyCheckOptions struct {
 
 // CheckNotify is notify's dry run: everything a real notification needs,
 // checked as the account and in the environment notify runs with, and
-// nothing sent.
+// nothing sent. The config is read with the hook's own lenient loader
+// (triggers.LoadHookConfig), so doctor judges the hook by what the hook
+// reads: a key only the daemon uses cannot fail the hook's checks, and a
+// value the hook ignores is reported as such.
 func CheckNotify(ctx context.Context, o NotifyCheckOptions) []Check {
 	me := currentAccount()
 	var out []Check
-	cfg, err := daemon.LoadConfig(o.ConfigPath)
+	cfg, warnings, err := triggers.LoadHookConfig(o.ConfigPath)
 	if err != nil {
 		c := Check{Name: CheckConfig, Detail: oneLine(err.Error())}
 		switch {
 		case errors.Is(err, os.ErrPermission):
 			c.Detail = fmt.Sprintf("config %s is not readable by %s: %s", o.ConfigPath, me.who(), oneLine(err.Error()))
 			c.Fix = readableFix(o.ConfigPath, me)
-		case errors.Is(err, daemon.ErrConfigNotFound):
+		case errors.Is(err, os.ErrNotExist):
 			c.Fix = "reinstall the hook with the config's real path: aicr install svn-hook --repo ... --config FILE"
 		default:
+			c.Detail += "; the hook spools every event until it is fixed"
 			c.Fix = "aicr config check " + shellQuote(o.ConfigPath)
 		}
 		return append(out, c)
 	}
-	out = append(out, Check{Name: CheckConfig, OK: true, Detail: fmt.Sprintf("%s loads as %s", cfg.Path, me.who())})
-
-	repo := Check{Name: CheckRepo}
-	if o.RepoName != "" {
-		if r, ok := cfg.Repo(o.RepoName); !ok {
-			repo.Detail = fmt.Sprintf("the hook names repo %q, which %s does not define", o.RepoName, cfg.Path)
-			repo.Fix = "add the [[repo]] or reinstall the hook: aicr install svn-hook --repo " + shellQuote(o.ReposPath) + " --config " + shellQuote(cfg.Path)
-		} else if r.Kind != vcs.KindSVN {
-			repo.Detail = fmt.Sprintf("repo %q is kind %s, not svn", o.RepoName, r.Kind)
-			repo.Fix = "reinstall the hook with --name of the svn [[repo]]"
-		} else {
-			repo.OK, repo.Detail = true, fmt.Sprintf("[[repo]] %q", o.RepoName)
-		}
-	} else if r, ok := cfg.RepoForPath(o.ReposPath); ok {
-		repo.OK, repo.Detail = true, fmt.Sprintf("[[repo]] %q has local_path %s", r.Name, o.ReposPath)
-	} else {
-		repo.Detail = fmt.Sprintf("no [[repo]] has local_path = %q", o.ReposPath)
-		repo.Fix = "set local_path in the repository's [[repo]], or reinstall the hook with --name"
+	conf := Check{Name: CheckConfig, OK: true, Detail: fmt.Sprintf("%s loads as %s", cfg.Path, me.who())}
+	if len(warnings) > 0 {
+		conf.OK = false
+		conf.Detail = fmt.Sprintf("%s loads as %s, but the hook ignores: %s", cfg.Path, me.who(), strings.Join(warnings, "; "))
+		conf.Fix = "aicr config check " + shellQuote(cfg.Path)
 	}
-	out = append(out, repo)
-
+	out = append(out, conf)
+	out = append(out, checkHookRepo(cfg, o))
 	out = append(out, checkSecret(cfg, me))
 
 	spool := Check{Name: CheckSpool}
-	if err := triggers.ProbeSpool(cfg.Notify.SpoolDir); err != nil {
-		spool.Detail = fmt.Sprintf("spool dir %s is not writable by %s: %s; events the daemon misses would be lost", cfg.Notify.SpoolDir, me.who(), oneLine(err.Error()))
-		spool.Fix = fmt.Sprintf("chown -R %s:%s %s && chmod 0770 %s", me.user, me.group, shellQuote(cfg.Notify.SpoolDir), shellQuote(cfg.Notify.SpoolDir))
+	if err := triggers.ProbeSpool(cfg.SpoolDir); err != nil {
+		spool.Detail = fmt.Sprintf("spool dir %s is not writable by %s: %s; events the daemon misses would be lost", cfg.SpoolDir, me.who(), oneLine(err.Error()))
+		spool.Fix = fmt.Sprintf("chown -R %s:%s %s && chmod 0770 %s", me.user, me.group, shellQuote(cfg.SpoolDir), shellQuote(cfg.SpoolDir))
 	} else {
-		spool.OK, spool.Detail = true, fmt.Sprintf("spool dir %s is writable (created and deleted a probe file)", cfg.Notify.SpoolDir)
+		spool.OK, spool.Detail = true, fmt.Sprintf("spool dir %s is writable (created and deleted a probe file)", cfg.SpoolDir)
 	}
 	out = append(out, spool)
 
-	out = append(out, checkLog(cfg.Notify.SpoolDir, o.Stderr, me))
+	out = append(out, checkLog(cfg.SpoolDir, o.Stderr, me))
 
 	hd := Check{Name: CheckHookDaemon}
-	if err := probeHealth(ctx, cfg.Notify.URL, cfg.Notify.Timeout); err != nil {
-		hd.Detail = fmt.Sprintf("the hook cannot reach the daemon at %s: %v; events would be spooled", redact(cfg.Notify.URL), err)
+	if err := probeHealth(ctx, cfg.URL, cfg.Timeout); err != nil {
+		hd.Detail = fmt.Sprintf("the hook cannot reach the daemon at %s: %v; events would be spooled", redact(cfg.URL), err)
 		hd.Fix = "start the daemon, or set [notify] url to where it listens"
 	} else {
-		hd.OK, hd.Detail = true, fmt.Sprintf("the hook reaches the daemon at %s", redact(cfg.Notify.URL))
+		hd.OK, hd.Detail = true, fmt.Sprintf("the hook reaches the daemon at %s", redact(cfg.URL))
 	}
 	return append(out, hd)
 }
 
-func checkSecret(cfg *daemon.Config, me account) Check {
+// checkHookRepo finds the hook's repository the way notify does: by the
+// name the hook passes, whose local_path must be this repository, or by
+// local_path.
+func checkHookRepo(cfg *triggers.HookConfig, o NotifyCheckOptions) Check {
+	c := Check{Name: CheckRepo}
+	if o.RepoName == "" {
+		if r, ok := cfg.RepoForPath(o.ReposPath); ok {
+			c.OK, c.Detail = true, fmt.Sprintf("[[repo]] %q has local_path %s", r.Name, o.ReposPath)
+		} else {
+			c.Detail = fmt.Sprintf("no [[repo]] has local_path = %q; the hook refuses its events", o.ReposPath)
+			c.Fix = "set local_path in the repository's [[repo]], or reinstall the hook with --name"
+		}
+		return c
+	}
+	r, ok := cfg.Repo(o.RepoName)
+	switch {
+	case !ok:
+		c.Detail = fmt.Sprintf("the hook names repo %q, which %s does not define", o.RepoName, cfg.Path)
+		c.Fix = "add the [[repo]] or reinstall the hook: aicr install svn-hook --repo " + shellQuote(o.ReposPath) + " --config " + shellQuote(cfg.Path)
+	case r.Kind != string(vcs.KindSVN):
+		c.Detail = fmt.Sprintf("repo %q is kind %s, not svn", o.RepoName, r.Kind)
+		c.Fix = "reinstall the hook with --name of the svn [[repo]]"
+	case r.LocalPath != "" && !triggers.SameRepoPath(r.LocalPath, o.ReposPath):
+		c.Detail = fmt.Sprintf("the hook names repo %q, whose local_path is %s, not %s; the hook refuses its events", o.RepoName, r.LocalPath, o.ReposPath)
+		c.Fix = "reinstall the hook with the right --name: aicr install svn-hook --repo " + shellQuote(o.ReposPath)
+	default:
+		c.OK, c.Detail = true, fmt.Sprintf("[[repo]] %q", o.RepoName)
+	}
+	return c
+}
+
+func checkSecret(cfg *triggers.HookConfig, me account) Check {
 	c := Check{Name: CheckSecret}
-	n := cfg.Notify
-	if n.SecretFile == "" && n.SecretEnv != "" {
-		if _, err := cfg.NotifySecret(); err == nil {
-			c.OK, c.Detail = true, fmt.Sprintf("secret from $%s", n.SecretEnv)
+	if cfg.SecretFile == "" && cfg.SecretEnv != "" {
+		if _, err := cfg.Secret(); err == nil {
+			c.OK, c.Detail = true, fmt.Sprintf("secret from $%s", cfg.SecretEnv)
 			return c
 		}
-		c.Detail = fmt.Sprintf("[notify] reads the secret from $%s, but svn runs hooks with an empty environment", n.SecretEnv)
+		c.Detail = fmt.Sprintf("[notify] reads the secret from $%s, but svn runs hooks with an empty environment", cfg.SecretEnv)
 		c.Fix = "set [notify] secret_file to a file holding the daemon's secret, readable by " + me.who()
 		return c
 	}
-	_, err := cfg.NotifySecret()
+	_, err := cfg.Secret()
 	switch {
 	case err == nil:
-		c.OK, c.Detail = true, fmt.Sprintf("secret file %s is readable by %s", n.SecretFile, me.who())
-	case n.SecretFile == "":
+		c.OK, c.Detail = true, fmt.Sprintf("secret file %s is readable by %s", cfg.SecretFile, me.who())
+	case cfg.SecretFile == "":
 		c.Detail = "no signing secret configured; the daemon would refuse every event"
 		c.Fix = "set [notify] secret_file (or [daemon] secret_file) to the daemon's secret"
 	case errors.Is(err, os.ErrPermission):
-		c.Detail = fmt.Sprintf("secret file %s is not readable by %s, so events are spooled, never delivered", n.SecretFile, me.who())
-		c.Fix = readableFix(n.SecretFile, me)
+		c.Detail = fmt.Sprintf("secret file %s is not readable by %s, so events are spooled, never delivered", cfg.SecretFile, me.who())
+		c.Fix = readableFix(cfg.SecretFile, me)
 	case errors.Is(err, os.ErrNotExist):
-		c.Detail = fmt.Sprintf("secret file %s does not exist, so events are spooled, never delivered", n.SecretFile)
-		c.Fix = fmt.Sprintf("copy the daemon's secret there: install -m 0640 -g %s SECRET %s", me.group, shellQuote(n.SecretFile))
+		c.Detail = fmt.Sprintf("secret file %s does not exist, so events are spooled, never delivered", cfg.SecretFile)
+		c.Fix = fmt.Sprintf("copy the daemon's secret there: install -m 0640 -g %s SECRET %s", me.group, shellQuote(cfg.SecretFile))
 	default:
 		c.Detail = oneLine(err.Error())
-		c.Fix = "write the daemon's secret into " + n.SecretFile
+		c.Fix = "write the daemon's secret into " + cfg.SecretFile
 	}
 	return c
 }

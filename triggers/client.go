@@ -80,9 +80,9 @@ func (c ClientConfig) httpClient() *http.Client {
 	return http.DefaultClient
 }
 
-// DeliveryError is a failed delivery, classified once so Notify and the
+// PostError is a failed POST of an event, classified once so Notify and the
 // daemon's spool drain make the same retry decision.
-type DeliveryError struct {
+type PostError struct {
 	Status  int    // HTTP status; 0 when no response arrived
 	Code    string // the daemon's error code, or timeout/unreachable/bad_response/http_<status>
 	Message string // the daemon's error message or the transport error, without the URL
@@ -92,18 +92,18 @@ type DeliveryError struct {
 	Err       error // underlying transport error, if any
 }
 
-func (e *DeliveryError) Error() string {
+func (e *PostError) Error() string {
 	if e.Status == 0 {
 		return fmt.Sprintf("%s: %s", e.Code, e.Message)
 	}
 	return fmt.Sprintf("daemon answered %d %s: %s", e.Status, e.Code, e.Message)
 }
 
-func (e *DeliveryError) Unwrap() error { return e.Err }
+func (e *PostError) Unwrap() error { return e.Err }
 
-// Deliver sends ev once, signed, bounded by cfg.Timeout. Any failure is a
-// *DeliveryError except missing configuration (ErrNoSecret, ErrNoURL).
-func Deliver(ctx context.Context, cfg ClientConfig, ev Event) (Accepted, error) {
+// Post sends ev once, signed, bounded by cfg.Timeout. Any failure is a
+// *PostError except missing configuration (ErrNoSecret, ErrNoURL).
+func Post(ctx context.Context, cfg ClientConfig, ev Event) (Accepted, error) {
 	if cfg.URL == "" {
 		return Accepted{}, ErrNoURL
 	}
@@ -125,7 +125,7 @@ func Deliver(ctx context.Context, cfg ClientConfig, ev Event) (Accepted, error) 
 	if resp.StatusCode == http.StatusAccepted {
 		var acc Accepted
 		if err := json.Unmarshal(body, &acc); err != nil {
-			return Accepted{}, &DeliveryError{Status: resp.StatusCode, Code: "bad_response", Message: "202 body is not an event receipt: " + err.Error()}
+			return Accepted{}, &PostError{Status: resp.StatusCode, Code: "bad_response", Message: "202 body is not an event receipt: " + err.Error()}
 		}
 		return acc, nil
 	}
@@ -135,8 +135,8 @@ func Deliver(ctx context.Context, cfg ClientConfig, ev Event) (Accepted, error) 
 // ErrNoURL means the client has no daemon URL configured.
 var ErrNoURL = errors.New("no daemon URL configured")
 
-func statusError(status int, body []byte) *DeliveryError {
-	de := &DeliveryError{
+func statusError(status int, body []byte) *PostError {
+	de := &PostError{
 		Status:    status,
 		Code:      fmt.Sprintf("http_%d", status),
 		Permanent: status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests,
@@ -167,16 +167,16 @@ func statusError(status int, body []byte) *DeliveryError {
 
 // transportError drops the URL that *url.Error repeats, because callers
 // name the daemon once themselves (with credentials redacted).
-func transportError(ctx context.Context, err error) *DeliveryError {
+func transportError(ctx context.Context, err error) *PostError {
 	inner := err
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		inner = ue.Err
 	}
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (ue != nil && ue.Timeout()) {
-		return &DeliveryError{Code: "timeout", Message: "no answer in time: " + inner.Error(), Err: err}
+		return &PostError{Code: "timeout", Message: "no answer in time: " + inner.Error(), Err: err}
 	}
-	return &DeliveryError{Code: "unreachable", Message: inner.Error(), Err: err}
+	return &PostError{Code: "unreachable", Message: inner.Error(), Err: err}
 }
 
 // Outcome is what one Notify did. Err is why the event was not delivered;
@@ -216,7 +216,7 @@ func Notify(ctx context.Context, cfg ClientConfig, ev Event, stderr io.Writer) O
 	if cfg.SpoolOnly != "" {
 		err = errors.New(cfg.SpoolOnly)
 	} else {
-		acc, err = Deliver(ctx, cfg, ev)
+		acc, err = Post(ctx, cfg, ev)
 	}
 	if err == nil {
 		out := Outcome{Delivered: true, EventID: acc.EventID}
@@ -282,8 +282,8 @@ func resend(ctx context.Context, cfg ClientConfig, stderr io.Writer) (resent, re
 		}
 		attempts++
 		ev.Source = SourceSpool
-		_, err = Deliver(ctx, cfg, ev)
-		var de *DeliveryError
+		_, err = Post(ctx, cfg, ev)
+		var de *PostError
 		switch {
 		case err == nil:
 			if err := spool.Remove(name); err != nil {

@@ -149,9 +149,9 @@ func TestNotifySpoolsOnFailure(t *testing.T) {
 			if out.Delivered {
 				t.Fatal("reported delivered")
 			}
-			var de *DeliveryError
+			var de *PostError
 			if !errors.As(out.Err, &de) || de.Code != tt.wantCode {
-				t.Fatalf("Outcome.Err = %v, want a DeliveryError with code %s", out.Err, tt.wantCode)
+				t.Fatalf("Outcome.Err = %v, want a PostError with code %s", out.Err, tt.wantCode)
 			}
 			names, _ := spool.List()
 			if len(names) != 1 || out.Spooled != spool.Path(names[0]) {
@@ -219,7 +219,7 @@ func TestNotifyHangingDaemonTimesOut(t *testing.T) {
 	var stderr bytes.Buffer
 	out := Notify(context.Background(), cfg, Event{VCS: "svn", Repo: "main", Revision: "8"}, &stderr)
 	<-arrived
-	var de *DeliveryError
+	var de *PostError
 	if !errors.As(out.Err, &de) || de.Code != "timeout" || !errors.Is(out.Err, context.DeadlineExceeded) {
 		t.Fatalf("Outcome.Err = %v, want a timeout", out.Err)
 	}
@@ -370,7 +370,7 @@ func TestNotifyResendSkipsCorruptFile(t *testing.T) {
 	}
 }
 
-func TestDeliverClassifiesStatus(t *testing.T) {
+func TestPostClassifiesStatus(t *testing.T) {
 	tests := []struct {
 		status    int
 		body      any
@@ -393,27 +393,27 @@ func TestDeliverClassifiesStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
 			d := newFakeDaemon(t, func(Event) (int, any) { return tt.status, tt.body })
-			_, err := Deliver(context.Background(), clientConfig(d.srv.URL, ""), testEvent("1"))
-			var de *DeliveryError
+			_, err := Post(context.Background(), clientConfig(d.srv.URL, ""), testEvent("1"))
+			var de *PostError
 			if !errors.As(err, &de) {
-				t.Fatalf("Deliver: %v, want *DeliveryError", err)
+				t.Fatalf("Post: %v, want *PostError", err)
 			}
 			if de.Status != tt.status || de.Code != tt.code || de.Permanent != tt.permanent {
-				t.Fatalf("DeliveryError %+v, want status %d code %s permanent %v", de, tt.status, tt.code, tt.permanent)
+				t.Fatalf("PostError %+v, want status %d code %s permanent %v", de, tt.status, tt.code, tt.permanent)
 			}
 		})
 	}
 }
 
-func TestDeliverAccepted(t *testing.T) {
+func TestPostAccepted(t *testing.T) {
 	d := newFakeDaemon(t, func(Event) (int, any) { return 202, Accepted{EventID: 77, Duplicate: true} })
-	acc, err := Deliver(context.Background(), clientConfig(d.srv.URL, ""), testEvent("1"))
+	acc, err := Post(context.Background(), clientConfig(d.srv.URL, ""), testEvent("1"))
 	if err != nil || acc != (Accepted{EventID: 77, Duplicate: true}) {
-		t.Fatalf("Deliver = %+v, %v", acc, err)
+		t.Fatalf("Post = %+v, %v", acc, err)
 	}
 }
 
-func TestDeliverRedactsURLCredentials(t *testing.T) {
+func TestPostRedactsURLCredentials(t *testing.T) {
 	var stderr bytes.Buffer
 	cfg := ClientConfig{URL: "http://admin:pa55word@127.0.0.1:1", Secret: testSecret, SpoolDir: t.TempDir()}
 	out := Notify(context.Background(), cfg, testEvent("1"), &stderr)

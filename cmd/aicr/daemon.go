@@ -57,5 +57,5 @@ func daemonRun(ctx context.Context, opts *DaemonOptions) error {
 // daemon and aicr demo); it becomes daemon.Serve with the composition
 // root.
 func serveDaemon(ctx context.Context, opts daemon.Options) error {
-	return daemon.Run(ctx, opts)
+	return daemon.Serve(ctx, opts)
 }

@@ -284,11 +284,11 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	if err != nil {
 		return err
 	}
-	delivery, err := daemon.NewDelivery(cfg, daemon.DeliveryDeps{Store: store, Logger: f.Logger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now})
+	parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: f.Logger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now}, daemon.BuildOptions{})
 	if err != nil {
 		return err
 	}
-	after, err := delivery.Dispatcher.Deliver(ctx, d.ID)
+	after, err := parts.Dispatcher.AttemptNow(ctx, d.ID)
 	if errors.Is(err, audit.ErrNotClaimable) {
 		return queued("queued (the daemon has it, or an earlier delivery to the channel is waiting for a retry)")
 	}

@@ -130,10 +130,12 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	defer store.Close()
 	out := newExporter(f.IOStreams, opts.Format)
 	log := f.Logger(slog.LevelWarn)
-	pipe, err := daemon.NewPipeline(cfg, daemon.PipelineDeps{Store: store, Logger: log, Stdout: out.reportStream(), Now: f.Now})
+	// A dry run builds no channels: nothing it does can reach one.
+	parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: log, Stdout: out.reportStream(), Now: f.Now}, daemon.BuildOptions{NoChannels: opts.DryRun})
 	if err != nil {
 		return err
 	}
+	pipe := parts.Pipeline
 	now := f.Now().UTC()
 	ev := triggers.Event{V: triggers.ProtocolVersion, VCS: string(opts.Kind), Repo: opts.Repo, Revision: strconv.FormatInt(opts.Revision, 10), Source: triggers.SourceManual, SentAt: now}
 	// Marked as a dry run in the database, so a daemon never resumes it

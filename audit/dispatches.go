@@ -3,14 +3,12 @@ package audit
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/aicr-dev/aicr/delivery"
-	"github.com/aicr-dev/aicr/review"
 )
 
 // Sentinel errors of the delivery API.
@@ -22,7 +20,8 @@ var (
 	ErrNotRetryable = errors.New("dispatch is not failed, dead or unknown")
 )
 
-// Store implements delivery.Store.
+// Store implements delivery.Store: the dispatch rows, their claims and
+// the attempt log, and the operator's view of them.
 var _ delivery.Store = (*Store)(nil)
 
 // DispatchFilter selects dispatches for ListDispatches; empty matches all.
@@ -30,45 +29,6 @@ type DispatchFilter struct {
 	Status  DispatchStatus
 	Channel string
 	Limit   int // <= 0 means DefaultListLimit
-}
-
-// SaveResult stores a running run's validated result (problems, summaries
-// and the agent's skip reason) before its dispatches are sent, so every
-// sender renders from the database. FinishRun later writes the same data
-// again with the final status.
-func (s *Store) SaveResult(ctx context.Context, runID int64, res review.Result) error {
-	summaries := res.Summaries
-	if summaries == nil {
-		summaries = []review.Summary{}
-	}
-	sumJSON, err := json.Marshal(summaries)
-	if err != nil {
-		return fmt.Errorf("save result of run %d: encode summaries: %w", runID, err)
-	}
-	skip := ""
-	if res.Skip != nil {
-		skip = res.Skip.Reason
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("save result of run %d: begin: %w", runID, err)
-	}
-	defer tx.Rollback()
-	r, err := tx.ExecContext(ctx, `UPDATE runs SET skip_reason = ?, problem_count = ?, summaries = ?
-		WHERE id = ? AND status = ?`, skip, len(res.Problems), string(sumJSON), runID, string(RunRunning))
-	if err != nil {
-		return fmt.Errorf("save result of run %d: %w", runID, err)
-	}
-	if n, _ := r.RowsAffected(); n == 0 {
-		return fmt.Errorf("save result of run %d: %w", runID, ErrNotRunning)
-	}
-	if err := replaceProblems(ctx, tx, runID, res.Problems); err != nil {
-		return fmt.Errorf("save result of run %d: %w", runID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("save result of run %d: commit: %w", runID, err)
-	}
-	return nil
 }
 
 // PlanDispatch records what a run should deliver to channel: status
@@ -432,12 +392,62 @@ func (s *Store) RetryDispatch(ctx context.Context, id int64) (Dispatch, error) {
 	return s.GetDispatch(ctx, id)
 }
 
-// SetClock replaces the store's clock, which stamps rows and decides
-// which dispatches are due. The daemon passes its own clock; tests use it
-// to step over retry delays without sleeping. Call it before any use.
-func (s *Store) SetClock(now func() time.Time) {
-	if now == nil {
-		now = time.Now
+const dispatchColumns = `id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
+	purpose, next_attempt_at, rendered, message_id, parts_delivered, first_attempt_at, unknown_outcomes`
+
+func scanDispatch(sc scanner) (Dispatch, error) {
+	var (
+		d                        Dispatch
+		status, created, updated string
+		sent, next, first        sql.NullString
+		purpose                  string
+	)
+	if err := sc.Scan(&d.ID, &d.RunID, &d.Channel, &status, &d.Attempts, &d.LastError,
+		&created, &updated, &sent, &purpose, &next, &d.Rendered, &d.MessageID, &d.PartsDelivered, &first, &d.UnknownOutcomes); err != nil {
+		return Dispatch{}, err
 	}
-	s.now = now
+	d.Purpose = DispatchPurpose(purpose)
+	d.Status = DispatchStatus(status)
+	var err error
+	if d.CreatedAt, err = parseTime(created); err != nil {
+		return Dispatch{}, err
+	}
+	if d.UpdatedAt, err = parseTime(updated); err != nil {
+		return Dispatch{}, err
+	}
+	if d.SentAt, err = parseNullTime(sent); err != nil {
+		return Dispatch{}, err
+	}
+	if d.NextAttemptAt, err = parseNullTime(next); err != nil {
+		return Dispatch{}, err
+	}
+	if d.FirstAttemptAt, err = parseNullTime(first); err != nil {
+		return Dispatch{}, err
+	}
+	return d, nil
+}
+
+func runDispatches(ctx context.Context, q querier, runID int64) ([]Dispatch, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+dispatchColumns+
+		` FROM dispatches WHERE run_id = ? ORDER BY id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read dispatches: %w", err)
+	}
+	return collectDispatches(rows)
+}
+
+func collectDispatches(rows *sql.Rows) ([]Dispatch, error) {
+	defer rows.Close()
+	var out []Dispatch
+	for rows.Next() {
+		d, err := scanDispatch(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read dispatches: scan: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read dispatches: %w", err)
+	}
+	return out, nil
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
@@ -19,70 +16,32 @@ import (
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-// Delivery wires package delivery into the daemon: the built channels and
-// the resolver that rebuilds each dispatch's message from the audit trail
-// (the daemon is the consumer that knows runs, change.json and [[user]]).
-// The state machine, retries and rate limits are the dispatcher's.
-type Delivery struct {
-	cfg        *Config
-	store      *audit.Store
-	channels   map[string]im.Channel
-	Dispatcher *delivery.Dispatcher
+// Resolver rebuilds each dispatch's message from the audit trail for the
+// dispatcher (delivery.Resolver): the daemon is the consumer that knows
+// runs, change.json and [[user]]. The state machine, retries and rate
+// limits are the dispatcher's.
+type Resolver struct {
+	cfg      *Config
+	store    *audit.Store
+	channels map[string]im.Channel
 }
 
-// DeliveryDeps are what channels and the dispatcher need from the process.
-type DeliveryDeps struct {
-	Store  *audit.Store
-	Logger *slog.Logger
-	Stdout io.Writer
-	Now    func() time.Time
-}
-
-// NewDelivery builds every [[channel]] and a dispatcher over deps.Store.
-func NewDelivery(cfg *Config, deps DeliveryDeps) (*Delivery, error) {
-	if deps.Logger == nil {
-		deps.Logger = slog.New(slog.DiscardHandler)
-	}
-	d := &Delivery{cfg: cfg, store: deps.Store, channels: map[string]im.Channel{}}
-	for _, ch := range cfg.Channels {
-		c, err := BuildChannel(cfg, ch.Name, deps)
-		if err != nil {
-			return nil, err
-		}
-		d.channels[ch.Name] = c
-	}
-	d.Dispatcher = delivery.New(deps.Store, d, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now})
-	return d, nil
-}
-
-// BuildChannel builds one configured channel.
-func BuildChannel(cfg *Config, name string, deps DeliveryDeps) (im.Channel, error) {
-	ch, ok := cfg.Channel(name)
-	if !ok {
-		return nil, fmt.Errorf("no [[channel]] named %q in %s", name, cfg.Path)
-	}
-	c, err := ch.Settings.Build(ch.ChannelConfig, im.Deps{Stdout: deps.Stdout, Logger: deps.Logger,
-		BaseDir: filepath.Dir(cfg.Path), Now: deps.Now})
-	if err != nil {
-		return nil, fmt.Errorf("channel %s: %w", name, err)
-	}
-	return c, nil
-}
+var _ delivery.Resolver = (*Resolver)(nil)
 
 // Resolve implements delivery.Resolver: what dispatch d sends, rebuilt
 // from the run in the audit trail and the change.json in its run dir.
-func (d *Delivery) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Channel, im.Message, error) {
-	ch, ok := d.channels[disp.Channel]
+func (rs *Resolver) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Channel, im.Message, error) {
+	ch, ok := rs.channels[disp.Channel]
 	if !ok {
 		return nil, im.Message{}, fmt.Errorf("channel %q is no longer in the config", disp.Channel)
 	}
-	run, err := d.store.GetRun(ctx, disp.RunID)
+	run, err := rs.store.GetRun(ctx, disp.RunID)
 	if err != nil {
 		return nil, im.Message{}, err
 	}
-	repo, _ := d.cfg.Repo(run.Repo)
+	repo, _ := rs.cfg.Repo(run.Repo)
 	change := loadChange(run)
-	msg := im.Message{RunID: run.ID, Change: change, Author: d.cfg.User(change.Author)}
+	msg := im.Message{RunID: run.ID, Change: change, Author: rs.cfg.User(change.Author)}
 	if repo != nil && repo.ChangeURL != "" {
 		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)
 	}
@@ -100,7 +59,7 @@ func (d *Delivery) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Chan
 	if run.SkipReason != "" && run.SkipReason != im.ReasonNoProblemsSuppressed && run.Status != audit.RunFailed {
 		res.Skip = &review.Skip{Reason: run.SkipReason}
 	}
-	msg.Result, _, _ = d.cfg.PolicyFor(repo, disp.Channel).Apply(res)
+	msg.Result, _, _ = rs.cfg.PolicyFor(repo, disp.Channel).Apply(res)
 	return ch, msg, nil
 }
 
@@ -154,18 +113,84 @@ func changedPaths(c *vcs.Change) []string {
 	return out
 }
 
-// publish hands a finished run's planned dispatches to the dispatcher. The
-// daemon only wakes it: deliveries never run inside a review worker. A
-// foreground review (`aicr review`) sends them itself, one goroutine per
+// publisher is the pipeline's Publisher over the audit store and the
+// dispatcher. Persist first, send second: rows are planned before the run
+// is recorded and handed over after, so a resumed run finds its rows and
+// never posts twice where it already posted.
+type publisher struct {
+	cfg        *Config
+	store      *audit.Store
+	log        *slog.Logger
+	dispatcher *delivery.Dispatcher
+}
+
+var _ Publisher = (*publisher)(nil)
+
+// Plan stores the validated result and plans one dispatch row per
+// selected channel (the repo's channels plus those its routes add for
+// this change), pending or suppressed under the channel's policy.
+func (p *publisher) Plan(ctx context.Context, run *audit.Run, change *vcs.Change, result review.Result) (Planned, error) {
+	repo, _ := p.cfg.Repo(run.Repo)
+	if repo == nil {
+		return Planned{}, nil
+	}
+	names := p.cfg.ChannelsFor(repo, changedPaths(change))
+	planned := Planned{Selected: len(names)}
+	if len(names) == 0 {
+		return planned, nil
+	}
+	if err := p.store.SaveResult(ctx, run.ID, result); err != nil {
+		return planned, fmt.Errorf("store result: %w", err)
+	}
+	var errs []error
+	for _, name := range names {
+		_, publish, reason := p.cfg.PolicyFor(repo, name).Apply(result)
+		status := audit.DispatchPending
+		if !publish {
+			status = audit.DispatchSuppressed
+		}
+		d, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeReport, status, reason)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("channel %s: record dispatch: %w", name, err))
+			continue
+		}
+		if d.Status != audit.DispatchSuppressed {
+			planned.Publishing++
+		}
+	}
+	return planned, errors.Join(errs...)
+}
+
+// PlanFailure plans the short error report of a failed run for every
+// selected channel whose on_error is notify; Release sends it.
+func (p *publisher) PlanFailure(ctx context.Context, run *audit.Run, change *vcs.Change) {
+	repo, ok := p.cfg.Repo(run.Repo)
+	if !ok {
+		return
+	}
+	for _, name := range p.cfg.ChannelsFor(repo, changedPaths(change)) {
+		ch, ok := p.cfg.Channel(name)
+		if !ok || ch.OnError != im.OnErrorNotify {
+			continue
+		}
+		if _, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeError, audit.DispatchPending, ""); err != nil {
+			p.log.Error("plan error report", "run_id", run.ID, "channel", name, "err", err)
+		}
+	}
+}
+
+// Release hands a recorded run's planned dispatches to the dispatcher.
+// The daemon only wakes it: deliveries never run inside a review worker.
+// A foreground review (`aicr review`) sends them itself, one goroutine per
 // channel, so the report is out before the process exits; retries they
 // need are left to the daemon.
-func (d *Delivery) publish(ctx context.Context, runID int64, foreground bool) ([]DispatchNote, error) {
+func (p *publisher) Release(ctx context.Context, runID int64, foreground bool) ([]DispatchNote, error) {
 	if !foreground {
-		d.Dispatcher.Wake()
-		rows, err := d.store.RunDispatches(ctx, runID)
+		p.dispatcher.Wake()
+		rows, err := p.store.RunDispatches(ctx, runID)
 		return dispatchNotes(rows), err
 	}
-	rows, err := d.Dispatcher.Settle(ctx, runID)
+	rows, err := p.dispatcher.Settle(ctx, runID)
 	var errs []error
 	for _, r := range rows {
 		if r.Status.Undelivered() {
@@ -181,22 +206,4 @@ func dispatchNotes(rows []delivery.Dispatch) []DispatchNote {
 		notes = append(notes, DispatchNote{Channel: r.Channel, Status: r.Status, Detail: r.Detail()})
 	}
 	return notes
-}
-
-// planFailureNotice plans the short error report of a failed run for
-// every selected channel whose on_error is notify; publish sends it.
-func (p *Pipeline) planFailureNotice(ctx context.Context, run *audit.Run, change *vcs.Change) {
-	repo, ok := p.cfg.Repo(run.Repo)
-	if !ok || p.delivery == nil {
-		return
-	}
-	for _, name := range p.cfg.ChannelsFor(repo, changedPaths(change)) {
-		ch, ok := p.cfg.Channel(name)
-		if !ok || ch.OnError != im.OnErrorNotify {
-			continue
-		}
-		if _, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeError, audit.DispatchPending, ""); err != nil {
-			p.log.Error("plan error report", "run_id", run.ID, "channel", name, "err", err)
-		}
-	}
 }

@@ -1,0 +1,140 @@
+package daemon
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
+// Deps are the process-level things Build wires the parts with.
+type Deps struct {
+	Store  *audit.Store
+	Logger *slog.Logger // nil discards
+	// Stdout receives the console channel's reports.
+	Stdout io.Writer
+	// Now is the clock of the pipeline, the channels and the dispatcher;
+	// nil is time.Now.
+	Now func() time.Time
+	// AicrBinary is spawned as the agent's MCP server; default [daemon]
+	// aicr_binary, then this executable.
+	AicrBinary string
+}
+
+func (d Deps) withDefaults() Deps {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Stdout == nil {
+		d.Stdout = io.Discard
+	}
+	return d
+}
+
+// BuildOptions say what Build leaves out.
+type BuildOptions struct {
+	// NoChannels builds no channel and no dispatcher: the pipeline can
+	// only dry-run (`aicr review --dry-run`), so a channel whose config
+	// is broken cannot stop a review that publishes nothing.
+	NoChannels bool
+}
+
+// Components are one process's wired parts: the composition root's
+// result, shared by the daemon's jobs and the CLI.
+type Components struct {
+	Config *Config
+	// Adapters are the repos' VCS adapters by repo name.
+	Adapters map[string]vcs.Adapter
+	// Channels by name; nil when built with NoChannels.
+	Channels map[string]im.Channel
+	// Dispatcher sends planned dispatches; nil when built with NoChannels.
+	Dispatcher *delivery.Dispatcher
+	Pipeline   *Pipeline
+}
+
+// Build wires everything one process needs from cfg: the adapters
+// (vcs/registry kinds), the agent, the channels, the dispatcher and the
+// pipeline over them. Nothing is started.
+func Build(cfg *Config, deps Deps, opts BuildOptions) (*Components, error) {
+	deps = deps.withDefaults()
+	c := &Components{Config: cfg, Adapters: map[string]vcs.Adapter{}}
+	for _, r := range cfg.Repos {
+		a, err := newAdapter(r)
+		if err != nil {
+			return nil, fmt.Errorf("repo %s: %w", r.Name, err)
+		}
+		c.Adapters[r.Name] = a
+	}
+	ag, err := buildAgent(cfg, deps)
+	if err != nil {
+		return nil, err
+	}
+	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: &agentPass{agent: ag, log: deps.Logger}}
+	if !opts.NoChannels {
+		c.Channels = map[string]im.Channel{}
+		for _, ch := range cfg.Channels {
+			built, err := BuildChannel(cfg, ch.Name, deps)
+			if err != nil {
+				return nil, err
+			}
+			c.Channels[ch.Name] = built
+		}
+		resolver := &Resolver{cfg: cfg, store: deps.Store, channels: c.Channels}
+		c.Dispatcher = delivery.New(deps.Store, resolver, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now})
+		stages.Publish = &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher}
+	}
+	c.Pipeline = NewPipeline(cfg, deps, stages)
+	return c, nil
+}
+
+func newAdapter(r RepoConfig) (vcs.Adapter, error) {
+	if r.Settings == nil {
+		return nil, fmt.Errorf("repo kind %q has no adapter", r.Kind)
+	}
+	return r.Settings.NewAdapter()
+}
+
+func buildAgent(cfg *Config, deps Deps) (agent.Agent, error) {
+	bin := deps.AicrBinary
+	if bin == "" {
+		bin = cfg.Daemon.AicrBinary
+	}
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find aicr binary for the agent's MCP server: %w (set [daemon] aicr_binary)", err)
+		}
+		bin = exe
+	}
+	ag, err := agent.New(cfg.Agent, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Limits: cfg.Agent.Limits(), Logger: deps.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return ag, nil
+}
+
+// BuildChannel builds one configured channel; deps.Store is not used.
+func BuildChannel(cfg *Config, name string, deps Deps) (im.Channel, error) {
+	deps = deps.withDefaults()
+	ch, ok := cfg.Channel(name)
+	if !ok {
+		return nil, fmt.Errorf("no [[channel]] named %q in %s", name, cfg.Path)
+	}
+	c, err := ch.Settings.Build(ch.ChannelConfig, im.Deps{Stdout: deps.Stdout, Logger: deps.Logger,
+		BaseDir: filepath.Dir(cfg.Path), Now: deps.Now})
+	if err != nil {
+		return nil, fmt.Errorf("channel %s: %w", name, err)
+	}
+	return c, nil
+}

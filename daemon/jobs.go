@@ -1,0 +1,174 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/aicr-dev/aicr/audit"
+)
+
+// jobs are the daemon's background work: reconcilers, the spool drain,
+// the dispatcher, the lease sweep, the database watch and the workers.
+// They share one wake-up channel: whoever queues work (intake, drain,
+// reconciler, sweep) wakes an idle worker.
+type jobs struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	sched  *cron.Cron
+	bg     sync.WaitGroup
+	wakeCh chan struct{}
+}
+
+// wake tells one idle worker that work was queued.
+func (j *jobs) wake() {
+	select {
+	case j.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// startJobs schedules and starts everything but the workers. Every
+// schedule is registered before anything starts, so a bad one leaves
+// nothing running.
+func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch *dbWatch, opts Options) (*jobs, error) {
+	cfg, log := parts.Config, opts.Logger
+	j := &jobs{sched: cron.New(), wakeCh: make(chan struct{}, 1)}
+	j.ctx, j.cancel = context.WithCancel(ctx)
+	ctx = j.ctx
+
+	drainer := &spoolDrainer{cfg: cfg, store: store, log: log, now: opts.Now, wake: j.wake}
+	if _, err := j.sched.AddFunc(cfg.Daemon.SpoolDrainEvery, func() { drainer.drainAll(ctx) }); err != nil {
+		j.cancel()
+		return nil, fmt.Errorf("[daemon] spool_drain_every %q: %w", cfg.Daemon.SpoolDrainEvery, err)
+	}
+	rec := &reconciler{store: store, log: log, now: opts.Now, wake: j.wake}
+	var firstTicks []func()
+	for _, repo := range cfg.Repos {
+		if repo.ReconcileEvery == "off" {
+			continue
+		}
+		repo, adapter := repo, parts.Adapters[repo.Name]
+		reconcile := func() {
+			if _, err := rec.tick(ctx, repo, adapter); err != nil && ctx.Err() == nil {
+				log.Error("reconcile", "repo", repo.Name, "err", err)
+			}
+		}
+		if _, err := j.sched.AddFunc(repo.ReconcileEvery, reconcile); err != nil {
+			j.cancel()
+			return nil, fmt.Errorf("repo %s reconcile_every %q: %w", repo.Name, repo.ReconcileEvery, err)
+		}
+		firstTicks = append(firstTicks, reconcile)
+	}
+	// The dispatcher sends unsent dispatches (left by a previous process,
+	// planned by a worker, waiting for a retry) at start, when woken, when
+	// a retry falls due, and on retry_every.
+	dispatcher := parts.Dispatcher
+	if _, err := j.sched.AddFunc(cfg.Dispatch.RetryEvery, dispatcher.Wake); err != nil {
+		j.cancel()
+		return nil, fmt.Errorf("[dispatch] retry_every %q: %w", cfg.Dispatch.RetryEvery, err)
+	}
+
+	drainer.drainAll(ctx)
+	for _, tick := range firstTicks {
+		j.goBackground(tick)
+	}
+	j.goBackground(func() { dispatcher.Run(ctx) })
+	j.goBackground(func() { sweepExpired(ctx, store, log, opts.SweepEvery, j.wake) })
+	j.goBackground(func() { watch.run(ctx, log, opts.WatchEvery) })
+	j.sched.Start()
+	return j, nil
+}
+
+func (j *jobs) goBackground(f func()) {
+	j.bg.Add(1)
+	go func() { defer j.bg.Done(); f() }()
+}
+
+// stop ends every job and waits for them.
+func (j *jobs) stop() {
+	j.cancel()
+	<-j.sched.Stop().Done()
+	j.bg.Wait()
+}
+
+// startWorkers starts n workers on the queue. They end with the jobs:
+// the returned wait stops the jobs and waits for the workers.
+func (j *jobs) startWorkers(pipe *Pipeline, store *audit.Store, log *slog.Logger, n int, idlePoll time.Duration) (wait func()) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(j.ctx, store, pipe, log, j.wakeCh, j.wake, idlePoll)
+		}()
+	}
+	return func() {
+		j.cancel()
+		wg.Wait()
+	}
+}
+
+// work claims and processes runs until ctx ends. Claiming is a conditional
+// update in SQLite, so any number of workers (and processes) can share the
+// queue without taking a run twice.
+func work(ctx context.Context, store *audit.Store, pipe *Pipeline, log *slog.Logger, wakeCh <-chan struct{}, wake func(), idlePoll time.Duration) {
+	for ctx.Err() == nil {
+		run, err := store.ClaimNext(ctx)
+		if err != nil && !errors.Is(err, audit.ErrNoWork) {
+			if ctx.Err() == nil {
+				log.Error("claim run", "err", err)
+			}
+		}
+		if run == nil {
+			select {
+			case <-ctx.Done():
+			case <-wakeCh:
+			case <-time.After(idlePoll):
+			}
+			continue
+		}
+		// Another worker may be idle while this one is busy; pass the
+		// wake-up on in case more work is queued.
+		wake()
+		release := HoldLease(ctx, store, run.ID, log)
+		if _, err := pipe.Process(ctx, run, ProcessOptions{}); err != nil && ctx.Err() == nil {
+			// The outcome could not be recorded (disk full...): the run
+			// stays running, and once its lease runs out the sweep puts
+			// it back in the queue.
+			log.Error("process run", "run_id", run.ID, "err", err)
+		}
+		release()
+	}
+}
+
+// sweepExpired hands back running runs whose lease ran out, for as long
+// as the daemon runs: without it a run whose bookkeeping failed would
+// wait for the next restart.
+func sweepExpired(ctx context.Context, store *audit.Store, log *slog.Logger, every time.Duration, wake func()) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, abandoned, err := store.RequeueExpired(ctx, maxInterruptions)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("sweep runs with expired leases", "err", err)
+			}
+			continue
+		}
+		if n > 0 || abandoned > 0 {
+			log.Info("re-queued runs whose worker stopped renewing", "count", n, "abandoned", abandoned)
+			wake()
+		}
+	}
+}
