@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"strings"
 	"time"
+
+	"github.com/aicr-dev/aicr/childenv"
 )
 
 // DefaultCommandTimeout bounds one VCS client invocation when a repo sets
@@ -64,35 +64,16 @@ func CommandError(parent, cmdCtx context.Context, name string, timeout time.Dura
 	return nil
 }
 
-// childEnvVars are the only variables of the daemon's environment a VCS
-// client inherits: what it needs to find programs, its home (p4 trust
-// and tickets files, ssh's known_hosts), the locale and time zone, and
-// the ssh agent for svn+ssh. Everything else, above all the secrets the
-// daemon was given through *_env keys, stays in the daemon.
-var childEnvVars = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
-	"SSH_AUTH_SOCK", "SVN_SSH",
-}
+// inheritedByClients are the variables a VCS client inherits beyond
+// childenv.Base: its home (p4 trust and tickets files, ssh's known_hosts),
+// the user names ssh and svn look at, and the ssh agent for svn+ssh.
+var inheritedByClients = []string{"HOME", "USER", "LOGNAME", "SSH_AUTH_SOCK", "SVN_SSH"}
 
-// ChildEnv returns the environment of a VCS child process: the allowlisted
-// variables of the daemon's environment, then set (NAME=value entries the
-// adapter sets on purpose, which win over inherited ones).
+// ChildEnv returns the environment of a VCS child process
+// (childenv.Build with what a client inherits), then set: NAME=value
+// entries the adapter sets on purpose, which win over inherited ones.
 func ChildEnv(set ...string) []string {
-	override := map[string]bool{}
-	for _, kv := range set {
-		name, _, _ := strings.Cut(kv, "=")
-		override[name] = true
-	}
-	env := make([]string, 0, len(childEnvVars)+len(set))
-	for _, name := range childEnvVars {
-		if override[name] {
-			continue
-		}
-		if v, ok := os.LookupEnv(name); ok {
-			env = append(env, name+"="+v)
-		}
-	}
-	return append(env, set...)
+	return childenv.Build(inheritedByClients, set...)
 }
 
 // IsTransient reports whether err is worth retrying later with the same

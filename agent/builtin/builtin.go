@@ -21,7 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/aicr-dev/aicr/agent/childenv"
+	"github.com/aicr-dev/aicr/childenv"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -240,7 +240,7 @@ func (a *Agent) connect(ctx context.Context, run rundir.Layout) (*session, error
 	// returns, so after close the buffer holds everything the server said.
 	cmdFunc := func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
 		cmd := exec.CommandContext(ctx, command, args...)
-		cmd.Env = childenv.Build(run.AgentDir(), append(append([]string(nil), a.env...), env...)...)
+		cmd.Env = childenv.Build(nil, append(append([]string{"HOME=" + run.AgentDir()}, a.env...), env...)...)
 		cmd.Stderr = stderr
 		cmd.Dir = run.AgentDir()
 		return cmd, nil
