@@ -1,0 +1,80 @@
+// Package pass describes one agent pass of the review ladder: what the
+// orchestrator asks of the agent (a first review, a follow-up with the
+// context it asked for, a repair of a result that is missing something)
+// and what the pass cost. It is a leaf so that agent adapters (builtin,
+// llm, the agent CLIs), the prompt builder and the ladder share the types
+// without an import cycle.
+package pass
+
+// Kind is what a pass is for.
+type Kind string
+
+const (
+	// Review is the first pass over the change.
+	Review Kind = "review"
+	// FollowUp gives the agent the answers to the context and attribution
+	// requests it recorded in the previous pass.
+	FollowUp Kind = "follow-up"
+	// Repair asks the agent for the structured result a previous pass did
+	// not produce (no summary, no skip, a summary that claims problems it
+	// never reported), saying exactly what is missing.
+	Repair Kind = "repair"
+)
+
+// Pass is one request to the agent. The run directory and its state file
+// are the same for every pass of a review; the orchestrator clears nothing
+// between passes, so what earlier passes recorded stays recorded.
+type Pass struct {
+	// Number counts passes of this review from 1.
+	Number int
+	Kind   Kind
+	// Context is, for a FollowUp, the answers to the previous pass's
+	// requests, rendered as untrusted data (code and blame output).
+	Context []Answer
+	// Missing is, for a Repair, what the previous pass left out, in words
+	// the agent can act on.
+	Missing string
+}
+
+// Answer is the result of replaying one recorded context or attribution
+// request through the VCS adapter at the reviewed revision.
+type Answer struct {
+	// Request names what was asked ("fetch_more_context src/a.go:10-40",
+	// "try_blame src/a.go:12").
+	Request string
+	// Text is what the VCS returned (file lines with their numbers, or
+	// blame lines); empty when Error is set.
+	Text string
+	// Error says why the request could not be answered.
+	Error string
+}
+
+// Stats is what one pass cost, for the audit trail and the report footer.
+type Stats struct {
+	// Agent is the agent kind ("builtin", "llm", ...).
+	Agent string `json:"agent"`
+	// Model is the model that answered, as the server named it; empty for
+	// agents without one.
+	Model string `json:"model,omitempty"`
+	// Turns counts model round trips.
+	Turns        int `json:"turns"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// Text is the agent's final prose, kept for the ladder's prose
+	// normalisation when no structured result was recorded.
+	Text string `json:"-"`
+}
+
+// Add accumulates another pass's cost into s (the model name is kept from
+// the first pass that reported one).
+func (s *Stats) Add(o Stats) {
+	if s.Agent == "" {
+		s.Agent = o.Agent
+	}
+	if s.Model == "" {
+		s.Model = o.Model
+	}
+	s.Turns += o.Turns
+	s.InputTokens += o.InputTokens
+	s.OutputTokens += o.OutputTokens
+}
