@@ -1,0 +1,112 @@
+// Package llm is the direct model agent: aicr itself talks to a model
+// server (an OpenAI-compatible one such as vLLM, Ollama or a gateway, or
+// OpenAI's or Anthropic's API) through the official SDKs, offers the five
+// aicr review tools as functions and executes every call in process with
+// the review server's own code. No Node, no agent CLI, no container.
+//
+// This file is the seam between the provider clients (one per API, each
+// turning a Request into that API's wire format through its SDK) and the
+// tool loop that drives them.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// APIs a [agent.llm] table may name.
+const (
+	APIOpenAIChat      = "openai-chat"
+	APIOpenAIResponses = "openai-responses"
+	APIAnthropic       = "anthropic"
+)
+
+// Model is one provider API. Turn makes one model round trip; the SDK's
+// own retries are off (the run is retried by the daemon instead), so one
+// Turn is one request.
+type Model interface {
+	Turn(ctx context.Context, req Request) (Response, error)
+}
+
+// Request is one round trip: the conversation so far and the tools.
+type Request struct {
+	System          string
+	Messages        []Message
+	Tools           []Tool
+	MaxOutputTokens int
+}
+
+// Roles of a Message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one entry of the conversation.
+type Message struct {
+	Role string
+	// Text is the message's text (user prompt, assistant prose).
+	Text string
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall
+	// ToolResult answers one call (Role == RoleTool).
+	ToolResult *ToolResult
+}
+
+// Tool is one function offered to the model, under the name the
+// provider allows (aicr_report_problem), with the seed's JSON schema.
+type Tool struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+}
+
+// ToolCall is one function call the model made.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage
+}
+
+// ToolResult is what a call returned: the tool's text, or the error
+// envelope {code, message, remedy} with IsError set.
+type ToolResult struct {
+	CallID  string
+	Name    string
+	Content string
+	IsError bool
+}
+
+// Response is the model's answer to one Turn.
+type Response struct {
+	// Model is the model that answered, as the server names it.
+	Model     string
+	Text      string
+	ToolCalls []ToolCall
+	Usage     Usage
+	// StopReason is the API's own (stop, tool_calls, end_turn, length...).
+	StopReason string
+}
+
+// Usage counts the tokens of one Turn as the server reported them.
+type Usage struct {
+	Input  int
+	Output int
+}
+
+// Errors a Model returns, wrapped with the server's own message, so the
+// ladder and the daemon can tell them apart with errors.Is.
+var (
+	// ErrAuth: the key is missing, wrong or not allowed to use the model
+	// (401/403). Retrying cannot help; the error names the remedy.
+	ErrAuth = errors.New("model server refused the credentials")
+	// ErrTransient: rate limited (429), server error (5xx), timeout or
+	// connection failure. The run is retried later.
+	ErrTransient = errors.New("model server unavailable")
+	// ErrContextOverflow: the prompt does not fit the model's context.
+	ErrContextOverflow = errors.New("prompt exceeds the model's context window")
+	// ErrBadRequest: any other refusal (400/404/422), e.g. an unknown model.
+	ErrBadRequest = errors.New("model server refused the request")
+)
