@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/llm"
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 )
@@ -26,7 +28,11 @@ var _ Agent = (*builtin.Agent)(nil)
 // Agent kinds accepted in config.
 const (
 	KindBuiltin = builtin.Kind
+	KindLLM     = llm.Kind
 )
+
+// kindList names the kinds in errors.
+const kindList = KindBuiltin + ", " + KindLLM
 
 var (
 	// ErrUnknownKind: the configured agent kind is not implemented.
@@ -42,8 +48,10 @@ const DefaultTimeout = 10 * time.Minute
 
 // Config selects and configures the agent.
 type Config struct {
-	// Kind is the agent adapter; only "builtin" exists so far.
+	// Kind is the agent adapter: "builtin" (rules, no model) or "llm".
 	Kind string `toml:"kind"`
+	// LLM is the [agent.llm] table, used when Kind is "llm".
+	LLM llm.Config `toml:"llm"`
 	// Per-pass bounds on what the agent may record (zero: the review
 	// server's defaults, see docs/agent-contract.md).
 	MaxProblems            int `toml:"max_problems"`
@@ -81,10 +89,12 @@ func (c Config) Validate() error {
 	switch c.Kind {
 	case KindBuiltin:
 		return nil
+	case KindLLM:
+		return c.LLM.Validate()
 	case "":
-		return fmt.Errorf("agent.kind: is required (one of: %s)", KindBuiltin)
+		return fmt.Errorf("agent.kind: is required (one of: %s)", kindList)
 	}
-	return fmt.Errorf("agent.kind: %w %q (one of: %s)", ErrUnknownKind, c.Kind, KindBuiltin)
+	return fmt.Errorf("agent.kind: %w %q (one of: %s)", ErrUnknownKind, c.Kind, kindList)
 }
 
 // Deps are what agents need from the process that runs them.
@@ -106,6 +116,7 @@ func New(cfg Config, deps Deps) (Agent, error) {
 		return nil, err
 	}
 	var a Agent
+	limit := cfg.PassTimeout()
 	switch cfg.Kind {
 	case KindBuiltin:
 		b, err := builtin.New(builtin.Options{MCPCommand: deps.MCPCommand, Limits: deps.Limits, Logger: deps.Logger})
@@ -113,10 +124,30 @@ func New(cfg Config, deps Deps) (Agent, error) {
 			return nil, err
 		}
 		a = b
+	case KindLLM:
+		l, err := llm.New(llm.Options{Config: cfg.LLM, Limits: deps.Limits, Logger: deps.Logger})
+		if err != nil {
+			return nil, err
+		}
+		a = firstPass{l}
+		if cfg.LLM.Timeout > 0 {
+			limit = cfg.LLM.Timeout
+		}
 	default:
 		return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
 	}
-	return WithTimeout(a, cfg.PassTimeout()), nil
+	return WithTimeout(a, limit), nil
+}
+
+// firstPass adapts the llm agent's ladder-pass method to the one-pass
+// Agent interface until the ladder's signature change
+// (Review(ctx, run, pass.Pass) (pass.Stats, error)) lands; then *llm.Agent
+// is an Agent itself and this goes.
+type firstPass struct{ a *llm.Agent }
+
+func (f firstPass) Review(ctx context.Context, run rundir.Layout) error {
+	_, err := f.a.Review(ctx, run, pass.Pass{Number: 1, Kind: pass.Review})
+	return err
 }
 
 // WithTimeout bounds every pass of a by d of wall-clock time. The pass's

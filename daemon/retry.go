@@ -5,6 +5,7 @@ import (
 	"expvar"
 	"time"
 
+	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -24,9 +25,13 @@ const (
 // missing_revision_grace after the event: a p4 replica or edge server
 // may not have the change yet. Every error vcs.IsTransient calls
 // transient (the adapters' ErrTimeout, ErrUnavailable, ErrNoSuchRevision)
-// is thus retried, the last only within the grace window.
+// is thus retried, the last only within the grace window. A model server
+// that refuses the key or the request (llm.ErrAuth, llm.ErrBadRequest)
+// fails at once; one that is rate limited or down (llm.ErrTransient) is
+// retried like any other outage.
 func retryDelay(err error, run *audit.Run, d DaemonConfig, now time.Time) (time.Duration, bool) {
-	if errors.Is(err, errPermanent) || errors.Is(err, vcs.ErrBadRevision) || errors.Is(err, vcs.ErrToolMissing) {
+	if errors.Is(err, errPermanent) || errors.Is(err, vcs.ErrBadRevision) || errors.Is(err, vcs.ErrToolMissing) ||
+		errors.Is(err, llm.ErrAuth) || errors.Is(err, llm.ErrBadRequest) {
 		return 0, false
 	}
 	if errors.Is(err, vcs.ErrNoSuchRevision) && now.Sub(run.QueuedAt) >= d.MissingRevisionGrace {
