@@ -81,12 +81,12 @@ const (
 	planted = "package config\n\nconst Region = \"eu-west-1\"\nconst AccessKey = \"AKIAIOSFODNN7EXAMPLE\"\nvar password = \"s3cr3t-Prod-Value\"\n"
 	diff    = "Index: svc/config.go\n--- svc/config.go\n+++ svc/config.go\n@@ -1,3 +1,5 @@\n package config\n \n const Region = \"eu-west-1\"\n+const AccessKey = \"AKIAIOSFODNN7EXAMPLE\"\n+var password = \"s3cr3t-Prod-Value\"\n"
 
-	reportLine5  = `{"file":"svc/config.go","line":5,"severity":"high","category":"hard-coded-credential","message":"A production password is committed in source."}`
-	reportOutside  = `{"file":"svc/config.go","line":40,"severity":"low","category":"style","message":"Past the end of the file."}`
-	summary      = `{"title":"1 problem","markdown":"One hard-coded credential."}`
-	fetchUtil    = `{"path":"svc/util.go","reason":"how Region is used"}`
-	apiKeyValue  = "sk-test-0123456789abcdef-KEY"
-	apiKeyEnvVar = "AICR_TEST_LLM_KEY"
+	reportLine5   = `{"file":"svc/config.go","line":5,"severity":"high","category":"hard-coded-credential","message":"A production password is committed in source."}`
+	reportOutside = `{"file":"svc/config.go","line":40,"severity":"low","category":"style","message":"Past the end of the file."}`
+	summary       = `{"title":"1 problem","markdown":"One hard-coded credential."}`
+	fetchUtil     = `{"path":"svc/util.go","reason":"how Region is used"}`
+	apiKeyValue   = "sk-test-0123456789abcdef-KEY"
+	apiKeyEnvVar  = "AICR_TEST_LLM_KEY"
 )
 
 // newRun lays out a run directory as the pipeline does: change.json, the

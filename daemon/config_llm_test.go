@@ -1,0 +1,60 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// [agent.llm] is checked like every table: a misspelt key and a bad value
+// are reported at their lines, each naming the key.
+func TestLoadConfigAgentLLMErrors(t *testing.T) {
+	_, err := LoadConfig("testdata/config/bad_agent_llm.toml")
+	if err == nil {
+		t.Fatal("expected errors")
+	}
+	want := []string{
+		"testdata/config/bad_agent_llm.toml:22: agent.llm.base_url: must not carry credentials; put the key in api_key_env or api_key_file",
+		"testdata/config/bad_agent_llm.toml:25: agent.llm.max_turn: unknown key (check the spelling against configs/aicr.example.toml)",
+	}
+	got := strings.Split(err.Error(), "\n")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") && !(len(got) == 2 && got[0] == want[1] && got[1] == want[0]) {
+		t.Errorf("errors:\n%s\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+}
+
+// A valid [agent.llm] table loads, with files relative to the config.
+func TestLoadConfigAgentLLM(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "aicr.toml")
+	os.WriteFile(cfg, []byte(`
+[daemon]
+secret_env = "S"
+[[repo]]
+name = "main"
+kind = "svn"
+url = "file:///x"
+[agent]
+kind = "llm"
+timeout = "15m"
+[agent.llm]
+api = "anthropic"
+model = "claude-sonnet-4-5"
+api_key_file = "keys/anthropic"
+headers_file = "gateway-headers"
+context_window = 200000
+timeout = "5m"
+price_per_mtok_in = 3.0
+price_per_mtok_out = 15.0
+`), 0o600)
+	c, err := LoadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Agent.LLM
+	if l.APIKeyFile != filepath.Join(dir, "keys/anthropic") || l.HeadersFile != filepath.Join(dir, "gateway-headers") ||
+		l.ContextWindow != 200000 || l.Timeout.Minutes() != 5 || l.PricePerMTokOut != 15 {
+		t.Errorf("agent.llm: %+v", l)
+	}
+}
