@@ -106,8 +106,8 @@ func TestReadHeaders(t *testing.T) {
 	}
 	for content, want := range map[string]string{
 		"X-Tenant games-secret-token\n": "headers:1: want \"Name: value\"",
-		"\nBad Name: v\n":                "headers:2: \"Bad Name\" is not a header name",
-		"X-Empty:\n":                     "headers:1: header X-Empty has no value",
+		"\nBad Name: v\n":               "headers:2: \"Bad Name\" is not a header name",
+		"X-Empty:\n":                    "headers:1: header X-Empty has no value",
 	} {
 		_, err := write(content).ReadHeaders()
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "agent.llm.headers_file: ") {
