@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +57,32 @@ price_per_mtok_out = 15.0
 	if l.APIKeyFile != filepath.Join(dir, "keys/anthropic") || l.HeadersFile != filepath.Join(dir, "gateway-headers") ||
 		l.ContextWindow != 200000 || l.Timeout.Minutes() != 5 || l.PricePerMTokOut != 15 {
 		t.Errorf("agent.llm: %+v", l)
+	}
+}
+
+// The README's model configs are working configs: each one loads.
+func TestReadmeModelConfigsLoad(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "## Point aicr at a model\n")
+	if !ok {
+		t.Fatal("README has no \"Point aicr at a model\" section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	blocks := strings.Split(section, "```toml\n")[1:]
+	if len(blocks) < 5 {
+		t.Fatalf("%d toml blocks, want vLLM, Ollama, a gateway, OpenAI and Anthropic", len(blocks))
+	}
+	for i, b := range blocks {
+		body, _, _ := strings.Cut(b, "```")
+		if !strings.Contains(body, "[agent]\n") {
+			body = "[agent]\nkind = \"llm\"\n" + body
+		}
+		cfg := "[daemon]\nsecret_env = \"S\"\n[[repo]]\nname = \"main\"\nkind = \"svn\"\nurl = \"file:///x\"\n" + body
+		if _, err := ParseConfig(fmt.Sprintf("README block %d", i+1), filepath.Join(t.TempDir(), "aicr.toml"), []byte(cfg)); err != nil {
+			t.Errorf("README block %d:\n%s\n%v", i+1, body, err)
+		}
 	}
 }
