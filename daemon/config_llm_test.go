@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aicr-dev/aicr/agent/llm"
 )
 
 // [agent.llm] is checked like every table: a misspelt key and a bad value
@@ -86,3 +88,37 @@ func TestReadmeModelConfigsLoad(t *testing.T) {
 		}
 	}
 }
+
+// config check reads the llm key and headers as a pass would and warns
+// (the daemon reads them at every pass, so it still starts).
+func TestPreflightWarnsAboutLLMFiles(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "llm-key")
+	os.WriteFile(key, []byte("sk-preflight-value\n"), 0o644)
+	os.Chmod(key, 0o644)
+	os.WriteFile(filepath.Join(dir, "headers"), []byte("not a header line\n"), 0o600)
+	cfg := &Config{Daemon: DaemonConfig{Listen: "127.0.0.1:0", SpoolDrainEvery: "@every 1m"}}
+	cfg.Dispatch.RetryEvery = "@every 1m"
+	cfg.Agent.Kind = "llm"
+	cfg.Agent.LLM.APIKeyFile = key
+	cfg.Agent.LLM.HeadersFile = filepath.Join(dir, "headers")
+	warnings := checkLLMFiles(cfg)
+	joined := strings.Join(warnings, "\n")
+	if len(warnings) != 2 || !strings.Contains(joined, "agent.llm.api_key_file: "+key+" is readable by every user") ||
+		!strings.Contains(joined, "agent.llm.headers_file: ") {
+		t.Errorf("warnings:\n%s", joined)
+	}
+	if strings.Contains(joined, "sk-preflight-value") {
+		t.Errorf("a warning printed the key: %s", joined)
+	}
+	cfg.Agent.LLM = llmConfigWithEnv("AICR_TEST_PREFLIGHT_UNSET")
+	if w := checkLLMFiles(cfg); len(w) != 1 || !strings.Contains(w[0], "agent.llm.api_key_env: environment variable AICR_TEST_PREFLIGHT_UNSET") {
+		t.Errorf("unset key variable: %q", w)
+	}
+	cfg.Agent.Kind = "builtin"
+	if w := checkLLMFiles(cfg); len(w) != 0 {
+		t.Errorf("builtin: %q", w)
+	}
+}
+
+func llmConfigWithEnv(env string) llm.Config { return llm.Config{APIKeyEnv: env} }
