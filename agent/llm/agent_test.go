@@ -290,8 +290,8 @@ func TestMaxTurnsStopsThePass(t *testing.T) {
 	}
 }
 
-// A model that answers in prose only ends the pass; its prose is kept for
-// the ladder's normalisation, and a cut answer says so.
+// A model that answers in prose only ends the pass; its final prose is
+// kept for the ladder's normalisation, and a cut answer says so.
 func TestProseOnlyAnswerEndsThePass(t *testing.T) {
 	h := newHarness(t, llm.Config{MaxOutputTokens: 512},
 		step{resp: llm.Response{Model: "m", Text: "Looked at it.", ToolCalls: []llm.ToolCall{call("aicr_try_blame", `{"path":"svc/config.go","reason":"who"}`)}}},
@@ -305,7 +305,7 @@ func TestProseOnlyAnswerEndsThePass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(stats.Text, "Looked at it.\n\nNo problems found.") || !strings.Contains(stats.Text, "max_output_tokens = 512") {
+	if !strings.HasPrefix(stats.Text, "No problems found.\n\n") || !strings.Contains(stats.Text, "max_output_tokens = 512") {
 		t.Errorf("text %q", stats.Text)
 	}
 	if st := h.state(t); len(st.AttributionRequests) != 1 || st.Skip != nil {

@@ -68,17 +68,19 @@ type loop struct {
 func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error) {
 	stats := pass.Stats{Agent: Kind}
 	msgs := []Message{{Role: RoleUser, Text: user}}
-	var prose []string
+	// final is the latest assistant prose: the ladder normalises the
+	// model's closing words ("no problems found"), not its running notes.
+	var final string
 	for turn := 1; ; turn++ {
 		if turn > l.maxTurns {
 			reason := fmt.Sprintf("aicr stopped the pass after %d model turns (agent.llm.max_turns) while the model was still calling tools", l.maxTurns)
 			l.log.Warn("llm pass stopped at max_turns", "turns", l.maxTurns)
-			stats.Text = joinProse(append(prose, reason))
+			stats.Text = joinProse(final, reason)
 			return stats, nil
 		}
 		resp, err := l.model.Turn(ctx, Request{System: system, Messages: msgs, Tools: l.tools.tools, MaxOutputTokens: l.maxOutputTokens})
 		if err != nil {
-			stats.Text = joinProse(prose)
+			stats.Text = final
 			if cause := context.Cause(ctx); cause != nil {
 				return stats, fmt.Errorf("model turn %d: %w (%w)", turn, cause, err)
 			}
@@ -91,16 +93,16 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 			stats.Model = resp.Model
 		}
 		if t := strings.TrimSpace(resp.Text); t != "" {
-			prose = append(prose, t)
+			final = t
 		}
 		calls := withCallIDs(resp.ToolCalls, turn)
 		l.log.Debug("llm turn", "turn", turn, "tool_calls", len(calls), "stop", resp.StopReason,
 			"input_tokens", resp.Usage.Input, "output_tokens", resp.Usage.Output)
 		if len(calls) == 0 {
+			stats.Text = final
 			if isLengthStop(resp.StopReason) {
-				prose = append(prose, fmt.Sprintf("aicr: the model's answer was cut at agent.llm.max_output_tokens = %d", l.maxOutputTokens))
+				stats.Text = joinProse(final, fmt.Sprintf("aicr: the model's answer was cut at agent.llm.max_output_tokens = %d", l.maxOutputTokens))
 			}
-			stats.Text = joinProse(prose)
 			return stats, nil
 		}
 		msgs = append(msgs, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: calls})
@@ -109,7 +111,7 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 			tool := l.tools.resolve(c.Name)
 			text, isErr := l.exec.Call(ctx, tool, c.Arguments)
 			if err := l.exec.Err(); err != nil {
-				stats.Text = joinProse(prose)
+				stats.Text = final
 				return stats, err
 			}
 			if isErr {
@@ -122,7 +124,7 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 		if ended {
 			// A recorded summary or skip is the pass's result; answering
 			// the calls would only buy another round trip.
-			stats.Text = joinProse(prose)
+			stats.Text = final
 			return stats, nil
 		}
 	}
@@ -149,4 +151,10 @@ func isLengthStop(reason string) bool {
 	return false
 }
 
-func joinProse(parts []string) string { return strings.Join(parts, "\n\n") }
+// joinProse adds aicr's note on why a pass stopped after the model's prose.
+func joinProse(prose, note string) string {
+	if prose == "" {
+		return note
+	}
+	return prose + "\n\n" + note
+}
