@@ -57,7 +57,8 @@ type Config struct {
 	// Timeout is the wall clock of one pass; zero: [agent] timeout.
 	Timeout time.Duration `toml:"timeout"`
 	// PricePerMTokIn / PricePerMTokOut price a million input / output
-	// tokens, for the cost in the audit trail; zero: no cost reported.
+	// tokens, for the cost in the audit trail (the ladder prices each
+	// review with them); zero: no cost reported.
 	PricePerMTokIn  float64 `toml:"price_per_mtok_in"`
 	PricePerMTokOut float64 `toml:"price_per_mtok_out"`
 }
@@ -247,14 +248,6 @@ func validHeaderName(s string) bool {
 		}
 	}
 	return true
-}
-
-// Cost prices a token count, and reports whether a price is configured.
-func (c Config) Cost(inputTokens, outputTokens int) (float64, bool) {
-	if c.PricePerMTokIn == 0 && c.PricePerMTokOut == 0 {
-		return 0, false
-	}
-	return (float64(inputTokens)*c.PricePerMTokIn + float64(outputTokens)*c.PricePerMTokOut) / 1e6, true
 }
 
 // PromptBudget is how many tokens the prompt may use: the context window
