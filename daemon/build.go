@@ -80,7 +80,9 @@ func Build(cfg *Config, deps Deps, opts BuildOptions) (*Components, error) {
 	if err != nil {
 		return nil, err
 	}
-	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: &agentPass{agent: ag, log: deps.Logger}}
+	reviewer := &agentPass{ladder: agent.NewLadder(cfg.Agent, ag, deps.Logger), adapters: c.Adapters,
+		prices: cfg.Agent.Prices(), store: deps.Store, log: deps.Logger}
+	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: reviewer}
 	if !opts.NoChannels {
 		c.Channels = map[string]im.Channel{}
 		for _, ch := range cfg.Channels {
