@@ -61,6 +61,9 @@ type Components struct {
 	// Dispatcher sends planned dispatches; nil when built with NoChannels.
 	Dispatcher *delivery.Dispatcher
 	Pipeline   *Pipeline
+	// Ladder is the configured agent on the review ladder, as the
+	// pipeline's Reviewer runs it (`aicr agent test` runs it alone).
+	Ladder *agent.Ladder
 }
 
 // Build wires everything one process needs from cfg: the adapters
@@ -80,7 +83,8 @@ func Build(cfg *Config, deps Deps, opts BuildOptions) (*Components, error) {
 	if err != nil {
 		return nil, err
 	}
-	reviewer := &agentPass{ladder: agent.NewLadder(cfg.Agent, ag, deps.Logger), adapters: c.Adapters,
+	c.Ladder = agent.NewLadder(cfg.Agent, ag, deps.Logger)
+	reviewer := &agentPass{ladder: c.Ladder, adapters: c.Adapters,
 		prices: cfg.Agent.Prices(), store: deps.Store, log: deps.Logger}
 	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: reviewer}
 	if !opts.NoChannels {
