@@ -309,10 +309,15 @@ func (l *Ladder) mergePrePass(run rundir.Layout, st *review.State, pre []review.
 	if len(calls) == 0 {
 		return nil
 	}
-	v, err := l.validator(run)
+	// Room above the agent's problem limit: a model that used it up must
+	// not crowd out a leaked credential the deterministic checks found.
+	lim := l.Limits.WithDefaults()
+	lim.MaxProblems += len(calls)
+	change, err := run.ReadChange()
 	if err != nil {
 		return err
 	}
+	v := review.NewValidator(change, run.SrcDir(), lim)
 	added := 0
 	for _, o := range review.ApplyCalls(v, st, calls) {
 		if o.Err == nil {

@@ -456,3 +456,17 @@ func containsString(list []string, s string) bool {
 	}
 	return false
 }
+
+// A model that used up max_problems does not crowd out the pre-pass's
+// credential finding.
+func TestLadderPrePassGetsRoomAboveTheProblemLimit(t *testing.T) {
+	s := &scripted{t: t, steps: []step{{calls: []review.ToolCall{printlnUB, summary}}}}
+	l := agent.NewLadder(agent.Config{Kind: "llm", MaxProblems: 1}, s, nil)
+	out, err := l.Run(context.Background(), newRun(t), agent.Target{Revision: "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Result.Problems) != 2 || out.Rejected != 0 {
+		t.Errorf("problems %+v, rejected %d", out.Result.Problems, out.Rejected)
+	}
+}

@@ -9,11 +9,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/triggers"
+	"github.com/aicr-dev/aicr/vcs/p4"
+	"github.com/aicr-dev/aicr/vcs/svn"
+)
+
+// Both adapters answer the ladder's requests as they are; the Reviewer
+// finds the Replayer by a type assertion, so losing a method would only
+// show as unanswered requests without these.
+var (
+	_ agent.Replayer = (*svn.Adapter)(nil)
+	_ agent.Replayer = (*p4.Adapter)(nil)
 )
 
 // askingAgent asks for context and blame in its first pass and publishes a
