@@ -156,6 +156,15 @@ func (l *Ladder) Run(ctx context.Context, run rundir.Layout, tgt Target) (Outcom
 		if st, last, err = l.pass(ctx, run, p, &out); err != nil {
 			return out, err
 		}
+		// Claiming the problems again without reporting them does not
+		// get the claim published.
+		if flags := review.CheckSummaryHonesty(st); len(flags) > 0 {
+			st.Summaries = dropSummaries(st.Summaries, flags)
+			out.Steps = append(out.Steps, "summary-withdrawn")
+			if err := review.SaveState(run.StatePath(), st); err != nil {
+				return out, err
+			}
+		}
 		if !structured(st) {
 			if err := l.normalise(run, st, last.Text, &out); err != nil {
 				return out, err

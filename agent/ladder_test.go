@@ -470,3 +470,17 @@ func TestLadderPrePassGetsRoomAboveTheProblemLimit(t *testing.T) {
 		t.Errorf("problems %+v, rejected %d", out.Result.Problems, out.Rejected)
 	}
 }
+
+// A repair that repeats the unbacked claim gets no report published.
+func TestLadderFailsWhenTheClaimIsRepeated(t *testing.T) {
+	claim := call(review.ToolPublishSummary, map[string]any{"markdown": "Found 2 critical bugs in main.go."})
+	again := call(review.ToolPublishSummary, map[string]any{"markdown": "There are several serious issues."})
+	s := &scripted{t: t, steps: []step{{calls: []review.ToolCall{claim}}, {calls: []review.ToolCall{again}}}}
+	_, out, err := runLadder(t, s, agent.Target{Revision: "7"})
+	if !errors.Is(err, agent.ErrNoResult) || !strings.Contains(err.Error(), "claims problems") {
+		t.Fatalf("err %v", err)
+	}
+	if !containsString(out.Steps, "summary-withdrawn") {
+		t.Errorf("steps %v", out.Steps)
+	}
+}
