@@ -11,14 +11,18 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 )
 
-// Agent reviews the change of one run. It returns an error only when the
-// review could not take place; what it found is in run.StatePath().
+// Agent runs one pass of the review ladder over the change of one run.
+// It returns an error only when the pass could not take place; what it
+// found is in run.StatePath(), which every pass of a review shares. The
+// Stats say what the pass cost; Stats.Text is its final prose, which the
+// ladder normalises when the pass recorded no structured result.
 type Agent interface {
-	Review(ctx context.Context, run rundir.Layout) error
+	Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error)
 }
 
 var _ Agent = (*builtin.Agent)(nil)
@@ -131,13 +135,13 @@ type timedAgent struct {
 	limit time.Duration
 }
 
-func (t *timedAgent) Review(ctx context.Context, run rundir.Layout) error {
+func (t *timedAgent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {
 	cause := fmt.Errorf("%w: stopped after %s ([agent] timeout); raise the timeout or look at what the agent was doing", ErrTimeout, t.limit)
 	ctx, cancel := context.WithTimeoutCause(ctx, t.limit, cause)
 	defer cancel()
-	err := t.agent.Review(ctx, run)
+	stats, err := t.agent.Review(ctx, run, p)
 	if err != nil && errors.Is(context.Cause(ctx), ErrTimeout) {
-		return fmt.Errorf("%w (%v)", cause, err)
+		return stats, fmt.Errorf("%w (%v)", cause, err)
 	}
-	return err
+	return stats, err
 }

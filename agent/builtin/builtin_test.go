@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -192,7 +193,7 @@ func TestReviewReportsPlantedProblems(t *testing.T) {
 		},
 	})
 	var logs bytes.Buffer
-	if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+	if _, err := newAgent(t, &logs).Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
 	}
 
@@ -271,7 +272,7 @@ func TestReviewSkips(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			run := buildRun(t, tt.files, vcs.Change{VCS: vcs.KindP4, Repo: "depot", Revision: "7", Files: tt.change})
 			var logs bytes.Buffer
-			if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+			if _, err := newAgent(t, &logs).Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 				t.Fatalf("review: %v\n%s", err, logs.String())
 			}
 			st, err := review.LoadState(run.StatePath())
@@ -291,7 +292,7 @@ func TestReviewMissingTools(t *testing.T) {
 	}})
 	var logs bytes.Buffer
 	a := newAgentServing(t, &logs, "partial", review.Limits{})
-	err := a.Review(testContext(t), run)
+	_, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review})
 	if !errors.Is(err, builtin.ErrMissingTools) || !strings.Contains(err.Error(), review.ToolReportProblem) {
 		t.Fatalf("want ErrMissingTools naming the missing tools, got %v", err)
 	}
@@ -308,7 +309,7 @@ func TestReviewServerFailsToStart(t *testing.T) {
 	if err := os.WriteFile(run.StatePath(), []byte("{torn"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := a.Review(testContext(t), run)
+	_, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review})
 	if err == nil || !strings.Contains(err.Error(), "corrupt state file") {
 		t.Fatalf("want error mentioning the corrupt state, got %v", err)
 	}
@@ -335,7 +336,7 @@ func TestReviewStopsAtTheProblemLimit(t *testing.T) {
 			Added: []vcs.LineRange{{Start: 1, End: n}}, Hunks: []vcs.LineRange{{Start: 1, End: n}}},
 	}})
 	var logs bytes.Buffer
-	if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+	if _, err := newAgent(t, &logs).Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 		t.Fatalf("review: %v", err)
 	}
 	st, err := review.LoadState(run.StatePath())
@@ -366,7 +367,7 @@ func TestReviewPassesLimits(t *testing.T) {
 	})
 	var logs bytes.Buffer
 	a := newAgentServing(t, &logs, "1", review.Limits{MaxProblems: 1})
-	if err := a.Review(testContext(t), run); err != nil {
+	if _, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
 	}
 	st, err := review.LoadState(run.StatePath())

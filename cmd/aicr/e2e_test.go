@@ -403,8 +403,12 @@ func TestSVNCommitReviewedEndToEnd(t *testing.T) {
 	if len(detail.Dispatches) != 1 || detail.Dispatches[0].Status != audit.DispatchSent {
 		t.Errorf("dispatches: %+v", detail.Dispatches)
 	}
+	// What the agent cost is part of the audit trail (issue 11 item 6).
+	if a := detail.Agent; a == nil || a.Agent != "builtin" || a.Passes != 1 || a.CostUSD != nil {
+		t.Errorf("agent stats: %+v", a)
+	}
 	text := e.aicr("audit", "show", fmt.Sprint(r2.ID), "--config", e.config)
-	if !strings.Contains(text, "src/config.go:4") || !strings.Contains(text, "reports: sent") {
+	if !strings.Contains(text, "src/config.go:4") || !strings.Contains(text, "reports: sent") || !strings.Contains(text, "agent: builtin, passes 1") {
 		t.Errorf("audit show text:\n%s", text)
 	}
 	list := e.aicr("audit", "list", "--config", e.config)
