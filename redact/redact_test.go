@@ -1,9 +1,22 @@
 package redact
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
+
+// TestMain runs after the package's initialisation and before any test:
+// the rules must not have been compiled yet, or every aicr process (the
+// hook client included) would pay for them at start-up.
+func TestMain(m *testing.M) {
+	if compiled.Load() {
+		fmt.Fprintln(os.Stderr, "redact compiled its rules during package initialisation; they must compile on first use")
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
 
 // A realistic AWS key id. gitleaks allowlists AWS's documentation key
 // (AKIAIOSFODNN7EXAMPLE): it is public and never valid.
