@@ -165,8 +165,10 @@ func (b builder) userFrame() (head, tail string) {
 		if missing == "" {
 			missing = "the previous pass ended without a final " + b.tool(ToolPublishSummary) + " or " + b.tool(ToolSkip) + " call"
 		}
-		fmt.Fprintf(&h, "# Review pass %d: repair\n\nThe previous pass did not produce a complete result. What is missing: %s\n\nProblems you already reported are kept: do not report them again. Make only the calls that supply what is missing, and end with exactly one %s or one %s. The change is repeated below for reference.\n\n",
-			p.Number, oneLine(missing), b.tool(ToolPublishSummary), b.tool(ToolSkip))
+		// Missing comes from aicr, not the change, so it keeps its lines
+		// (a list of what is missing stays a list).
+		fmt.Fprintf(&h, "# Review pass %d: repair\n\nThe previous pass did not produce a complete result. What is missing:\n\n%s\n\nProblems you already reported are kept: do not report them again. Make only the calls that supply what is missing, and end with exactly one %s or one %s. The change is repeated below for reference.\n\n",
+			p.Number, missing, b.tool(ToolPublishSummary), b.tool(ToolSkip))
 	default:
 		number := p.Number
 		if number == 0 {

@@ -275,10 +275,10 @@ func TestGoldenFollowUp(t *testing.T) {
 }
 
 func TestGoldenRepair(t *testing.T) {
-	missing := "the summary says 2 problems were found but only 1 aicr.report_problem call succeeded"
+	missing := "- the summary says 2 problems were found but only 1 aicr.report_problem call succeeded\n- no call to aicr.publish_summary or aicr.skip"
 	p := Build(Input{Change: svnChange(), Diff: twoFileDiff, Pass: pass.Pass{Number: 3, Kind: pass.Repair, Missing: missing}})
 	golden(t, "repair", p)
-	if !strings.Contains(p.User, "What is missing: "+missing+"\n") {
+	if !strings.Contains(p.User, "What is missing:\n\n"+missing+"\n\n") {
 		t.Errorf("repair does not state what is missing:\n%s", p.User)
 	}
 }
