@@ -12,6 +12,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent/builtin"
 	"github.com/aicr-dev/aicr/agent/pass"
+	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 )
@@ -58,6 +59,10 @@ type Config struct {
 	MaxRejected int `toml:"max_rejected"`
 	// Timeout is the wall-clock limit of one pass (default DefaultTimeout).
 	Timeout time.Duration `toml:"timeout"`
+	// RulesFile is the operator's review rules (Markdown) given to
+	// model-backed agents after the protected rules; relative to the
+	// config file, read at each review (prompt.ReadRulesFile).
+	RulesFile string `toml:"rules_file"`
 }
 
 // PassTimeout is Timeout or its default.
@@ -81,6 +86,9 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("agent.timeout: must not be negative, got %s", c.Timeout)
+	}
+	if err := prompt.CheckRulesFile(c.RulesFile); err != nil {
+		return err
 	}
 	switch c.Kind {
 	case KindBuiltin:

@@ -78,7 +78,7 @@ func serveLikeAicr(args []string) int {
 
 const (
 	plantedKey = "AKIAQWERTYUIOPASDFGH"
-	outsideKey = "AKIAZZZZOUTSIDE12345"
+	outsideKey = "AKIAZZZZOUTSIDEQWERT"
 	plantedPwd = "hunter2-production"
 )
 
@@ -215,14 +215,14 @@ func TestReviewReportsPlantedProblems(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if !strings.Contains(st.Problems[0].Message, "AWS access key") {
+	if !strings.Contains(st.Problems[0].Message, "aws-access-token") {
 		t.Errorf("message does not name the kind: %q", st.Problems[0].Message)
 	}
 	if len(st.Summaries) != 1 || st.Skip != nil {
 		t.Fatalf("want one summary and no skip: %+v / %+v", st.Summaries, st.Skip)
 	}
 	md := st.Summaries[0].Markdown
-	for _, s := range []string{"5 added lines in 1 file", "AWS access key ID: 1", "merge-conflict marker: 1"} {
+	for _, s := range []string{"5 added lines in 1 file", "aws-access-token: 1", "merge-conflict marker: 1"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("summary lacks %q:\n%s", s, md)
 		}
