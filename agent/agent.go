@@ -13,17 +13,24 @@ import (
 	"github.com/aicr-dev/aicr/agent/builtin"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/pass"
+	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 )
 
-// Agent reviews the change of one run. It returns an error only when the
-// review could not take place; what it found is in run.StatePath().
+// Agent runs one pass of the review ladder over the change of one run.
+// It returns an error only when the pass could not take place; what it
+// found is in run.StatePath(), which every pass of a review shares. The
+// Stats say what the pass cost; Stats.Text is its final prose, which the
+// ladder normalises when the pass recorded no structured result.
 type Agent interface {
-	Review(ctx context.Context, run rundir.Layout) error
+	Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error)
 }
 
-var _ Agent = (*builtin.Agent)(nil)
+var (
+	_ Agent = (*builtin.Agent)(nil)
+	_ Agent = (*llm.Agent)(nil)
+)
 
 // Agent kinds accepted in config.
 const (
@@ -62,6 +69,10 @@ type Config struct {
 	MaxRejected int `toml:"max_rejected"`
 	// Timeout is the wall-clock limit of one pass (default DefaultTimeout).
 	Timeout time.Duration `toml:"timeout"`
+	// RulesFile is the operator's review rules (Markdown) given to
+	// model-backed agents after the protected rules; relative to the
+	// config file, read at each review (prompt.ReadRulesFile).
+	RulesFile string `toml:"rules_file"`
 }
 
 // PassTimeout is Timeout or its default.
@@ -85,6 +96,9 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("agent.timeout: must not be negative, got %s", c.Timeout)
+	}
+	if err := prompt.CheckRulesFile(c.RulesFile); err != nil {
+		return err
 	}
 	switch c.Kind {
 	case KindBuiltin:
@@ -125,11 +139,12 @@ func New(cfg Config, deps Deps) (Agent, error) {
 		}
 		a = b
 	case KindLLM:
-		l, err := llm.New(llm.Options{Config: cfg.LLM, Limits: deps.Limits, Logger: deps.Logger})
+		l, err := llm.New(llm.Options{Config: cfg.LLM, Limits: deps.Limits, OperatorRulesFile: cfg.RulesFile, Logger: deps.Logger})
 		if err != nil {
 			return nil, err
 		}
-		a = firstPass{l}
+		a = l
+		// [agent.llm] timeout, when set, is this agent's pass limit.
 		if cfg.LLM.Timeout > 0 {
 			limit = cfg.LLM.Timeout
 		}
@@ -137,17 +152,6 @@ func New(cfg Config, deps Deps) (Agent, error) {
 		return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
 	}
 	return WithTimeout(a, limit), nil
-}
-
-// firstPass adapts the llm agent's ladder-pass method to the one-pass
-// Agent interface until the ladder's signature change
-// (Review(ctx, run, pass.Pass) (pass.Stats, error)) lands; then *llm.Agent
-// is an Agent itself and this goes.
-type firstPass struct{ a *llm.Agent }
-
-func (f firstPass) Review(ctx context.Context, run rundir.Layout) error {
-	_, err := f.a.Review(ctx, run, pass.Pass{Number: 1, Kind: pass.Review})
-	return err
 }
 
 // WithTimeout bounds every pass of a by d of wall-clock time. The pass's
@@ -162,13 +166,13 @@ type timedAgent struct {
 	limit time.Duration
 }
 
-func (t *timedAgent) Review(ctx context.Context, run rundir.Layout) error {
+func (t *timedAgent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {
 	cause := fmt.Errorf("%w: stopped after %s ([agent] timeout); raise the timeout or look at what the agent was doing", ErrTimeout, t.limit)
 	ctx, cancel := context.WithTimeoutCause(ctx, t.limit, cause)
 	defer cancel()
-	err := t.agent.Review(ctx, run)
+	stats, err := t.agent.Review(ctx, run, p)
 	if err != nil && errors.Is(context.Cause(ctx), ErrTimeout) {
-		return fmt.Errorf("%w (%v)", cause, err)
+		return stats, fmt.Errorf("%w (%v)", cause, err)
 	}
-	return err
+	return stats, err
 }

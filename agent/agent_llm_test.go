@@ -7,6 +7,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/llm"
+	"github.com/aicr-dev/aicr/agent/pass"
 )
 
 // kind = "llm" validates its [agent.llm] table, every error naming its
@@ -33,5 +34,18 @@ func TestLLMKind(t *testing.T) {
 	a, err := agent.New(good, agent.Deps{})
 	if err != nil || a == nil {
 		t.Fatalf("New: %v", err)
+	}
+}
+
+// The [agent.llm] prices price the review; builtin has none.
+func TestLLMPrices(t *testing.T) {
+	c := agent.Config{Kind: "llm", LLM: llm.Config{PricePerMTokIn: 3, PricePerMTokOut: 15}}
+	cost, ok := c.Prices().Cost(pass.Stats{InputTokens: 2_000_000, OutputTokens: 100_000})
+	if !ok || cost != 7.5 {
+		t.Errorf("cost %v %v, want 7.5", cost, ok)
+	}
+	c.Kind = "builtin"
+	if _, ok := c.Prices().Cost(pass.Stats{InputTokens: 1}); ok {
+		t.Error("builtin has no price")
 	}
 }

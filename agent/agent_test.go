@@ -10,6 +10,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/rundir"
 )
 
@@ -45,16 +46,16 @@ func TestNew(t *testing.T) {
 // sleepyAgent stands for an agent that hangs: it waits for its context.
 type sleepyAgent struct{ ended chan error }
 
-func (s sleepyAgent) Review(ctx context.Context, _ rundir.Layout) error {
+func (s sleepyAgent) Review(ctx context.Context, _ rundir.Layout, _ pass.Pass) (pass.Stats, error) {
 	<-ctx.Done()
 	s.ended <- context.Cause(ctx)
-	return fmt.Errorf("agent interrupted: %w", ctx.Err())
+	return pass.Stats{}, fmt.Errorf("agent interrupted: %w", ctx.Err())
 }
 
 // A pass had no wall-clock limit: a hung agent held its worker forever.
 func TestPassTimeout(t *testing.T) {
 	s := sleepyAgent{ended: make(chan error, 1)}
-	err := agent.WithTimeout(s, 50*time.Millisecond).Review(context.Background(), rundir.New(t.TempDir()))
+	_, err := agent.WithTimeout(s, 50*time.Millisecond).Review(context.Background(), rundir.New(t.TempDir()), first)
 	if !errors.Is(err, agent.ErrTimeout) || !strings.Contains(err.Error(), "[agent] timeout") {
 		t.Fatalf("got %v, want ErrTimeout naming [agent] timeout", err)
 	}
@@ -62,21 +63,25 @@ func TestPassTimeout(t *testing.T) {
 		t.Errorf("the agent's context ended with %v", cause)
 	}
 	// An agent that finishes in time is not touched.
-	if err := agent.WithTimeout(okAgent{}, time.Hour).Review(context.Background(), rundir.New(t.TempDir())); err != nil {
+	if _, err := agent.WithTimeout(okAgent{}, time.Hour).Review(context.Background(), rundir.New(t.TempDir()), first); err != nil {
 		t.Errorf("quick agent: %v", err)
 	}
 	// Cancelling from outside is not a timeout.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s = sleepyAgent{ended: make(chan error, 1)}
-	if err := agent.WithTimeout(s, time.Hour).Review(ctx, rundir.New(t.TempDir())); errors.Is(err, agent.ErrTimeout) {
+	if _, err := agent.WithTimeout(s, time.Hour).Review(ctx, rundir.New(t.TempDir()), first); errors.Is(err, agent.ErrTimeout) {
 		t.Errorf("cancelled pass reported as timeout: %v", err)
 	}
 }
 
+var first = pass.Pass{Number: 1, Kind: pass.Review}
+
 type okAgent struct{}
 
-func (okAgent) Review(context.Context, rundir.Layout) error { return nil }
+func (okAgent) Review(context.Context, rundir.Layout, pass.Pass) (pass.Stats, error) {
+	return pass.Stats{}, nil
+}
 
 func TestConfigTimeoutAndLimits(t *testing.T) {
 	c := agent.Config{Kind: "builtin"}

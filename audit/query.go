@@ -154,6 +154,9 @@ func (s *Store) GetRun(ctx context.Context, runID int64) (*RunDetail, error) {
 	if err := json.Unmarshal([]byte(sumJSON), &d.Summaries); err != nil {
 		return nil, fmt.Errorf("get run %d: decode summaries: %w", runID, err)
 	}
+	if d.Agent, err = agentStats(ctx, tx, runID); err != nil {
+		return nil, fmt.Errorf("get run %d: %w", runID, err)
+	}
 	if d.Events, err = runEvents(ctx, tx, run.EventID); err != nil {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}

@@ -247,4 +247,17 @@ var migrations = [][]string{
 		// that crashes the daemon.
 		`ALTER TABLE runs ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0`,
 	},
+	// h-ladder: what the review agent cost per run (issue 11 item 6): the
+	// agent kind and model, ladder passes, model turns and tokens summed
+	// over every attempt, and the cost when prices are configured (NULL
+	// when they are not, so "free" and "unknown" differ).
+	{
+		`ALTER TABLE runs ADD COLUMN agent TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN agent_model TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN agent_passes INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN agent_turns INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN cost_usd REAL`,
+	},
 }

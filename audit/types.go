@@ -157,6 +157,8 @@ type RunDetail struct {
 	// Problems are sorted by severity (most severe first), file, line.
 	Problems   []review.Problem `json:"problems"`
 	Dispatches []Dispatch       `json:"dispatches"`
+	// Agent is what the review agent cost; nil before an agent ran.
+	Agent *AgentStats `json:"agent,omitempty"`
 }
 
 // Result rebuilds the publishable result of a finished run, so a dispatch

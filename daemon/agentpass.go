@@ -2,42 +2,60 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/vcs"
 )
 
-// agentPass is the Reviewer over an agent: one pass against a fresh state
-// file, then the state file read back and checked.
+// agentPass is the Reviewer over the review ladder: the agent's passes
+// against a fresh state file, context and blame requests replayed through
+// the run's repo adapter, and what the agent cost recorded in the audit
+// trail whether or not the review succeeded.
 type agentPass struct {
-	agent agent.Agent
-	log   *slog.Logger
+	ladder   *agent.Ladder
+	adapters map[string]vcs.Adapter
+	prices   agent.Prices
+	store    *audit.Store // nil records no cost (tests)
+	log      *slog.Logger
 }
 
 func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layout) (review.Result, error) {
-	if err := review.ClearState(dir.StatePath()); err != nil {
-		return review.Result{}, fmt.Errorf("clear stale state: %w", err)
+	tgt := agent.Target{Revision: run.Revision}
+	// Both adapters answer Cat and Blame; one that cannot leaves the
+	// agent's requests answered with an error, not the review failed.
+	if r, ok := a.adapters[run.Repo].(agent.Replayer); ok {
+		tgt.Replayer = r
 	}
-	if err := a.agent.Review(ctx, dir); err != nil {
-		return review.Result{}, fmt.Errorf("agent review: %w", err)
-	}
-	state, err := review.LoadState(dir.StatePath())
-	if err != nil {
-		return review.Result{}, fmt.Errorf("read agent state: %w", err)
-	}
+	out, err := a.ladder.Run(ctx, dir, tgt)
 	log := a.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
-	// Until the agent ladder has a repair pass, a summary that claims
-	// problems nobody reported is at least visible to operators.
-	for _, f := range review.CheckSummaryHonesty(state) {
-		log.Warn("agent summary claims problems it did not report", "claim", f.Claim, "reason", f.Reason)
+	a.record(ctx, run, out, log)
+	if err != nil {
+		return review.Result{}, err
 	}
-	if state.RejectedTotal > 0 {
+	if out.Rejected > 0 {
 		log.Warn("agent tool calls were refused; findings may be missing",
-			"rejected", state.RejectedTotal, "kept", len(state.Rejected), "state", dir.StatePath())
+			"rejected", out.Rejected, "state", dir.StatePath())
 	}
-	return state.Result(), nil
+	log.Info("agent ladder", "agent", out.Stats.Agent, "model", out.Stats.Model, "passes", out.Passes,
+		"steps", out.Steps, "turns", out.Stats.Turns, "input_tokens", out.Stats.InputTokens, "output_tokens", out.Stats.OutputTokens)
+	return out.Result, nil
+}
+
+func (a *agentPass) record(ctx context.Context, run *audit.Run, out agent.Outcome, log *slog.Logger) {
+	if a.store == nil || out.Passes == 0 {
+		return
+	}
+	st := audit.AgentStats{Agent: out.Stats.Agent, Model: out.Stats.Model, Passes: out.Passes, Turns: out.Stats.Turns,
+		InputTokens: out.Stats.InputTokens, OutputTokens: out.Stats.OutputTokens}
+	if usd, ok := a.prices.Cost(out.Stats); ok {
+		st.CostUSD = &usd
+	}
+	// The cost is recorded even when shutting down: the tokens were spent.
+	if err := a.store.AddAgentStats(context.WithoutCancel(ctx), run.ID, st); err != nil {
+		log.Warn("record agent cost", "err", err)
+	}
 }

@@ -61,6 +61,9 @@ type Components struct {
 	// Dispatcher sends planned dispatches; nil when built with NoChannels.
 	Dispatcher *delivery.Dispatcher
 	Pipeline   *Pipeline
+	// Ladder is the configured agent on the review ladder, as the
+	// pipeline's Reviewer runs it (`aicr agent test` runs it alone).
+	Ladder *agent.Ladder
 }
 
 // Build wires everything one process needs from cfg: the adapters
@@ -80,7 +83,10 @@ func Build(cfg *Config, deps Deps, opts BuildOptions) (*Components, error) {
 	if err != nil {
 		return nil, err
 	}
-	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: &agentPass{agent: ag, log: deps.Logger}}
+	c.Ladder = agent.NewLadder(cfg.Agent, ag, deps.Logger)
+	reviewer := &agentPass{ladder: c.Ladder, adapters: c.Adapters,
+		prices: cfg.Agent.Prices(), store: deps.Store, log: deps.Logger}
+	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: reviewer}
 	if !opts.NoChannels {
 		c.Channels = map[string]im.Channel{}
 		for _, ch := range cfg.Channels {

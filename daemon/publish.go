@@ -42,6 +42,9 @@ func (rs *Resolver) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Cha
 	repo, _ := rs.cfg.Repo(run.Repo)
 	change := loadChange(run)
 	msg := im.Message{RunID: run.ID, Change: change, Author: rs.cfg.User(change.Author)}
+	if run.Agent != nil {
+		msg.Reviewer = im.Reviewer{Agent: run.Agent.Agent, Model: run.Agent.Model}
+	}
 	if repo != nil && repo.ChangeURL != "" {
 		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)
 	}

@@ -5,6 +5,7 @@ import (
 	"expvar"
 	"time"
 
+	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/vcs"
@@ -25,13 +26,20 @@ const (
 // missing_revision_grace after the event: a p4 replica or edge server
 // may not have the change yet. Every error vcs.IsTransient calls
 // transient (the adapters' ErrTimeout, ErrUnavailable, ErrNoSuchRevision)
-// is thus retried, the last only within the grace window. A model server
-// that refuses the key or the request (llm.ErrAuth, llm.ErrBadRequest)
-// fails at once; one that is rate limited or down (llm.ErrTransient) is
-// retried like any other outage.
+// is thus retried, the last only within the grace window.
+//
+// Model errors: a refused key (llm.ErrAuth), a refused request
+// (llm.ErrBadRequest, e.g. an unknown model), a prompt that does not fit
+// even clipped (llm.ErrContextOverflow) and a ladder that ended without a
+// structured result (agent.ErrNoResult) fail at once: the same request to
+// the same model would get the same answer. llm.ErrTransient (rate
+// limits, 5xx, timeouts) is retried like any outage.
 func retryDelay(err error, run *audit.Run, d DaemonConfig, now time.Time) (time.Duration, bool) {
-	if errors.Is(err, errPermanent) || errors.Is(err, vcs.ErrBadRevision) || errors.Is(err, vcs.ErrToolMissing) ||
-		errors.Is(err, llm.ErrAuth) || errors.Is(err, llm.ErrBadRequest) {
+	if errors.Is(err, errPermanent) || errors.Is(err, vcs.ErrBadRevision) || errors.Is(err, vcs.ErrToolMissing) {
+		return 0, false
+	}
+	if errors.Is(err, llm.ErrAuth) || errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrContextOverflow) ||
+		errors.Is(err, agent.ErrNoResult) {
 		return 0, false
 	}
 	if errors.Is(err, vcs.ErrNoSuchRevision) && now.Sub(run.QueuedAt) >= d.MissingRevisionGrace {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/vcs"
@@ -44,9 +45,11 @@ func TestRetryDelay(t *testing.T) {
 		{"deadline exceeded", fmt.Errorf("agent: %w", context.DeadlineExceeded), run(1, now, time.Time{}), 30 * time.Second, true},
 		{"vcs command timed out", fmt.Errorf("fetch main r5: %w", vcs.ErrTimeout), run(2, now, now.Add(-time.Minute)), time.Minute, true},
 		{"vcs server unavailable", fmt.Errorf("fetch depot 12: %w", vcs.ErrUnavailable), run(1, now, time.Time{}), 30 * time.Second, true},
-		{"model server rate limited", fmt.Errorf("agent review: model turn 3: %w", llm.ErrTransient), run(1, now, time.Time{}), 30 * time.Second, true},
-		{"model server refuses the key", fmt.Errorf("agent review: %w", llm.ErrAuth), run(1, now, time.Time{}), 0, false},
-		{"model server refuses the request", fmt.Errorf("agent review: %w", llm.ErrBadRequest), run(1, now, time.Time{}), 0, false},
+		{"model rate limited", fmt.Errorf("agent review pass 1: %w", llm.ErrTransient), run(1, now, time.Time{}), 30 * time.Second, true},
+		{"model key refused", fmt.Errorf("review pass: %w", llm.ErrAuth), run(1, now, time.Time{}), 0, false},
+		{"unknown model", fmt.Errorf("review pass: %w", llm.ErrBadRequest), run(1, now, time.Time{}), 0, false},
+		{"context overflow even clipped", fmt.Errorf("%w: (%w)", agent.ErrContextOverflow, llm.ErrContextOverflow), run(1, now, time.Time{}), 0, false},
+		{"ladder without a result", fmt.Errorf("%w after 3 passes", agent.ErrNoResult), run(1, now, time.Time{}), 0, false},
 		{"vcs server unavailable past retry_for", fmt.Errorf("x: %w", vcs.ErrUnavailable), run(200, now.Add(-73*time.Hour), now.Add(-72*time.Hour)), 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,6 +46,16 @@ type Message struct {
 	// already delivered (copied from SendError.PartsDelivered); Send
 	// starts with the part after them so a retry does not repost them.
 	PartsDelivered int
+	// Reviewer names the agent (and model) that reviewed the change, for
+	// the report's footer; zero when unknown.
+	Reviewer Reviewer
+}
+
+// Reviewer is who reviewed a change: the agent kind and, for model-backed
+// agents, the model as its server named it.
+type Reviewer struct {
+	Agent string
+	Model string
 }
 
 // RateLimited is implemented by channels whose platform limits how often

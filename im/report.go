@@ -19,6 +19,7 @@ const (
 	TextSuggestion  = "Suggestion"
 	TextLeftOut     = "Left out of the review"
 	TextAuthor      = "Author"
+	TextReviewedBy  = "Reviewed by"
 )
 
 // Words are the labels a dialect shows around the report's content. A
@@ -34,10 +35,13 @@ type Words struct {
 	ViewChange string
 	// Author labels the author's mention where a platform shows it apart.
 	Author string
+	// ReviewedBy starts the footer naming the agent and model.
+	ReviewedBy string
 }
 
 // English is the wording BuildReport uses.
-var English = Words{Problems: TextProblems, Suggestion: TextSuggestion, ViewChange: TextViewChange, Author: TextAuthor}
+var English = Words{Problems: TextProblems, Suggestion: TextSuggestion, ViewChange: TextViewChange, Author: TextAuthor,
+	ReviewedBy: TextReviewedBy}
 
 // Report is the neutral report document built once from a Message; the
 // plain-text, Markdown (Feishu, DingTalk, WeCom), Slack and webhook
@@ -81,6 +85,9 @@ type Report struct {
 	ChangeURL string
 	// Author are the author's chat identities, for mentions; may be nil.
 	Author *Identity
+	// Footer names the reviewer: "Reviewed by llm (gpt-4o)"; "" when the
+	// message did not say. Every dialect prints it last.
+	Footer string
 }
 
 // ChangeInfo is the reviewed change's metadata as a report carries it.
@@ -116,6 +123,12 @@ func BuildReport(msg Message) Report {
 	}
 	if res.Skip != nil {
 		r.Skip = SkipSentence(res.Skip.Reason)
+	}
+	if agent := oneLine(msg.Reviewer.Agent); agent != "" {
+		r.Footer = r.Words.ReviewedBy + " " + agent
+		if model := oneLine(msg.Reviewer.Model); model != "" {
+			r.Footer += " (" + model + ")"
+		}
 	}
 	switch {
 	case len(r.Problems) > 0:

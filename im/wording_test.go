@@ -142,3 +142,23 @@ func TestChannelPackagesHoldNoReportWording(t *testing.T) {
 		t.Fatalf("checked only %d files", checked)
 	}
 }
+
+// Every dialect ends the report with the footer naming the agent and
+// model (issue 11 item 6), worded by BuildReport.
+func TestEveryDialectShowsTheReviewerFooter(t *testing.T) {
+	msg := imtest.Message()
+	msg.Reviewer = im.Reviewer{Agent: "llm", Model: "gpt-4o-mini"}
+	rep := im.BuildReport(msg)
+	if rep.Footer != "Reviewed by llm (gpt-4o-mini)" {
+		t.Fatalf("footer %q", rep.Footer)
+	}
+	rep.Footer = "Geprüft von llm (gpt-4o-mini)"
+	for dialect, got := range renderAll(t, rep) {
+		if !strings.Contains(got, "Geprüft von llm") {
+			t.Errorf("%s: lacks the footer:\n%s", dialect, got)
+		}
+	}
+	if rep := im.BuildReport(imtest.Message()); rep.Footer != "" {
+		t.Errorf("footer without a reviewer: %q", rep.Footer)
+	}
+}

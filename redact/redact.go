@@ -1,13 +1,17 @@
-// Package redact recognises credentials in text: the patterns the builtin
+// Package redact recognises credentials in text: what the builtin
 // reviewer reports as hard-coded credentials, and the one function that
 // blanks them out of text aicr posts (commit messages in channel reports),
 // so what counts as a credential is decided in one place.
 //
-// It is a leaf: it imports nothing from aicr.
+// The rules are gitleaks' maintained rule set (github.com/zricethezav/
+// gitleaks/v8, used as a library) plus a few aicr additions in gitleaks'
+// own format (rules.toml). Compiling them takes tens of milliseconds, so
+// it happens on first use: processes that never look for secrets (the
+// hook client, aicr notify) pay nothing.
 package redact
 
 import (
-	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 )
@@ -15,179 +19,94 @@ import (
 // Placeholder replaces a credential's value.
 const Placeholder = "<redacted>"
 
-var (
-	// AWSKey matches an AWS access key ID.
-	AWSKey = regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)
-	// PrivateKey matches the first line of a PEM private key block.
-	PrivateKey = regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)
-	// privateKeyBlock spans a whole block, or to the end of the text when
-	// the END line is missing (a truncated paste is still a key).
-	privateKeyBlock = regexp.MustCompile(`(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)`)
-	// assignment matches `key = "value"`, `"key": "value"`, `KEY='value'`,
-	// `key := "value"`, `key => 'value'`. Only quoted literals count in
-	// code: a bare word is usually a variable or an environment reference.
-	// The operator must be followed by a quote, so `==` never matches.
-	assignment = regexp.MustCompile("(?:^|[^\\w.])[\"']?([A-Za-z_][\\w.-]*)[\"']?\\s*(?::=|=>|=|:)\\s*(?:\"([^\"]*)\"|'([^']*)'|`([^`]*)`)")
-	// proseName finds the name and operator of the unquoted form people
-	// write in commit messages ("password: hunter2", "token=abc123"); the
-	// value is the run of non-space characters after it.
-	proseName  = regexp.MustCompile(`(?:^|[^\w.])([A-Za-z_][\w.-]*)\s*(?:=|:)[ \t]*`)
-	proseValue = regexp.MustCompile("^[^\\s\"'`,;]+")
+// Rule ids of aicr's additions (rules.toml).
+const (
+	RuleCredentialAssignment = "aicr-credential-assignment"
+	RulePrivateKeyHeader     = "aicr-private-key-header"
+	// RuleCredentialInProse finds unquoted values ("password: hunter2");
+	// only Text applies it, since in code the word after a colon is
+	// usually a variable.
+	RuleCredentialInProse = "aicr-credential-in-prose"
 )
 
-// CredentialAssignment finds a quoted literal assigned to a name whose
-// last word says it holds a credential, and returns the kind ("password",
-// "API key", ...) and the name. Placeholders ("changeme", "${X}") do not
-// count.
-func CredentialAssignment(text string) (kind, key string, ok bool) {
-	for _, m := range assignment.FindAllStringSubmatch(text, -1) {
-		name, value := m[1], m[2]+m[3]+m[4]
-		k, isCred := CredentialKind(name)
-		if !isCred || IsPlaceholder(value) {
-			continue
-		}
-		return k, name, true
-	}
-	return "", "", false
+// Secret is one credential found in text: which rule found it and where.
+// It never holds the value, so nothing built from it can leak it.
+type Secret struct {
+	// RuleID is the gitleaks rule ("aws-access-token", "private-key",
+	// "generic-api-key") or an aicr addition ("aicr-...").
+	RuleID string
+	// Description is the rule's description.
+	Description string
+	// Line and Column locate the start of the value, 1-based (Column in
+	// bytes).
+	Line, Column int
+
+	start, end int // byte offsets of the value in the scanned text
 }
 
-// Text returns s with every credential the patterns recognise replaced
-// by <redacted>: private key blocks, AWS key IDs, and values assigned to
-// credential names, quoted or not. Names stay, so a reader still learns
-// that a password was there.
+// Find returns the credentials in text, ordered by position. path, when
+// known, lets gitleaks' path allowlists apply (lock files, vendored
+// dependencies, images).
+func Find(path, text string) []Secret {
+	return find(path, text, false)
+}
+
+// Text returns s with every credential the rules recognise replaced by
+// <redacted>: private key blocks (as "<redacted> private key"), provider
+// tokens, and values assigned to credential names, quoted or not. Names
+// stay, so a reader still learns that a password was there.
 func Text(s string) string {
-	s = privateKeyBlock.ReplaceAllString(s, Placeholder+" private key")
-	s = AWSKey.ReplaceAllString(s, Placeholder)
-	s = replaceValues(s, assignment, func(m []string) (string, bool) {
-		_, isCred := CredentialKind(m[1])
-		return m[2] + m[3] + m[4], isCred && !IsPlaceholder(m[2]+m[3]+m[4])
-	})
-	return redactProse(s)
-}
-
-// redactProse blanks unquoted values. Matches may overlap ("rotate:
-// api_key=..." holds two names), so the scan resumes right after each
-// operator rather than after the value.
-func redactProse(s string) string {
-	var b strings.Builder
-	pos := 0
-	for pos < len(s) {
-		loc := proseName.FindStringSubmatchIndex(s[pos:])
-		if loc == nil {
-			break
-		}
-		name := s[pos+loc[2] : pos+loc[3]]
-		valStart := pos + loc[1]
-		value := proseValue.FindString(s[valStart:])
-		if _, isCred := CredentialKind(name); isCred && value != "" && value != Placeholder &&
-			!IsPlaceholder(value) && secretLooking(value) {
-			b.WriteString(s[pos:valStart])
-			b.WriteString(Placeholder)
-			pos = valStart + len(value)
-			continue
-		}
-		next := pos + loc[3] // after the name, so a name in the value is seen
-		b.WriteString(s[pos:next])
-		pos = next
-	}
-	b.WriteString(s[pos:])
-	return b.String()
-}
-
-// replaceValues replaces, in each match of re that value accepts, the
-// value it names (found after the name, so the name itself is kept).
-func replaceValues(s string, re *regexp.Regexp, value func([]string) (string, bool)) string {
-	idx := re.FindAllStringSubmatchIndex(s, -1)
-	if idx == nil {
+	secrets := find("", s, true)
+	if len(secrets) == 0 {
 		return s
 	}
-	var b strings.Builder
-	last := 0
-	for _, loc := range idx {
-		m := make([]string, len(loc)/2)
-		for i := range m {
-			if loc[2*i] >= 0 {
-				m[i] = s[loc[2*i]:loc[2*i+1]]
-			}
+	// Every occurrence of a found value is blanked, not only the one the
+	// rule matched: a commit message often repeats the value it leaks.
+	values := map[string]string{}
+	for _, sec := range secrets {
+		repl := Placeholder
+		if isPrivateKey(sec.RuleID) {
+			repl = Placeholder + " private key"
 		}
-		v, ok := value(m)
-		if !ok || v == "" {
-			continue
+		v := s[sec.start:sec.end]
+		if old, ok := values[v]; !ok || len(repl) > len(old) {
+			values[v] = repl
 		}
-		// The value is the last non-empty group; find it after the name.
-		start := -1
-		for g := len(m) - 1; g >= 2; g-- {
-			if m[g] != "" {
-				start = loc[2*g]
-				break
-			}
-		}
-		if start < last {
-			continue
-		}
-		b.WriteString(s[last:start])
-		b.WriteString(Placeholder)
-		last = start + len(v)
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	ordered := make([]string, 0, len(values))
+	for v := range values {
+		ordered = append(ordered, v)
+	}
+	// Longest first, so a value containing another is replaced whole.
+	sort.Slice(ordered, func(i, j int) bool {
+		if len(ordered[i]) != len(ordered[j]) {
+			return len(ordered[i]) > len(ordered[j])
+		}
+		return ordered[i] < ordered[j]
+	})
+	pairs := make([]string, 0, 2*len(ordered))
+	for _, v := range ordered {
+		pairs = append(pairs, v, values[v])
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
 }
 
-// CredentialKind judges a name by its last word ("db_password",
-// "apiKey", "client.secret"), so names like "token_type", "tokenizer" or
-// "password_hint" are not mistaken for secrets.
-func CredentialKind(name string) (string, bool) {
-	words := splitWords(name)
-	if len(words) == 0 {
-		return "", false
-	}
-	last := words[len(words)-1]
-	prev := ""
-	if len(words) > 1 {
-		prev = words[len(words)-2]
-	}
+func isPrivateKey(ruleID string) bool {
+	return ruleID == RulePrivateKeyHeader || strings.Contains(ruleID, "private-key")
+}
+
+// IsCritical reports rules whose finding grants access by itself (private
+// keys, cloud provider credentials), as opposed to a password or token
+// whose reach depends on where it is used.
+func IsCritical(ruleID string) bool {
 	switch {
-	case last == "key" && (prev == "api" || prev == "secret" || prev == "access" || prev == "private" || prev == "auth"):
-		if prev == "api" {
-			return "API key", true
-		}
-		return prev + " key", true
-	case strings.HasSuffix(last, "apikey"):
-		return "API key", true
-	case strings.HasSuffix(last, "password") || strings.HasSuffix(last, "passwd") || last == "passphrase":
-		return "password", true
-	case strings.HasSuffix(last, "secret"):
-		return "secret", true
-	case strings.HasSuffix(last, "token"):
-		return "token", true
+	case isPrivateKey(ruleID),
+		strings.HasPrefix(ruleID, "aws-"),
+		strings.HasPrefix(ruleID, "gcp-"),
+		strings.HasPrefix(ruleID, "azure-"):
+		return true
 	}
-	return "", false
-}
-
-// splitWords splits an identifier at '.', '_', '-' and lower-to-upper case
-// changes, and lower-cases the words.
-func splitWords(name string) []string {
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	runes := []rune(name)
-	for i, r := range runes {
-		switch {
-		case r == '.' || r == '_' || r == '-':
-			flush()
-			continue
-		case unicode.IsUpper(r) && i > 0 && unicode.IsLower(runes[i-1]):
-			flush()
-		}
-		cur = append(cur, r)
-	}
-	flush()
-	return words
+	return false
 }
 
 // placeholderWords are values that stand for "fill this in", not secrets.
@@ -211,6 +130,7 @@ func IsPlaceholder(v string) bool {
 		strings.HasPrefix(v, "$"),
 		strings.HasPrefix(v, "<") && strings.HasSuffix(v, ">"),
 		strings.HasPrefix(lv, "your"),
+		strings.Contains(v, Placeholder),
 		placeholderWords[lv]:
 		return true
 	}

@@ -36,6 +36,11 @@ const (
 	// StateFileName is the review state file's name inside the agent
 	// directory; review.StateFileName is this constant.
 	StateFileName = ".aicr-output-state.json"
+	// RepoRulesFileName holds the repository's .aicr/instructions.md as
+	// of the reviewed revision (capped), written by the ladder before the
+	// first pass when the repository has one. It sits beside change.json,
+	// not under src/, so it is never mistaken for part of the change.
+	RepoRulesFileName = "repo-rules.md"
 )
 
 // ErrNoChange: the run directory has no change.json (never fetched, or
@@ -78,6 +83,11 @@ func (l Layout) HomeDir() string { return filepath.Join(l.dir, HomeDirName) }
 
 // StatePath is the review state file the MCP tools write.
 func (l Layout) StatePath() string { return filepath.Join(l.AgentDir(), StateFileName) }
+
+// RepoRulesPath is the repository's review instructions at the reviewed
+// revision; absent when the repository has none. Model-backed agents pass
+// its content to prompt.Build as RepoRules.
+func (l Layout) RepoRulesPath() string { return filepath.Join(l.dir, RepoRulesFileName) }
 
 // SrcPath is where the new content of file (a vcs.FileChange.Path:
 // slash-separated, relative to the reviewed root) lives. It refuses names

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -32,7 +33,7 @@ func BenchmarkReviewManyCredentials(b *testing.B) {
 				run := buildRun(b, map[string]string{"creds.py": src.String()}, change)
 				a := newAgentServing(b, &logs, "1", review.Limits{})
 				b.StartTimer()
-				if err := a.Review(b.Context(), run); err != nil {
+				if _, err := a.Review(b.Context(), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 					b.Fatalf("review: %v", err)
 				}
 				b.StopTimer()

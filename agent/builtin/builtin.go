@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/childenv"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -88,7 +89,19 @@ func New(opts Options) (*Agent, error) {
 // answers LIMIT_EXCEEDED no further problem is sent: the rest are counted
 // in the summary instead. An error means the review as a whole could not
 // be done.
-func (a *Agent) Review(ctx context.Context, run rundir.Layout) error {
+//
+// Only the first pass does anything: the builtin checks ask for no
+// context and always record a structured result, so a follow-up or repair
+// pass has nothing to add and returns at once.
+func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {
+	stats := pass.Stats{Agent: Kind}
+	if p.Kind != pass.Review && p.Kind != "" {
+		return stats, nil
+	}
+	return stats, a.review(ctx, run)
+}
+
+func (a *Agent) review(ctx context.Context, run rundir.Layout) error {
 	change, err := run.ReadChange()
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -77,7 +78,7 @@ func serveLikeAicr(args []string) int {
 
 const (
 	plantedKey = "AKIAQWERTYUIOPASDFGH"
-	outsideKey = "AKIAZZZZOUTSIDE12345"
+	outsideKey = "AKIAZZZZOUTSIDEQWERT"
 	plantedPwd = "hunter2-production"
 )
 
@@ -192,7 +193,7 @@ func TestReviewReportsPlantedProblems(t *testing.T) {
 		},
 	})
 	var logs bytes.Buffer
-	if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+	if _, err := newAgent(t, &logs).Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
 	}
 
@@ -214,14 +215,14 @@ func TestReviewReportsPlantedProblems(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if !strings.Contains(st.Problems[0].Message, "AWS access key") {
+	if !strings.Contains(st.Problems[0].Message, "aws-access-token") {
 		t.Errorf("message does not name the kind: %q", st.Problems[0].Message)
 	}
 	if len(st.Summaries) != 1 || st.Skip != nil {
 		t.Fatalf("want one summary and no skip: %+v / %+v", st.Summaries, st.Skip)
 	}
 	md := st.Summaries[0].Markdown
-	for _, s := range []string{"5 added lines in 1 file", "AWS access key ID: 1", "merge-conflict marker: 1"} {
+	for _, s := range []string{"5 added lines in 1 file", "aws-access-token: 1", "merge-conflict marker: 1"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("summary lacks %q:\n%s", s, md)
 		}
@@ -271,7 +272,7 @@ func TestReviewSkips(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			run := buildRun(t, tt.files, vcs.Change{VCS: vcs.KindP4, Repo: "depot", Revision: "7", Files: tt.change})
 			var logs bytes.Buffer
-			if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+			if _, err := newAgent(t, &logs).Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 				t.Fatalf("review: %v\n%s", err, logs.String())
 			}
 			st, err := review.LoadState(run.StatePath())
@@ -291,7 +292,7 @@ func TestReviewMissingTools(t *testing.T) {
 	}})
 	var logs bytes.Buffer
 	a := newAgentServing(t, &logs, "partial", review.Limits{})
-	err := a.Review(testContext(t), run)
+	_, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review})
 	if !errors.Is(err, builtin.ErrMissingTools) || !strings.Contains(err.Error(), review.ToolReportProblem) {
 		t.Fatalf("want ErrMissingTools naming the missing tools, got %v", err)
 	}
@@ -308,7 +309,7 @@ func TestReviewServerFailsToStart(t *testing.T) {
 	if err := os.WriteFile(run.StatePath(), []byte("{torn"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := a.Review(testContext(t), run)
+	_, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review})
 	if err == nil || !strings.Contains(err.Error(), "corrupt state file") {
 		t.Fatalf("want error mentioning the corrupt state, got %v", err)
 	}
@@ -335,7 +336,7 @@ func TestReviewStopsAtTheProblemLimit(t *testing.T) {
 			Added: []vcs.LineRange{{Start: 1, End: n}}, Hunks: []vcs.LineRange{{Start: 1, End: n}}},
 	}})
 	var logs bytes.Buffer
-	if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+	if _, err := newAgent(t, &logs).Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 		t.Fatalf("review: %v", err)
 	}
 	st, err := review.LoadState(run.StatePath())
@@ -366,7 +367,7 @@ func TestReviewPassesLimits(t *testing.T) {
 	})
 	var logs bytes.Buffer
 	a := newAgentServing(t, &logs, "1", review.Limits{MaxProblems: 1})
-	if err := a.Review(testContext(t), run); err != nil {
+	if _, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
 	}
 	st, err := review.LoadState(run.StatePath())

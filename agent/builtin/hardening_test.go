@@ -14,6 +14,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -38,7 +39,7 @@ func TestMCPServerGetsNoSecretsFromTheEnvironment(t *testing.T) {
 	}})
 	var logs bytes.Buffer
 	a := agentWithCommand(t, &logs, wrapper)
-	if err := a.Review(testContext(t), run); err != nil {
+	if _, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
 	}
 	data, err := os.ReadFile(dump)
@@ -80,7 +81,7 @@ func TestReviewDoesNotReadThroughSymlinksOutOfSrc(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	if err := newAgent(t, &logs).Review(testContext(t), run); err != nil {
+	if _, err := newAgent(t, &logs).Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 		t.Fatalf("review: %v", err)
 	}
 	st, err := review.LoadState(run.StatePath())
@@ -115,7 +116,7 @@ func TestPassTimeoutKillsTheServer(t *testing.T) {
 	run := buildRun(t, map[string]string{"x.go": "package x\n"}, vcs.Change{Files: []vcs.FileChange{
 		{Path: "x.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, Added: []vcs.LineRange{{Start: 1, End: 1}}},
 	}})
-	err = agent.WithTimeout(b, 300*time.Millisecond).Review(testContext(t), run)
+	_, err = agent.WithTimeout(b, 300*time.Millisecond).Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review})
 	if !errors.Is(err, agent.ErrTimeout) || !strings.Contains(err.Error(), "[agent] timeout") {
 		t.Fatalf("got %v, want ErrTimeout", err)
 	}

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	"path"
 	"strings"
 
@@ -20,15 +21,16 @@ const (
 type finding struct {
 	File       string
 	Line       int
-	Kind       string // what was found, e.g. "AWS access key ID"; used in the summary
+	Kind       string // what was found: the secret rule id ("aws-access-token") or "merge-conflict marker"; used in the summary
 	Severity   review.Severity
 	Category   string
 	Message    string
 	Suggestion string
 }
 
-// The credential patterns live in package redact, which the report
-// builder also uses to blank credentials out of commit messages.
+// The credential rules live in package redact (gitleaks' maintained rule
+// set plus aicr's additions), which the report builder also uses to blank
+// credentials out of commit messages.
 
 const credentialSuggestion = "Remove the value from the source, rotate it, and load it at runtime from the environment or a secrets manager."
 
@@ -40,21 +42,18 @@ func scanLine(file string, lineNo int, text string) []finding {
 	mk := func(kind string, sev review.Severity, cat, msg, sugg string) finding {
 		return finding{File: file, Line: lineNo, Kind: kind, Severity: sev, Category: cat, Message: msg, Suggestion: sugg}
 	}
-	switch {
-	case redact.PrivateKey.MatchString(text):
-		out = append(out, mk("private key", review.SeverityCritical, CategoryCredential,
-			"A private key block is committed to the repository; anyone with read access can use the key.",
-			"Remove the key from the repository, revoke and replace it, and provision it from a secrets store."))
-	case redact.AWSKey.MatchString(text):
-		out = append(out, mk("AWS access key ID", review.SeverityCritical, CategoryCredential,
-			"An AWS access key ID is hard-coded here; together with its secret it grants access to the AWS account.",
-			"Deactivate and rotate the key in IAM, remove it from the source, and use an IAM role or environment credentials."))
-	default:
-		if kind, key, ok := redact.CredentialAssignment(text); ok {
-			out = append(out, mk(kind, review.SeverityHigh, CategoryCredential,
-				"A hard-coded "+kind+" is assigned to "+key+"; committed secrets leak to everyone who can read the repository.",
-				credentialSuggestion))
+	if secrets := redact.Find(file, text); len(secrets) > 0 {
+		s := secrets[0]
+		sev := review.SeverityHigh
+		if redact.IsCritical(s.RuleID) {
+			sev = review.SeverityCritical
 		}
+		// The message names the rule and the column, never the value:
+		// problems are posted to channels and stored in the audit trail.
+		out = append(out, mk(s.RuleID, sev, CategoryCredential,
+			fmt.Sprintf("Secret-scanner rule %s matched a hard-coded credential at column %d: %s Committed secrets leak to everyone who can read the repository, and stay in its history.",
+				s.RuleID, s.Column, strings.TrimSpace(s.Description)),
+			credentialSuggestion))
 	}
 	if marker, ok := conflictMarker(file, text); ok {
 		out = append(out, mk("merge-conflict marker", review.SeverityHigh, CategoryMergeConflict,

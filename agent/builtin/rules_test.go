@@ -12,22 +12,22 @@ func TestScanLine(t *testing.T) {
 		name, file, line string
 		kinds            []string // Kind of each finding, in order
 	}{
-		{"aws key", "a.go", `	id := "AKIAQWERTYUIOPASDFGH"`, []string{"AWS access key ID"}},
-		{"aws session key", "a.py", `KEY = 'ASIAQWERTYUIOPASDFGH'`, []string{"AWS access key ID"}},
+		{"aws key", "a.go", `	id := "AKIAQWERTYUIOPASDFGH"`, []string{"aws-access-token"}},
+		{"aws session key", "a.py", `KEY = 'ASIAQWERTYUIOPASDFGH'`, []string{"aws-access-token"}},
 		{"aws key too short", "a.go", `x := "AKIAQWERTY"`, nil},
 		{"aws key lower case", "a.go", `x := "AKIAqwertyuiopasdfgh"`, nil},
-		{"rsa private key", "k.pem", `-----BEGIN RSA PRIVATE KEY-----`, []string{"private key"}},
-		{"openssh private key", "k", `-----BEGIN OPENSSH PRIVATE KEY-----`, []string{"private key"}},
-		{"pkcs8 private key", "k", `-----BEGIN PRIVATE KEY-----`, []string{"private key"}},
+		{"rsa private key", "k.pem", `-----BEGIN RSA PRIVATE KEY-----`, []string{"aicr-private-key-header"}},
+		{"openssh private key", "k", `-----BEGIN OPENSSH PRIVATE KEY-----`, []string{"aicr-private-key-header"}},
+		{"pkcs8 private key", "k", `-----BEGIN PRIVATE KEY-----`, []string{"aicr-private-key-header"}},
 		{"public key is fine", "k", `-----BEGIN PUBLIC KEY-----`, nil},
-		{"password assignment", "a.py", `db_password = "hunter2-prod"`, []string{"password"}},
-		{"json password", "a.json", `  "password": "s3cr3t-value",`, []string{"password"}},
-		{"env password upper", "a.env", `PASSWORD='s3cr3t-value'`, []string{"password"}},
-		{"go short assign", "a.go", `	authToken := "tok-123456"`, []string{"token"}},
-		{"yaml api key", "a.yaml", `api_key: "0123456789abcdef"`, []string{"API key"}},
-		{"camel api key", "a.js", `const apiKey = 'k-0123456789';`, []string{"API key"}},
-		{"client secret field", "a.go", `cfg.ClientSecret = "abcdef123456"`, []string{"secret"}},
-		{"cli flag", "a.sh", `mysql --password="hunter2-prod" db`, []string{"password"}},
+		{"password assignment", "a.py", `db_password = "hunter2-prod"`, []string{"aicr-credential-assignment"}},
+		{"json password", "a.json", `  "password": "s3cr3t-value",`, []string{"aicr-credential-assignment"}},
+		{"env password upper", "a.env", `PASSWORD='s3cr3t-value'`, []string{"aicr-credential-assignment"}},
+		{"go short assign", "a.go", `	authToken := "tok-123456"`, []string{"aicr-credential-assignment"}},
+		{"yaml api key", "a.yaml", `api_key: "0123456789abcdef"`, []string{"aicr-credential-assignment"}},
+		{"camel api key", "a.js", `const apiKey = 'k-0123456789';`, []string{"aicr-credential-assignment"}},
+		{"client secret field", "a.go", `cfg.ClientSecret = "abcdef123456"`, []string{"aicr-credential-assignment"}},
+		{"cli flag", "a.sh", `mysql --password="hunter2-prod" db`, []string{"aicr-credential-assignment"}},
 		{"comparison is not assignment", "a.go", `if password == "hunter2-prod" {`, nil},
 		{"empty value", "a.py", `password = ""`, nil},
 		{"short value", "a.py", `password = "abc"`, nil},
@@ -50,6 +50,12 @@ func TestScanLine(t *testing.T) {
 		{"eight chevrons", "a.go", `<<<<<<<< x`, nil},
 		{"markdown underline", "README.md", `=======`, nil},
 		{"shift operator", "a.go", `x = y <<<<<<< 2`, nil},
+		// Provider formats come from gitleaks' maintained rules.
+		{"slack bot token", "a.py", `SLACK = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"`, []string{"slack-bot-token"}},
+		{"high-entropy value", "a.py", `client_auth_hdr = "a8f5f167f44f4964e6c998dee827110c"`, []string{"generic-api-key"}},
+		{"aws documentation key", "a.go", `id := "AKIAIOSFODNN7EXAMPLE"`, nil},
+		{"whole pem block on one line", "k.go", "-----BEGIN RSA PRIVATE KEY-----" + strings.Repeat("A", 70) + "-----END RSA PRIVATE KEY-----", []string{"private-key"}},
+		{"two secrets, one finding", "a.go", `password := "hunter2-prod"; id := "AKIAQWERTYUIOPASDFGH"`, []string{"aicr-credential-assignment"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,11 +86,30 @@ func TestScanLineNeverQuotesSecret(t *testing.T) {
 		`db_password = "` + secret + `"`,
 		`-----BEGIN RSA PRIVATE KEY-----` + secret,
 		`id := "AKIAQWERTYUIOPASDFGH" // ` + secret,
+		`SLACK = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx" // ` + secret,
 	} {
-		for _, f := range scanLine("a.go", 1, line) {
-			if strings.Contains(f.Message+f.Suggestion+f.Kind, secret) || strings.Contains(f.Message, "AKIA") {
+		got := scanLine("a.go", 1, line)
+		if len(got) == 0 {
+			t.Fatalf("test premise: %q has a secret", line)
+		}
+		for _, f := range got {
+			if strings.Contains(f.Message+f.Suggestion+f.Kind, secret) || strings.Contains(f.Message, "AKIA") || strings.Contains(f.Message, "xoxb") {
 				t.Errorf("finding quotes the secret: %+v", f)
 			}
 		}
+	}
+}
+
+// The message says which rule matched and where, so a reader can find the
+// value without aicr repeating it.
+func TestScanLineNamesRuleAndColumn(t *testing.T) {
+	got := scanLine("a.go", 7, `	keyID := "AKIAQWERTYUIOPASDFGH"`)
+	if len(got) != 1 {
+		t.Fatalf("got %+v", got)
+	}
+	f := got[0]
+	if f.Severity != review.SeverityCritical || f.Category != CategoryCredential || f.Kind != "aws-access-token" ||
+		!strings.Contains(f.Message, "rule aws-access-token") || !strings.Contains(f.Message, "at column 12") {
+		t.Errorf("finding %+v", f)
 	}
 }

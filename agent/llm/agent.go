@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/aicr-dev/aicr/agent/pass"
@@ -69,11 +68,6 @@ func New(o Options) (*Agent, error) {
 		log: log.With("agent", Kind), newModel: nm, http: o.HTTPClient}, nil
 }
 
-// repoRulesFileName is where the ladder leaves the repository's
-// .aicr/instructions.md in the run directory (rundir.RepoRulesFileName on
-// h-ladder's branch).
-const repoRulesFileName = "repo-rules.md"
-
 // Review runs one pass over run: the prompt for p, then the tool loop
 // until the model ends the review. What it found is in run.StatePath().
 func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {
@@ -86,11 +80,12 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if err != nil {
 		return stats, fmt.Errorf("read diff: %w", err)
 	}
-	operatorRules, err := readOptional(a.rulesFile)
+	operatorRules, err := prompt.ReadRulesFile(a.rulesFile)
 	if err != nil {
-		return stats, fmt.Errorf("agent.rules_file: %w", err)
+		return stats, err
 	}
-	repoRules, err := readOptional(filepath.Join(run.Dir(), repoRulesFileName))
+	// The ladder writes it before the first pass when the repository has one.
+	repoRules, err := readOptional(run.RepoRulesPath())
 	if err != nil {
 		return stats, fmt.Errorf("read repository rules: %w", err)
 	}
@@ -104,8 +99,8 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		return stats, fmt.Errorf("review tools: %w", err)
 	}
 	tools := newToolSet(session.Tools())
-	pr := prompt.Build(prompt.Input{Change: change, Diff: diff, OperatorRules: operatorRules, RepoRules: repoRules,
-		Pass: p, Tools: tools.offered, BudgetTokens: a.cfg.PromptBudget()})
+	pr := a.buildPrompt(prompt.Input{Change: change, Diff: diff, OperatorRules: operatorRules, RepoRules: repoRules,
+		Pass: p, Tools: tools.offered}, p.Scale())
 	log := a.log.With("pass", p.Number, "kind", string(p.Kind))
 	if len(pr.Clipped) > 0 {
 		log.Info("diff clipped to the prompt budget", "files_left_out", len(pr.Clipped), "context_window", a.cfg.ContextWindow)
@@ -124,6 +119,23 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	log.Info("llm pass done", "model", stats.Model, "turns", stats.Turns,
 		"input_tokens", stats.InputTokens, "output_tokens", stats.OutputTokens)
 	return stats, nil
+}
+
+// buildPrompt builds the pass's prompt within the budget context_window
+// leaves, scaled down by the ladder after a context overflow. Without a
+// context_window the scaled budget is a share of what the whole prompt
+// would take, so the clipped retry is smaller whatever was configured.
+func (a *Agent) buildPrompt(in prompt.Input, scale float64) prompt.Prompt {
+	budget := a.cfg.PromptBudget()
+	if scale < 1 {
+		if budget == 0 {
+			full := prompt.Build(in)
+			budget = (len(full.System) + len(full.User)) / prompt.BytesPerToken
+		}
+		budget = max(1, int(float64(budget)*scale))
+	}
+	in.BudgetTokens = budget
+	return prompt.Build(in)
 }
 
 // connect reads the key and the headers now and builds the client. The

@@ -34,6 +34,21 @@ type Pass struct {
 	// Missing is, for a Repair, what the previous pass left out, in words
 	// the agent can act on.
 	Missing string
+	// BudgetScale shrinks the prompt budget of a model-backed agent for
+	// this pass: 0 (the zero value) and 1 mean the configured budget, 0.5
+	// half of it. The ladder sets it below 1 when the model answered the
+	// same pass with llm.ErrContextOverflow, so the agent clips the diff
+	// harder (prompt.Build's budget) and tries once more. Agents without
+	// a prompt (builtin) ignore it.
+	BudgetScale float64
+}
+
+// Scale is BudgetScale with its zero value read as 1.
+func (p Pass) Scale() float64 {
+	if p.BudgetScale <= 0 || p.BudgetScale > 1 {
+		return 1
+	}
+	return p.BudgetScale
 }
 
 // Answer is the result of replaying one recorded context or attribution

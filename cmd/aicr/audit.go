@@ -172,6 +172,17 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 	if d.RunDir != "" {
 		fmt.Fprintf(w, "run dir: %s\n", d.RunDir)
 	}
+	if a := d.Agent; a != nil {
+		fmt.Fprintf(w, "agent: %s", a.Agent)
+		if a.Model != "" {
+			fmt.Fprintf(w, " (model %s)", im.Sanitize(a.Model))
+		}
+		fmt.Fprintf(w, ", passes %d, turns %d, tokens %d in / %d out", a.Passes, a.Turns, a.InputTokens, a.OutputTokens)
+		if a.CostUSD != nil {
+			fmt.Fprintf(w, ", cost $%.4f", *a.CostUSD)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "\nevents (%d):\n", len(d.Events))
 	for _, e := range d.Events {
 		dup := ""

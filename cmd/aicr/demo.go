@@ -308,7 +308,7 @@ import os
 
 GATEWAY_USER = "payments"
 password = "Tr0ub4dor&3-prod"
-AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"
+AWS_ACCESS_KEY_ID = "AKIAQWERTYUIOPASDFGH"
 
 
 def gateway_url():

@@ -180,7 +180,7 @@ func TestP4ReconcilerFindsChangeWhoseTriggerNeverFired(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := d.Submit(&p4emu.Change{User: "dave", Client: "dave-ws", Desc: "no trigger fired for this one\n", Files: []*p4emu.File{
-		{Path: "//depot/main/svc/keys.go", Action: "add", Type: "text", Content: []byte("package svc\n\nconst key = \"AKIAIOSFODNN7EXAMPLE\"\n")},
+		{Path: "//depot/main/svc/keys.go", Action: "add", Type: "text", Content: []byte("package svc\n\nconst key = \"AKIAQWERTYUIOPASDFGH\"\n")},
 	}})
 	if err := d.Save(depotPath); err != nil {
 		t.Fatal(err)

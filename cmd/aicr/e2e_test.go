@@ -316,7 +316,7 @@ const cleanFile = "package config\n\nconst Region = \"eu-west-1\"\n\nfunc Name()
 
 // plantedFile has an AWS key id on line 4 and a password literal on line 5;
 // lines 1-3 are unchanged from cleanFile's first lines.
-const plantedFile = "package config\n\nconst Region = \"eu-west-1\"\nconst AccessKey = \"AKIAIOSFODNN7EXAMPLE\"\nvar password = \"s3cr3t-Prod-Value\"\n\nfunc Name() string { return \"svc\" }\n"
+const plantedFile = "package config\n\nconst Region = \"eu-west-1\"\nconst AccessKey = \"AKIAQWERTYUIOPASDFGH\"\nvar password = \"s3cr3t-Prod-Value\"\n\nfunc Name() string { return \"svc\" }\n"
 
 const conflictFile = "line one\n<<<<<<< .mine\nmine\n=======\ntheirs\n>>>>>>> .r3\n"
 
@@ -383,7 +383,7 @@ func TestSVNCommitReviewedEndToEnd(t *testing.T) {
 		}
 	}
 	raw, _ := os.ReadFile(e.reports)
-	for _, secret := range []string{"AKIAIOSFODNN7EXAMPLE", "s3cr3t-Prod-Value"} {
+	for _, secret := range []string{"AKIAQWERTYUIOPASDFGH", "s3cr3t-Prod-Value"} {
 		if strings.Contains(string(raw), secret) {
 			t.Errorf("the report leaks the secret value %q", secret)
 		}
@@ -403,8 +403,12 @@ func TestSVNCommitReviewedEndToEnd(t *testing.T) {
 	if len(detail.Dispatches) != 1 || detail.Dispatches[0].Status != audit.DispatchSent {
 		t.Errorf("dispatches: %+v", detail.Dispatches)
 	}
+	// What the agent cost is part of the audit trail (issue 11 item 6).
+	if a := detail.Agent; a == nil || a.Agent != "builtin" || a.Passes != 1 || a.CostUSD != nil {
+		t.Errorf("agent stats: %+v", a)
+	}
 	text := e.aicr("audit", "show", fmt.Sprint(r2.ID), "--config", e.config)
-	if !strings.Contains(text, "src/config.go:4") || !strings.Contains(text, "reports: sent") {
+	if !strings.Contains(text, "src/config.go:4") || !strings.Contains(text, "reports: sent") || !strings.Contains(text, "agent: builtin, passes 1") {
 		t.Errorf("audit show text:\n%s", text)
 	}
 	list := e.aicr("audit", "list", "--config", e.config)

@@ -41,6 +41,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdDispatch(f),
 		newCmdDemo(f, nil),
 		newCmdDoctor(f, nil),
+		newCmdAgent(f),
 	)
 	wireUsageErrors(root)
 	return root

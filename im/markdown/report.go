@@ -42,6 +42,9 @@ func Blocks(rep im.Report, d Dialect) []im.Block {
 	if line := rep.LeftOutLine(); line != "" {
 		tail = append(tail, Escape(line, d))
 	}
+	if rep.Footer != "" {
+		tail = append(tail, Escape(rep.Footer, d))
+	}
 	if len(tail) > 0 {
 		blocks = append(blocks, im.Block{Text: strings.Join(tail, "\n\n")})
 	}

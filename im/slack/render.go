@@ -84,6 +84,9 @@ func RenderSummary(rep im.Report, mention string, inlineProblems bool) Post {
 	if line := rep.LeftOutLine(); line != "" {
 		tail = append(tail, section(Escape(line)))
 	}
+	if rep.Footer != "" {
+		tail = append(tail, section(Escape(rep.Footer)))
+	}
 	budget := MaxBlocks - len(blocks) - len(tail)
 	var body []slack.Block
 	for _, s := range rep.Summaries {

@@ -1,0 +1,27 @@
+package agent
+
+import "github.com/aicr-dev/aicr/agent/pass"
+
+// Prices are what the model charges per million tokens, for the cost the
+// audit trail records. Zero prices mean the cost is unknown, not free.
+type Prices struct {
+	PerMTokIn  float64
+	PerMTokOut float64
+}
+
+// Cost is what s cost at p; ok is false when no price is configured.
+func (p Prices) Cost(s pass.Stats) (usd float64, ok bool) {
+	if p.PerMTokIn <= 0 && p.PerMTokOut <= 0 {
+		return 0, false
+	}
+	return (float64(s.InputTokens)*p.PerMTokIn + float64(s.OutputTokens)*p.PerMTokOut) / 1e6, true
+}
+
+// Prices are the configured model prices ([agent.llm]
+// price_per_mtok_in/out); an agent without a model has none.
+func (c Config) Prices() Prices {
+	if c.Kind != KindLLM {
+		return Prices{}
+	}
+	return Prices{PerMTokIn: c.LLM.PricePerMTokIn, PerMTokOut: c.LLM.PricePerMTokOut}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAgentTestFlags(t *testing.T) {
+	checkFlags(t, newCmdAgentTest, []flagCase[AgentTestOptions]{
+		{name: "defaults", want: AgentTestOptions{Format: "text"}},
+		{name: "json", args: []string{"--format", "json", "--config", "/x.toml"}, want: AgentTestOptions{Format: "json"}, config: "/x.toml"},
+		{name: "bad format", args: []string{"--format", "yaml"}, code: exitUsage, errSays: "--format must be text or json"},
+		{name: "argument", args: []string{"now"}, code: exitUsage, errSays: "unknown command"},
+	})
+}
+
+// agentTestConfig writes a config whose agent is the builtin one served by
+// aicrBin (the binary TestMain built), or by mcp when set.
+func agentTestConfig(t *testing.T, mcp string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "trigger-secret"), []byte("s3cret-for-tests\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := aicrBin
+	if mcp != "" {
+		bin = mcp
+	}
+	cfg := `[daemon]
+listen = "127.0.0.1:0"
+data_dir = "data"
+secret_file = "trigger-secret"
+aicr_binary = "` + bin + `"
+
+[notify]
+spool_dir = "spool"
+
+[agent]
+kind = "builtin"
+
+[[repo]]
+name = "main"
+kind = "svn"
+url = "file://` + filepath.Join(dir, "repos") + `"
+`
+	path := filepath.Join(dir, "aicr.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The builtin agent finds the synthetic change's password: a structured
+// result, exit 0, and the JSON says what it did.
+func TestAgentTestRunsTheConfiguredAgent(t *testing.T) {
+	f, out, _ := testFactory(t, agentTestConfig(t, ""))
+	if err := agentTestRun(context.Background(), &AgentTestOptions{Factory: f, Format: formatJSON}); err != nil {
+		t.Fatal(err)
+	}
+	var got agentTestOutput
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !got.Structured || got.Agent != "builtin" || got.ModelReached || got.Passes != 1 {
+		t.Errorf("output %+v", got)
+	}
+	if len(got.Problems) != 1 || got.Problems[0].File != agentTestFile || got.Problems[0].Line != 4 {
+		t.Errorf("problems %+v", got.Problems)
+	}
+	if strings.Join(got.Tools, ",") != "aicr.report_problem,aicr.publish_summary" {
+		t.Errorf("tools %v", got.Tools)
+	}
+	if strings.Contains(out.String(), "Sup3r-Secret-Prod-Pw!") {
+		t.Errorf("the output quotes the password:\n%s", out)
+	}
+
+	f, out, _ = testFactory(t, agentTestConfig(t, ""))
+	if err := agentTestRun(context.Background(), &AgentTestOptions{Factory: f, Format: formatText}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"agent: builtin", "tools called: aicr.report_problem, aicr.publish_summary", "service/db.go:4", "result: structured"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// An agent that cannot review (its MCP server exits at once) is exit 1
+// with the reason.
+func TestAgentTestFailingAgentExitsNonZero(t *testing.T) {
+	f, out, errOut := testFactory(t, agentTestConfig(t, "/bin/false"))
+	err := agentTestRun(context.Background(), &AgentTestOptions{Factory: f, Format: formatJSON})
+	if !errors.Is(err, errSilentFailure) {
+		t.Fatalf("err %v", err)
+	}
+	var got agentTestOutput
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got.Structured || !strings.Contains(got.Error, "agent review pass 1") || !strings.Contains(errOut.String(), "agent test failed") {
+		t.Errorf("output %+v, stderr %s", got, errOut)
+	}
+}
