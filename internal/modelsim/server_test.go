@@ -205,7 +205,7 @@ func TestAnthropicMessages(t *testing.T) {
 	}
 	var msg struct {
 		StopReason string `json:"stop_reason"`
-		Content          []struct {
+		Content    []struct {
 			Type, Name string
 			Input      json.RawMessage
 		}
