@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -65,7 +66,14 @@ func (m *anthropicModel) Turn(ctx context.Context, req Request) (Response, error
 			return Response{}, anthropicError(ctx, m.o, err)
 		}
 	} else {
-		msg, err = m.svc.New(ctx, params)
+		var perCall []option.RequestOption
+		if m.o.Timeout <= 0 {
+			// Without a timeout the SDK refuses non-streaming requests
+			// whose max_tokens might outlast ten minutes; ctx (the pass
+			// timeout) bounds the request instead.
+			perCall = append(perCall, option.WithRequestTimeout(24*time.Hour))
+		}
+		msg, err = m.svc.New(ctx, params, perCall...)
 		if err != nil {
 			return Response{}, anthropicError(ctx, m.o, err)
 		}
@@ -115,9 +123,9 @@ func (m *anthropicModel) params(req Request) (anthropic.MessageNewParams, error)
 				// tool_use.input must be an object; a model's unreadable
 				// arguments are sent back as none, and the tool's error
 				// result tells it what was wrong.
-				var input any = json.RawMessage(arguments(c))
-				if !json.Valid(c.Arguments) && len(c.Arguments) > 0 {
-					input = map[string]any{}
+				var input any = map[string]any{}
+				if isJSONObject(c.Arguments) {
+					input = c.Arguments
 				}
 				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, input, c.Name))
 			}
@@ -196,4 +204,11 @@ func anthropicError(ctx context.Context, o ModelOptions, err error) error {
 		f.retryAfter = apiErr.Response.Header.Get("Retry-After")
 	}
 	return classify(ctx, APIAnthropic, o, f, err)
+}
+
+// isJSONObject tells whether raw is a JSON object, the only form
+// tool_use.input may take.
+func isJSONObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
 }

@@ -280,3 +280,53 @@ func TestClassifyScrubsAnEchoedKey(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A model's malformed arguments come back as sent (the tool's validation
+// answers them) and the next turn still goes out in a form the API takes.
+func TestInvalidArgumentsRoundTrip(t *testing.T) {
+	const broken = `{"file": "a.c", "line": `
+	each(t, func(t *testing.T, api string, stream bool) {
+		s := modelsim.Start(t,
+			modelsim.Step{ToolCalls: []modelsim.ToolCall{{Name: "aicr_report_problem", Arguments: broken}}},
+			modelsim.Step{Text: "fixed"},
+		)
+		m := newModel(t, s, api, stream)
+		req := Request{Tools: []Tool{reportTool}, Messages: []Message{{Role: RoleUser, Text: "review"}}}
+		first, err := m.Turn(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(first.ToolCalls) != 1 || json.Valid(first.ToolCalls[0].Arguments) && api != APIAnthropic {
+			t.Fatalf("tool calls = %+v", first.ToolCalls)
+		}
+		call := first.ToolCalls[0]
+		req.Messages = append(req.Messages, Message{Role: RoleAssistant, ToolCalls: first.ToolCalls},
+			Message{Role: RoleTool, ToolResult: &ToolResult{CallID: call.ID, Name: call.Name, Content: `{"code":"invalid_arguments"}`, IsError: true}})
+		if _, err := m.Turn(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		sent := s.Requests()[1].Messages[1].ToolCalls
+		if len(sent) != 1 || sent[0].Name != "aicr_report_problem" {
+			t.Fatalf("assistant turn sent back as %+v", sent)
+		}
+		if api == APIAnthropic && sent[0].Arguments != "{}" {
+			t.Errorf("tool_use.input = %s, want an object", sent[0].Arguments)
+		}
+		if api != APIAnthropic && sent[0].Arguments != broken {
+			t.Errorf("arguments sent back as %q, want the model's own", sent[0].Arguments)
+		}
+	})
+}
+
+// Without a timeout the Anthropic SDK refuses a non-streaming request
+// whose max_tokens could outlast ten minutes; the pass context bounds it.
+func TestAnthropicLargeMaxTokensWithoutTimeout(t *testing.T) {
+	s := modelsim.Start(t, modelsim.Step{Text: "ok"})
+	m := newModel(t, s, APIAnthropic, false)
+	if _, err := m.Turn(context.Background(), Request{MaxOutputTokens: 64000, Messages: []Message{{Role: RoleUser, Text: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Requests()[0].MaxTokens; got != 64000 {
+		t.Fatalf("max_tokens = %d", got)
+	}
+}

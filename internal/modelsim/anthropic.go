@@ -48,6 +48,7 @@ func (anthropicAPI) decode(raw []byte, req *Request) error {
 	for _, t := range in.Tools {
 		req.Tools = append(req.Tools, t.Name)
 	}
+	calls := map[string]bool{}
 	for i, m := range in.Messages {
 		if m.Role != "user" && m.Role != "assistant" {
 			return fmt.Errorf("messages.%d.role: Input should be 'user' or 'assistant'", i)
@@ -71,10 +72,15 @@ func (anthropicAPI) decode(raw []byte, req *Request) error {
 				if m.Role != "assistant" || b.ID == "" {
 					return fmt.Errorf("messages.%d.content.%d: tool_use needs an id in an assistant message", i, j)
 				}
+				var input map[string]json.RawMessage
+				if json.Unmarshal(b.Input, &input) != nil || input == nil {
+					return fmt.Errorf("messages.%d.content.%d.tool_use.input: Input should be a valid dictionary", i, j)
+				}
+				calls[b.ID] = true
 				msg.ToolCalls = append(msg.ToolCalls, ToolCall{Name: b.Name, Arguments: string(b.Input)})
 			case "tool_result":
-				if m.Role != "user" || b.ToolUseID == "" {
-					return fmt.Errorf("messages.%d.content.%d: tool_result needs a tool_use_id in a user message", i, j)
+				if m.Role != "user" || !calls[b.ToolUseID] {
+					return fmt.Errorf("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
 				}
 				req.Messages = append(req.Messages, Message{Role: "tool", ToolCallID: b.ToolUseID, Text: textOf(b.Content), IsError: b.IsError})
 			default:

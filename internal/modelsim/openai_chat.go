@@ -57,6 +57,7 @@ func (chatAPI) decode(raw []byte, req *Request) error {
 	for _, t := range in.Tools {
 		req.Tools = append(req.Tools, t.Function.Name)
 	}
+	calls := map[string]bool{}
 	for i, m := range in.Messages {
 		switch m.Role {
 		case "system", "developer":
@@ -65,9 +66,10 @@ func (chatAPI) decode(raw []byte, req *Request) error {
 			msg := Message{Role: m.Role, Text: textOf(m.Content), ToolCallID: m.ToolCallID}
 			for _, c := range m.ToolCalls {
 				msg.ToolCalls = append(msg.ToolCalls, ToolCall{Name: c.Function.Name, Arguments: c.Function.Arguments})
+				calls[c.ID] = true
 			}
-			if m.Role == "tool" && m.ToolCallID == "" {
-				return fmt.Errorf("messages[%d]: tool message without tool_call_id", i)
+			if m.Role == "tool" && !calls[m.ToolCallID] {
+				return fmt.Errorf("messages[%d]: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' (tool_call_id %q)", i, m.ToolCallID)
 			}
 			req.Messages = append(req.Messages, msg)
 		default:

@@ -51,10 +51,12 @@ func (responsesAPI) decode(raw []byte, req *Request) error {
 	if err := json.Unmarshal(in.Input, &items); err != nil {
 		return fmt.Errorf("input: neither a string nor a list of items: %w", err)
 	}
+	calls := map[string]bool{}
 	for i, it := range items {
 		switch {
 		case it.Type == "function_call":
 			call := ToolCall{Name: it.Name, Arguments: it.Arguments}
+			calls[it.CallID] = true
 			// Calls following assistant text belong to that assistant turn.
 			if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "assistant" {
 				req.Messages[n-1].ToolCalls = append(req.Messages[n-1].ToolCalls, call)
@@ -62,8 +64,8 @@ func (responsesAPI) decode(raw []byte, req *Request) error {
 				req.Messages = append(req.Messages, Message{Role: "assistant", ToolCalls: []ToolCall{call}})
 			}
 		case it.Type == "function_call_output":
-			if it.CallID == "" {
-				return fmt.Errorf("input[%d]: function_call_output without call_id", i)
+			if !calls[it.CallID] {
+				return fmt.Errorf("input[%d]: No tool call found for function call output with call_id %q", i, it.CallID)
 			}
 			req.Messages = append(req.Messages, Message{Role: "tool", ToolCallID: it.CallID, Text: textOf(it.Output)})
 		case it.Type == "message" || it.Type == "":

@@ -353,3 +353,28 @@ func TestCheckFailureIsReported(t *testing.T) {
 		t.Fatalf("failed check: status %d err %v", status, s.Err())
 	}
 }
+
+// A tool result must answer a call the conversation made, as the real
+// APIs insist; a client that mixes up ids is refused and Err() says so.
+func TestToolResultWithoutItsCallIsRefused(t *testing.T) {
+	cases := map[string]string{
+		"/chat/completions": `{"model":"m","messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"call_x","content":"r"}]}`,
+		"/responses":        `{"model":"m","input":[{"role":"user","content":"x"},{"type":"function_call_output","call_id":"call_x","output":"r"}]}`,
+		"/messages": `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"},
+			{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"r"}]}]}`,
+	}
+	for path, body := range cases {
+		s := Start(t, Step{Text: "never"})
+		status, _, out := post(t, s.URL+path, body, map[string]string{"anthropic-version": "2023-06-01"})
+		if status != 400 || s.Err() == nil {
+			t.Errorf("%s: status %d, Err %v: %s", path, status, s.Err(), out)
+		}
+	}
+	s := Start(t, Step{Text: "never"})
+	status, _, _ := post(t, s.URL+"/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":"x"}]}]}`,
+		map[string]string{"anthropic-version": "2023-06-01"})
+	if status != 400 {
+		t.Errorf("tool_use input that is not an object: status %d", status)
+	}
+}
