@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,37 @@ func TestAnthropicLargeMaxTokensWithoutTimeout(t *testing.T) {
 	}
 	if got := s.Requests()[0].MaxTokens; got != 64000 {
 		t.Fatalf("max_tokens = %d", got)
+	}
+}
+
+// Some Responses servers end the stream with a response.completed whose
+// output is empty; the finished items streamed before it are the answer.
+func TestResponsesStreamWithoutOutputInCompleted(t *testing.T) {
+	events := []string{
+		`{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"m","output":[]}}`,
+		`{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","call_id":"call_1","name":"aicr_report_problem","arguments":""}}`,
+		`{"type":"response.function_call_arguments.delta","sequence_number":2,"output_index":0,"item_id":"fc_1","delta":"{\"line\":1}"}`,
+		`{"type":"response.output_item.done","sequence_number":3,"output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"aicr_report_problem","arguments":"{\"line\":1}"}}`,
+		`{"type":"response.completed","sequence_number":4,"response":{"id":"resp_1","object":"response","status":"completed","model":"m","usage":{"input_tokens":3,"output_tokens":2,"total_tokens":5}}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range events {
+			var head struct{ Type string }
+			_ = json.Unmarshal([]byte(e), &head)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", head.Type, e)
+		}
+	}))
+	defer srv.Close()
+	m, err := NewModel(ModelOptions{API: APIOpenAIResponses, BaseURL: srv.URL + "/v1", Model: "m", Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Turn(context.Background(), Request{Messages: []Message{{Role: RoleUser, Text: "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].ID != "call_1" || string(resp.ToolCalls[0].Arguments) != `{"line":1}` || resp.Usage.Output != 2 {
+		t.Fatalf("response = %+v", resp)
 	}
 }

@@ -34,13 +34,20 @@ func (m *openAIResponses) Turn(ctx context.Context, req Request) (Response, erro
 	}
 	stream := m.svc.NewStreaming(ctx, params)
 	defer stream.Close()
+	var done []responses.ResponseOutputItemUnion
 	for stream.Next() {
 		ev := stream.Current()
 		switch ev.Type {
+		case "response.output_item.done":
+			done = append(done, ev.Item)
 		case "response.completed", "response.incomplete":
 			// The final event carries the whole Response, so the deltas
-			// before it need no assembling.
+			// before it need no assembling; a server that leaves its
+			// output out still sent every finished item.
 			resp := ev.Response
+			if len(resp.Output) == 0 {
+				resp.Output = done
+			}
 			return responsesResponse(&resp)
 		case "response.failed":
 			e := ev.Response.Error

@@ -172,6 +172,7 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 	}
 	sse(w, "message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": anthropicStop(a), "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": a.usage.Output}})
+		"usage": map[string]any{"input_tokens": a.usage.Input, "output_tokens": a.usage.Output,
+			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}})
 	sse(w, "message_stop", map[string]any{"type": "message_stop"})
 }
