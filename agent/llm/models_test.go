@@ -176,6 +176,11 @@ func TestErrorClasses(t *testing.T) {
 				t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
 				continue
 			}
+			// The SDKs retry 429 and 5xx by default; one Turn must be one
+			// request, the daemon owns retries.
+			if n := len(s.Requests()); n != 1 || s.Err() != nil {
+				t.Errorf("%s: %d requests (server: %v), want exactly 1", c.name, n, s.Err())
+			}
 			for _, other := range []error{ErrAuth, ErrTransient, ErrContextOverflow, ErrBadRequest} {
 				if other != c.want && errors.Is(err, other) {
 					t.Errorf("%s: err is also %v", c.name, other)
@@ -361,5 +366,45 @@ func TestResponsesStreamWithoutOutputInCompleted(t *testing.T) {
 	}
 	if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].ID != "call_1" || string(resp.ToolCalls[0].Arguments) != `{"line":1}` || resp.Usage.Output != 2 {
 		t.Fatalf("response = %+v", resp)
+	}
+}
+
+type countingTransport struct{ n int }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n++
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestHTTPClientIsUsed(t *testing.T) {
+	for _, api := range apis {
+		s := modelsim.Start(t, modelsim.Step{Text: "ok"})
+		tr := &countingTransport{}
+		m := newModel(t, s, api, false, func(o *ModelOptions) { o.HTTPClient = &http.Client{Transport: tr} })
+		if _, err := m.Turn(context.Background(), Request{Messages: []Message{{Role: RoleUser, Text: "x"}}}); err != nil {
+			t.Fatalf("%s: %v", api, err)
+		}
+		if tr.n != 1 {
+			t.Errorf("%s: the given HTTP client made %d requests, want 1", api, tr.n)
+		}
+	}
+}
+
+// A cancelled run is not a model failure: the error says so and is none
+// of the sentinels, so the caller's own cancellation decides.
+func TestCancelledContextIsNotTransient(t *testing.T) {
+	for _, api := range apis {
+		s := modelsim.Start(t, modelsim.Step{Hang: true})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			for len(s.Requests()) == 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
+			cancel()
+		}()
+		_, err := newModel(t, s, api, false).Turn(ctx, Request{Messages: []Message{{Role: RoleUser, Text: "x"}}})
+		if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTransient) {
+			t.Errorf("%s: err = %v", api, err)
+		}
 	}
 }
