@@ -125,7 +125,8 @@ func Start(t testing.TB, steps ...Step) *Server {
 }
 
 // RequireKey makes every request without this key (OpenAI: Authorization:
-// Bearer; Anthropic: x-api-key) fail with the API's real 401 body.
+// Bearer; Anthropic: x-api-key) fail with the API's real 401 body. A
+// refused request is recorded in Requests but uses up no step.
 func (s *Server) RequireKey(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
