@@ -1,24 +1,201 @@
 package llm
 
-// PLACEHOLDER (h-llmloop): h-modelapi owns this file and replaces it with
-// the SDK-backed clients. It exists only so the tool loop and agent.New
-// compile before that branch merges; on a merge conflict take theirs.
-
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
 	"time"
 )
 
-// ModelOptions configure one provider client.
+// ModelOptions say which model server to talk to and how.
 type ModelOptions struct {
-	API, BaseURL, Model, APIKey string
-	Headers                     map[string]string
-	Timeout                     time.Duration
-	HTTPClient                  *http.Client
+	// API is one of APIOpenAIChat, APIOpenAIResponses, APIAnthropic.
+	API string
+	// BaseURL is the API root, e.g. http://gpu-box:8000/v1; empty means
+	// the provider's public endpoint. For Anthropic a trailing /v1 is
+	// accepted too, so one base_url style works for every API.
+	BaseURL string
+	// Model is the model name the server knows.
+	Model string
+	// APIKey travels only in the auth header (Authorization: Bearer for
+	// OpenAI, x-api-key for Anthropic); empty sends none, for on-prem
+	// servers without auth.
+	APIKey string
+	// Headers are extra request headers (a gateway's tenant header).
+	Headers map[string]string
+	// Timeout bounds one request (one Turn); zero leaves it to ctx.
+	Timeout time.Duration
+	// HTTPClient replaces the SDK's default transport (proxies, custom CAs).
+	HTTPClient *http.Client
+	// Stream asks for the answer as Server-Sent Events and assembles it;
+	// the result is the same Response. Useful behind proxies that cut
+	// long idle non-streaming requests.
+	Stream bool
 }
 
-// NewModel returns the client for o.API.
+// NewModel returns the client for o.API, built on the official SDK of
+// that API with its own retries off: one Turn is one request, and the
+// daemon retries the run.
+//
+// The SDKs' environment defaults (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+// *_BASE_URL, profiles) are never consulted: the key and the server come
+// from aicr's configuration only, so an operator's shell variables cannot
+// send a cloud key to an on-prem server or the diff to a cloud one.
 func NewModel(o ModelOptions) (Model, error) {
-	return nil, fmt.Errorf("%w: the %s client is not built into this aicr yet", ErrBadRequest, o.API)
+	if strings.TrimSpace(o.Model) == "" {
+		return nil, errors.New("llm: no model name; set [agent.llm] model to a model the server serves")
+	}
+	if o.BaseURL != "" {
+		u, err := url.Parse(o.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("llm: base_url %q is not an http(s) URL; set [agent.llm] base_url to the API root, e.g. http://gpu-box:8000/v1", o.BaseURL)
+		}
+	}
+	for name, value := range o.Headers {
+		if name == "" || strings.ContainsAny(name, " :\r\n") || strings.ContainsAny(value, "\r\n") {
+			return nil, fmt.Errorf("llm: extra header %q is not a valid HTTP header; fix the headers file named by [agent.llm]", name)
+		}
+	}
+	switch o.API {
+	case APIOpenAIChat:
+		return newOpenAIChat(o), nil
+	case APIOpenAIResponses:
+		return newOpenAIResponses(o), nil
+	case APIAnthropic:
+		return newAnthropic(o), nil
+	default:
+		return nil, fmt.Errorf("llm: unknown api %q; set [agent.llm] api to %s, %s or %s",
+			o.API, APIOpenAIChat, APIOpenAIResponses, APIAnthropic)
+	}
+}
+
+// apiFailure is what a provider's error says, independent of the SDK.
+type apiFailure struct {
+	status     int
+	code       string // OpenAI error.code (may be empty)
+	typ        string // error.type of either API
+	message    string
+	retryAfter string
+}
+
+// classify turns an SDK or transport error into one of the sentinels,
+// wrapped with the server's own message. Nothing from the request is
+// quoted, and the key is scrubbed from whatever the server echoed.
+func classify(ctx context.Context, api string, o ModelOptions, f *apiFailure, err error) error {
+	scrub := func(s string) string {
+		if o.APIKey != "" {
+			s = strings.ReplaceAll(s, o.APIKey, "[redacted]")
+		}
+		return s
+	}
+	if f != nil {
+		msg := scrub(strings.TrimSpace(f.message))
+		if msg == "" {
+			msg = http.StatusText(f.status)
+		}
+		where := fmt.Sprintf("%s %d", api, f.status)
+		if f.typ != "" {
+			where += " " + f.typ
+		}
+		if f.code != "" && f.code != f.typ {
+			where += "/" + f.code
+		}
+		switch {
+		case f.status == http.StatusUnauthorized || f.status == http.StatusForbidden:
+			return fmt.Errorf("%w (%s: %s); check the key named by [agent.llm] api_key_env or api_key_file and that it may use model %q",
+				ErrAuth, where, msg, o.Model)
+		case isContextOverflow(f):
+			return fmt.Errorf("%w (%s: %s)", ErrContextOverflow, where, msg)
+		case f.status == http.StatusTooManyRequests || f.status == http.StatusRequestTimeout || f.status >= 500:
+			if f.retryAfter != "" {
+				msg += " (retry after " + f.retryAfter + "s)"
+			}
+			return fmt.Errorf("%w (%s: %s)", ErrTransient, where, msg)
+		default:
+			return fmt.Errorf("%w (%s: %s)", ErrBadRequest, where, msg)
+		}
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			return fmt.Errorf("%w (%s: no answer before the deadline: %w)", ErrTransient, api, ctxErr)
+		}
+		return fmt.Errorf("%s: %w", api, ctxErr)
+	}
+	var netErr net.Error
+	var opErr *net.OpError
+	var urlErr *url.Error
+	if errors.As(err, &netErr) || errors.As(err, &opErr) || errors.As(err, &urlErr) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+		return fmt.Errorf("%w (%s: %s)", ErrTransient, api, scrub(err.Error()))
+	}
+	return fmt.Errorf("%w (%s: the answer could not be read: %s)", ErrBadRequest, api, scrub(err.Error()))
+}
+
+// isContextOverflow recognises "prompt too long" in the forms the servers
+// use: OpenAI's code, Anthropic's message, and the texts of vLLM, Ollama
+// and llama.cpp, which often answer 400 without a code.
+func isContextOverflow(f *apiFailure) bool {
+	if f.code == "context_length_exceeded" || f.typ == "context_length_exceeded" {
+		return true
+	}
+	if f.status != http.StatusBadRequest && f.status != http.StatusRequestEntityTooLarge && f.status != 422 {
+		return false
+	}
+	m := strings.ToLower(f.message)
+	for _, s := range []string{"prompt is too long", "maximum context length", "context length", "context window", "too many tokens", "exceeds the context", "context_length_exceeded"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolSchema decodes a tool's JSON schema for the SDKs, which take maps;
+// a tool without a schema takes an empty object.
+func toolSchema(t Tool) (map[string]any, error) {
+	if len(t.Schema) == 0 {
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(t.Schema, &m); err != nil {
+		return nil, fmt.Errorf("llm: tool %s: schema is not a JSON object: %w", t.Name, err)
+	}
+	return m, nil
+}
+
+// arguments returns a call's arguments as the JSON text the OpenAI APIs
+// carry; a call without arguments sends an empty object.
+func arguments(c ToolCall) string {
+	if len(c.Arguments) == 0 {
+		return "{}"
+	}
+	return string(c.Arguments)
+}
+
+// bareErrorMessage reads the message of an error body that lacks the
+// API's envelope: {"message": ...}, {"error": "..."}, {"detail": ...}, or
+// plain text.
+func bareErrorMessage(body []byte) string {
+	var m map[string]any
+	if json.Unmarshal(body, &m) == nil {
+		for _, k := range []string{"message", "error", "detail"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				return s
+			}
+		}
+	}
+	s := strings.TrimSpace(string(body))
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
 }

@@ -1,0 +1,55 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// openAIOptions are the request options both OpenAI APIs share. The
+// services are built from these alone, not through openai.NewClient,
+// which would add OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and
+// OPENAI_CUSTOM_HEADERS from the environment.
+func openAIOptions(o ModelOptions) []option.RequestOption {
+	opts := []option.RequestOption{option.WithMaxRetries(0)}
+	if o.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(o.BaseURL))
+	} else {
+		opts = append(opts, option.WithEnvironmentProduction())
+	}
+	if o.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(o.APIKey))
+	}
+	if o.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
+	}
+	if o.Timeout > 0 {
+		opts = append(opts, option.WithRequestTimeout(o.Timeout))
+	}
+	for name, value := range o.Headers {
+		opts = append(opts, option.WithHeader(name, value))
+	}
+	return opts
+}
+
+// openAIError maps an OpenAI SDK error (either API) to a sentinel.
+func openAIError(ctx context.Context, api string, o ModelOptions, err error) error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		f := &apiFailure{status: apiErr.StatusCode, code: apiErr.Code, typ: apiErr.Type, message: apiErr.Message}
+		if apiErr.Response != nil {
+			f.retryAfter = apiErr.Response.Header.Get("Retry-After")
+		}
+		if f.message == "" && apiErr.Response != nil && apiErr.Response.Body != nil {
+			// Some OpenAI-compatible servers and gateways answer without
+			// the {"error":{...}} envelope; their body is the message.
+			body, _ := io.ReadAll(io.LimitReader(apiErr.Response.Body, 4096))
+			f.message = bareErrorMessage(body)
+		}
+		return classify(ctx, api, o, f, err)
+	}
+	return classify(ctx, api, o, nil, err)
+}

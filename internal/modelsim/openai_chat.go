@@ -1,0 +1,168 @@
+package modelsim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// chatAPI is OpenAI Chat Completions (POST /v1/chat/completions), the API
+// vLLM, Ollama, LM Studio and most gateways also serve.
+type chatAPI struct{}
+
+type chatRequest struct {
+	Model               string `json:"model"`
+	Stream              bool   `json:"stream"`
+	MaxTokens           int    `json:"max_tokens"`
+	MaxCompletionTokens int    `json:"max_completion_tokens"`
+	Messages            []struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCallID string          `json:"tool_call_id"`
+		ToolCalls  []struct {
+			ID       string `json:"id"`
+			Type     string `json:"type"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"messages"`
+	Tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+	StreamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+func (chatAPI) decode(raw []byte, req *Request) error {
+	var in chatRequest
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return err
+	}
+	if len(in.Messages) == 0 {
+		return fmt.Errorf("messages: empty")
+	}
+	req.Model, req.Stream = in.Model, in.Stream
+	req.MaxTokens = in.MaxCompletionTokens
+	if req.MaxTokens == 0 {
+		req.MaxTokens = in.MaxTokens
+	}
+	for _, t := range in.Tools {
+		req.Tools = append(req.Tools, t.Function.Name)
+	}
+	calls := map[string]bool{}
+	for i, m := range in.Messages {
+		switch m.Role {
+		case "system", "developer":
+			req.System = joinSystem(req.System, textOf(m.Content))
+		case "user", "assistant", "tool":
+			msg := Message{Role: m.Role, Text: textOf(m.Content), ToolCallID: m.ToolCallID}
+			for _, c := range m.ToolCalls {
+				msg.ToolCalls = append(msg.ToolCalls, ToolCall{Name: c.Function.Name, Arguments: c.Function.Arguments})
+				calls[c.ID] = true
+			}
+			if m.Role == "tool" && !calls[m.ToolCallID] {
+				return fmt.Errorf("messages[%d]: Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' (tool_call_id %q)", i, m.ToolCallID)
+			}
+			req.Messages = append(req.Messages, msg)
+		default:
+			return fmt.Errorf("messages[%d]: unknown role %q", i, m.Role)
+		}
+	}
+	return nil
+}
+
+func (chatAPI) authorized(h http.Header, key string) (bool, string) {
+	token, _ := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
+	return token == key, token
+}
+
+func (chatAPI) writeError(w http.ResponseWriter, e apiError) { e.writeOpenAI(w) }
+
+func chatCallID(seq, i int) string { return fmt.Sprintf("call_ms%03d%02d", seq, i) }
+
+func chatFinish(a answer) string {
+	if len(a.toolCalls) > 0 {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func chatUsage(u Usage) map[string]any {
+	return map[string]any{
+		"prompt_tokens": u.Input, "completion_tokens": u.Output, "total_tokens": u.Input + u.Output,
+		"prompt_tokens_details":     map[string]any{"cached_tokens": 0},
+		"completion_tokens_details": map[string]any{"reasoning_tokens": 0},
+	}
+}
+
+func (chatAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
+	id := fmt.Sprintf("chatcmpl-ms%03d", a.seq)
+	created := time.Now().Unix()
+	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": nullable(a.text), "refusal": nil}
+		if len(a.toolCalls) > 0 {
+			var calls []map[string]any
+			for i, c := range a.toolCalls {
+				calls = append(calls, map[string]any{
+					"id": chatCallID(a.seq, i), "type": "function",
+					"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
+				})
+			}
+			msg["tool_calls"] = calls
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": id, "object": "chat.completion", "created": created, "model": a.model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": chatFinish(a)}},
+			"usage":   chatUsage(a.usage),
+		})
+		return
+	}
+
+	var in chatRequest
+	_ = json.Unmarshal(req.Raw, &in) // decoded once already
+	includeUsage := in.StreamOptions.IncludeUsage
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		c := map[string]any{
+			"id": id, "object": "chat.completion.chunk", "created": created, "model": a.model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
+		}
+		if includeUsage {
+			c["usage"] = nil
+		}
+		return c
+	}
+	startSSE(w)
+	sse(w, "", chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil))
+	if a.text != "" {
+		for _, piece := range chunks(a.text) {
+			sse(w, "", chunk(map[string]any{"content": piece}, nil))
+		}
+	}
+	for i, c := range a.toolCalls {
+		sse(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{
+			"index": i, "id": chatCallID(a.seq, i), "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": ""},
+		}}}, nil))
+		for _, piece := range chunks(c.Arguments) {
+			sse(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{
+				"index": i, "function": map[string]any{"arguments": piece},
+			}}}, nil))
+		}
+	}
+	sse(w, "", chunk(map[string]any{}, chatFinish(a)))
+	if includeUsage {
+		sse(w, "", map[string]any{
+			"id": id, "object": "chat.completion.chunk", "created": created, "model": a.model,
+			"choices": []any{}, "usage": chatUsage(a.usage),
+		})
+	}
+	sse(w, "", "[DONE]")
+}

@@ -1,0 +1,339 @@
+// Package modelsim is a scripted model server for tests: it speaks
+// OpenAI Chat Completions, OpenAI Responses and Anthropic Messages on
+// loopback, streaming and not, and answers each request with the next
+// scripted Step (tool calls, text, usage, an error with the API's real
+// error body, or a hang). It decodes every request into one Request shape
+// so a test can assert what the client sent, whichever API it used.
+//
+// No model server may be reached from a test, so this is the stand-in
+// for vLLM, Ollama, a gateway, OpenAI and Anthropic; it follows the wire
+// formats of the official SDKs closely enough that those SDKs decode it.
+package modelsim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// APIs as recorded in Request.API (the values llm.API* uses).
+const (
+	APIOpenAIChat      = "openai-chat"
+	APIOpenAIResponses = "openai-responses"
+	APIAnthropic       = "anthropic"
+)
+
+// Step is the scripted answer to one request.
+type Step struct {
+	// ToolCalls the model makes (names as offered, e.g. "aicr_report_problem").
+	ToolCalls []ToolCall
+	// Text is the assistant's prose.
+	Text string
+	// Status, when non-2xx, answers with that API's real error body.
+	Status int
+	// ErrorType chooses the error body (e.g. "context_length_exceeded",
+	// "rate_limit_exceeded", "invalid_api_key", "overloaded_error"); with no
+	// Status it implies the status the real API uses for it.
+	ErrorType string
+	// Hang never answers until the request's context ends.
+	Hang bool
+	// Usage is the token count to report.
+	Usage Usage
+	// Check inspects the request; an error is recorded in Err() and the
+	// request is refused with a 400 naming it.
+	Check func(Request) error
+}
+
+// ToolCall is one function call the model makes or made.
+type ToolCall struct {
+	Name      string
+	Arguments string
+}
+
+// Usage counts tokens.
+type Usage struct{ Input, Output int }
+
+// Request is what a client sent, decoded per API into one shape.
+type Request struct {
+	API    string
+	Model  string
+	Stream bool
+	Header http.Header
+	// System is the system prompt (Chat's system/developer messages,
+	// Responses' instructions, Anthropic's system).
+	System string
+	// Tools are the names of the functions offered.
+	Tools []string
+	// Messages are the conversation without the system prompt; a tool
+	// result is its own Message with Role "tool" whatever the API.
+	Messages  []Message
+	MaxTokens int
+	Raw       []byte
+}
+
+// Message is one conversation entry: Role is "user", "assistant" or "tool".
+type Message struct {
+	Role       string
+	Text       string
+	ToolCalls  []ToolCall
+	ToolCallID string
+	IsError    bool
+}
+
+// Server is a running scripted model server.
+type Server struct {
+	// URL is the base URL, ending in /v1.
+	URL string
+
+	srv     *httptest.Server
+	closing chan struct{}
+
+	mu       sync.Mutex
+	steps    []Step
+	next     int
+	key      string
+	requests []Request
+	err      error
+}
+
+// Start serves the script on loopback until the test ends.
+func Start(t testing.TB, steps ...Step) *Server {
+	t.Helper()
+	s := &Server{steps: steps, closing: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/chat/completions", s.handle(APIOpenAIChat))
+	mux.HandleFunc("/v1/responses", s.handle(APIOpenAIResponses))
+	mux.HandleFunc("/v1/messages", s.handle(APIAnthropic))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(fmt.Errorf("modelsim: unexpected %s %s", r.Method, r.URL.Path))
+		http.NotFound(w, r)
+	})
+	s.srv = httptest.NewServer(mux)
+	s.URL = s.srv.URL + "/v1"
+	t.Cleanup(func() {
+		// Release hanging handlers first: Close waits for them.
+		close(s.closing)
+		s.srv.Close()
+	})
+	return s
+}
+
+// RequireKey makes every request without this key (OpenAI: Authorization:
+// Bearer; Anthropic: x-api-key) fail with the API's real 401 body. A
+// refused request is recorded in Requests but uses up no step.
+func (s *Server) RequireKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.key = key
+}
+
+// Requests returns what the clients sent, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Err returns the first unexpected request or failed Check.
+func (s *Server) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *Server) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// api is one wire format: decoding requests, encoding answers and errors.
+type api interface {
+	decode(raw []byte, req *Request) error
+	authorized(h http.Header, key string) (ok bool, token string)
+	writeError(w http.ResponseWriter, e apiError)
+	writeAnswer(w http.ResponseWriter, req Request, a answer)
+}
+
+// answer is one successful reply, with the ids the script's calls get.
+type answer struct {
+	seq       int
+	model     string
+	text      string
+	toolCalls []ToolCall
+	usage     Usage
+}
+
+func apiFor(name string) api {
+	switch name {
+	case APIOpenAIChat:
+		return chatAPI{}
+	case APIOpenAIResponses:
+		return responsesAPI{}
+	default:
+		return anthropicAPI{}
+	}
+}
+
+func (s *Server) handle(name string) http.HandlerFunc {
+	a := apiFor(name)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			s.fail(fmt.Errorf("modelsim: %s %s, want POST", r.Method, r.URL.Path))
+			a.writeError(w, errorFor(name, http.StatusMethodNotAllowed, "", ""))
+			return
+		}
+		raw, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		req := Request{API: name, Header: r.Header.Clone(), Raw: raw}
+		if err := a.decode(raw, &req); err != nil {
+			s.fail(fmt.Errorf("modelsim: %s request does not decode: %w", name, err))
+			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", err.Error()))
+			return
+		}
+
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		seq := len(s.requests)
+		key := s.key
+		s.mu.Unlock()
+
+		// A real server refuses bad credentials before it reads the
+		// conversation, so a refusal does not use up a step.
+		if key != "" {
+			if ok, token := a.authorized(r.Header, key); !ok {
+				a.writeError(w, authError(name, token))
+				return
+			}
+		}
+		if name == APIAnthropic && r.Header.Get("anthropic-version") == "" {
+			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required"))
+			return
+		}
+
+		s.mu.Lock()
+		if s.next >= len(s.steps) {
+			s.mu.Unlock()
+			s.fail(fmt.Errorf("modelsim: request %d (%s) beyond the script's %d steps", seq, name, len(s.steps)))
+			a.writeError(w, errorFor(name, http.StatusInternalServerError, "", "modelsim: no scripted step left"))
+			return
+		}
+		step := s.steps[s.next]
+		s.next++
+		s.mu.Unlock()
+
+		if step.Check != nil {
+			if err := step.Check(req); err != nil {
+				s.fail(fmt.Errorf("modelsim: request %d (%s): %w", seq, name, err))
+				a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "modelsim check: "+err.Error()))
+				return
+			}
+		}
+		if step.Hang {
+			select {
+			case <-r.Context().Done():
+			case <-s.closing:
+			}
+			return
+		}
+		if step.Status >= 300 || step.ErrorType != "" {
+			a.writeError(w, errorFor(name, step.Status, step.ErrorType, ""))
+			return
+		}
+		model := req.Model
+		if model == "" {
+			model = "modelsim"
+		}
+		a.writeAnswer(w, req, answer{seq: seq, model: model, text: step.Text, toolCalls: step.ToolCalls, usage: step.Usage})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // the server's own literals always marshal
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// sse writes one Server-Sent Event; event may be empty (Chat names none).
+func sse(w http.ResponseWriter, event string, data any) {
+	var buf bytes.Buffer
+	if event != "" {
+		fmt.Fprintf(&buf, "event: %s\n", event)
+	}
+	switch d := data.(type) {
+	case string:
+		fmt.Fprintf(&buf, "data: %s\n\n", d)
+	default:
+		body, err := json.Marshal(d)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Fprintf(&buf, "data: %s\n\n", body)
+	}
+	_, _ = w.Write(buf.Bytes())
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+}
+
+// chunks splits s in up to three pieces so streaming clients must join deltas.
+func chunks(s string) []string {
+	if len(s) < 3 {
+		return []string{s}
+	}
+	third := len(s) / 3
+	return []string{s[:third], s[third : 2*third], s[2*third:]}
+}
+
+// textOf joins the text parts of a content field that is either a string
+// or an array of parts with a "text" member (every API allows both).
+func textOf(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+func joinSystem(old, add string) string {
+	if old == "" {
+		return add
+	}
+	return old + "\n" + add
+}
