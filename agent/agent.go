@@ -130,7 +130,6 @@ func New(cfg Config, deps Deps) (Agent, error) {
 		return nil, err
 	}
 	var a Agent
-	limit := cfg.PassTimeout()
 	switch cfg.Kind {
 	case KindBuiltin:
 		b, err := builtin.New(builtin.Options{MCPCommand: deps.MCPCommand, Limits: deps.Limits, Logger: deps.Logger})
@@ -143,31 +142,33 @@ func New(cfg Config, deps Deps) (Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		a = l
 		// [agent.llm] timeout, when set, is this agent's pass limit.
 		if cfg.LLM.Timeout > 0 {
-			limit = cfg.LLM.Timeout
+			return &timedAgent{agent: l, limit: cfg.LLM.Timeout, key: "[agent.llm] timeout"}, nil
 		}
+		a = l
 	default:
 		return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
 	}
-	return WithTimeout(a, limit), nil
+	return WithTimeout(a, cfg.PassTimeout()), nil
 }
 
 // WithTimeout bounds every pass of a by d of wall-clock time. The pass's
 // context ends at d, which kills the processes the agent started with it;
 // the error then wraps ErrTimeout and names the config key.
 func WithTimeout(a Agent, d time.Duration) Agent {
-	return &timedAgent{agent: a, limit: d}
+	return &timedAgent{agent: a, limit: d, key: "[agent] timeout"}
 }
 
 type timedAgent struct {
 	agent Agent
 	limit time.Duration
+	// key is the config key that set limit, for the error.
+	key string
 }
 
 func (t *timedAgent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {
-	cause := fmt.Errorf("%w: stopped after %s ([agent] timeout); raise the timeout or look at what the agent was doing", ErrTimeout, t.limit)
+	cause := fmt.Errorf("%w: stopped after %s (%s); raise the timeout or look at what the agent was doing", ErrTimeout, t.limit, t.key)
 	ctx, cancel := context.WithTimeoutCause(ctx, t.limit, cause)
 	defer cancel()
 	stats, err := t.agent.Review(ctx, run, p)

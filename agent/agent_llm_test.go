@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,9 @@ import (
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/pass"
+	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/vcs"
 )
 
 // kind = "llm" validates its [agent.llm] table, every error naming its
@@ -47,5 +52,39 @@ func TestLLMPrices(t *testing.T) {
 	c.Kind = "builtin"
 	if _, ok := c.Prices().Cost(pass.Stats{InputTokens: 1}); ok {
 		t.Error("builtin has no price")
+	}
+}
+
+// [agent.llm] timeout bounds the llm agent's pass in place of [agent]
+// timeout, and the error names the key that set it: a model server that
+// never answers does not hold a worker for the longer limit.
+func TestLLMTimeoutBoundsThePass(t *testing.T) {
+	sim := modelsim.Start(t, modelsim.Step{Hang: true})
+	run := rundir.New(t.TempDir())
+	if err := run.Create(); err != nil {
+		t.Fatal(err)
+	}
+	change := &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "1", Files: []vcs.FileChange{
+		{Path: "a.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, Added: []vcs.LineRange{{Start: 1, End: 1}}, Hunks: []vcs.LineRange{{Start: 1, End: 1}}}}}
+	if err := run.WriteChange(change); err != nil {
+		t.Fatal(err)
+	}
+	cfg := agent.Config{Kind: "llm", Timeout: time.Hour, LLM: llm.Config{API: llm.APIOpenAIChat, BaseURL: sim.URL, Model: "m", Timeout: 300 * time.Millisecond}}
+	a, err := agent.New(cfg, agent.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Review(context.Background(), run, pass.Pass{Number: 1, Kind: pass.Review})
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the pass outlived [agent.llm] timeout by far")
+	}
+	if !errors.Is(err, agent.ErrTimeout) || !strings.Contains(err.Error(), "[agent.llm] timeout") || !strings.Contains(err.Error(), "300ms") {
+		t.Errorf("err = %v", err)
 	}
 }
