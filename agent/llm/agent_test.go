@@ -505,3 +505,23 @@ func TestRulesReachTheSystemPrompt(t *testing.T) {
 		t.Errorf("a rules file that disappeared must fail the pass naming the key: %v", err)
 	}
 }
+
+// A context window so small that the instructions use up the budget must
+// not send the diff whole (a budget of nothing left used to mean
+// "unbounded"): every file is listed for fetch_more_context instead.
+func TestTinyContextWindowSendsNoDiff(t *testing.T) {
+	cfg := llm.Config{ContextWindow: 2200, MaxOutputTokens: 100}
+	h := newHarness(t, cfg,
+		step{resp: calls(call("aicr_skip", `{"reason":"lgtm"}`)), check: func(t *testing.T, req llm.Request) {
+			user := req.Messages[0].Text
+			if strings.Contains(user, "filler line") || !strings.Contains(user, "aicr_fetch_more_context") {
+				t.Errorf("the diff was sent past the budget:\n%.2000s", user)
+			}
+		}},
+	)
+	big := diff + strings.Repeat("+// filler line to push the diff past the prompt budget\n", 400)
+	os.WriteFile(h.run.DiffPath(), []byte(big), 0o644)
+	if _, err := h.review(t, firstPass); err != nil {
+		t.Fatal(err)
+	}
+}
