@@ -60,7 +60,9 @@ func llmLadder(t *testing.T, sim *modelsim.Server) *agent.Ladder {
 	return &agent.Ladder{Agent: a}
 }
 
-func simCall(name, args string) modelsim.ToolCall { return modelsim.ToolCall{Name: name, Arguments: args} }
+func simCall(name, args string) modelsim.ToolCall {
+	return modelsim.ToolCall{Name: name, Arguments: args}
+}
 
 const reportLine4 = `{"file":"svc/add.go","line":4,"severity":"high","category":"correctness","message":"Add subtracts."}`
 
