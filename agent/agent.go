@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/review"
@@ -26,12 +27,19 @@ type Agent interface {
 	Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error)
 }
 
-var _ Agent = (*builtin.Agent)(nil)
+var (
+	_ Agent = (*builtin.Agent)(nil)
+	_ Agent = (*llm.Agent)(nil)
+)
 
 // Agent kinds accepted in config.
 const (
 	KindBuiltin = builtin.Kind
+	KindLLM     = llm.Kind
 )
+
+// kindList names the kinds in errors.
+const kindList = KindBuiltin + ", " + KindLLM
 
 var (
 	// ErrUnknownKind: the configured agent kind is not implemented.
@@ -47,8 +55,10 @@ const DefaultTimeout = 10 * time.Minute
 
 // Config selects and configures the agent.
 type Config struct {
-	// Kind is the agent adapter; only "builtin" exists so far.
+	// Kind is the agent adapter: "builtin" (rules, no model) or "llm".
 	Kind string `toml:"kind"`
+	// LLM is the [agent.llm] table, used when Kind is "llm".
+	LLM llm.Config `toml:"llm"`
 	// Per-pass bounds on what the agent may record (zero: the review
 	// server's defaults, see docs/agent-contract.md).
 	MaxProblems            int `toml:"max_problems"`
@@ -93,10 +103,12 @@ func (c Config) Validate() error {
 	switch c.Kind {
 	case KindBuiltin:
 		return nil
+	case KindLLM:
+		return c.LLM.Validate()
 	case "":
-		return fmt.Errorf("agent.kind: is required (one of: %s)", KindBuiltin)
+		return fmt.Errorf("agent.kind: is required (one of: %s)", kindList)
 	}
-	return fmt.Errorf("agent.kind: %w %q (one of: %s)", ErrUnknownKind, c.Kind, KindBuiltin)
+	return fmt.Errorf("agent.kind: %w %q (one of: %s)", ErrUnknownKind, c.Kind, kindList)
 }
 
 // Deps are what agents need from the process that runs them.
@@ -125,6 +137,16 @@ func New(cfg Config, deps Deps) (Agent, error) {
 			return nil, err
 		}
 		a = b
+	case KindLLM:
+		l, err := llm.New(llm.Options{Config: cfg.LLM, Limits: deps.Limits, OperatorRulesFile: cfg.RulesFile, Logger: deps.Logger})
+		if err != nil {
+			return nil, err
+		}
+		// [agent.llm] timeout, when set, is this agent's pass limit.
+		if cfg.LLM.Timeout > 0 {
+			return &timedAgent{agent: l, limit: cfg.LLM.Timeout, key: "[agent.llm] timeout"}, nil
+		}
+		a = l
 	default:
 		return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
 	}
@@ -135,16 +157,18 @@ func New(cfg Config, deps Deps) (Agent, error) {
 // context ends at d, which kills the processes the agent started with it;
 // the error then wraps ErrTimeout and names the config key.
 func WithTimeout(a Agent, d time.Duration) Agent {
-	return &timedAgent{agent: a, limit: d}
+	return &timedAgent{agent: a, limit: d, key: "[agent] timeout"}
 }
 
 type timedAgent struct {
 	agent Agent
 	limit time.Duration
+	// key is the config key that set limit, for the error.
+	key string
 }
 
 func (t *timedAgent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {
-	cause := fmt.Errorf("%w: stopped after %s ([agent] timeout); raise the timeout or look at what the agent was doing", ErrTimeout, t.limit)
+	cause := fmt.Errorf("%w: stopped after %s (%s); raise the timeout or look at what the agent was doing", ErrTimeout, t.limit, t.key)
 	ctx, cancel := context.WithTimeoutCause(ctx, t.limit, cause)
 	defer cancel()
 	stats, err := t.agent.Review(ctx, run, p)

@@ -19,7 +19,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("builtin: %v", err)
 	}
 	err := agent.Config{Kind: "gpt-7"}.Validate()
-	if !errors.Is(err, agent.ErrUnknownKind) || !strings.Contains(err.Error(), `agent.kind: unknown agent kind "gpt-7" (one of: builtin)`) {
+	if !errors.Is(err, agent.ErrUnknownKind) || !strings.Contains(err.Error(), `agent.kind: unknown agent kind "gpt-7" (one of: builtin, llm)`) {
 		t.Errorf("unknown kind: %v", err)
 	}
 	if err := (agent.Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "agent.kind: is required") {

@@ -17,7 +17,11 @@ func (p Prices) Cost(s pass.Stats) (usd float64, ok bool) {
 	return (float64(s.InputTokens)*p.PerMTokIn + float64(s.OutputTokens)*p.PerMTokOut) / 1e6, true
 }
 
-// Prices are the configured model prices. The [agent.llm]
-// price_per_mtok_in/out keys belong to the llm agent's config; until that
-// table is part of Config no price is known and no cost is recorded.
-func (c Config) Prices() Prices { return Prices{} }
+// Prices are the configured model prices ([agent.llm]
+// price_per_mtok_in/out); an agent without a model has none.
+func (c Config) Prices() Prices {
+	if c.Kind != KindLLM {
+		return Prices{}
+	}
+	return Prices{PerMTokIn: c.LLM.PricePerMTokIn, PerMTokOut: c.LLM.PricePerMTokOut}
+}

@@ -323,6 +323,7 @@ func (c *Config) resolvePaths(base string) {
 	}
 	abs(&c.Notify.SecretFile)
 	abs(&c.Notify.SpoolDir)
+	c.Agent.LLM = c.Agent.LLM.InDir(base)
 	abs(&c.Agent.RulesFile)
 	for _, r := range c.Repos {
 		if pr, ok := r.Settings.(vcs.PathResolver); ok {

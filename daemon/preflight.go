@@ -10,6 +10,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/im"
 )
 
@@ -56,7 +57,29 @@ func Preflight(cfg *Config) (warnings []string, err error) {
 			}
 		}
 	}
+	warnings = append(warnings, checkLLMFiles(cfg)...)
 	return warnings, errors.Join(errs...)
+}
+
+// checkLLMFiles reads the llm agent's key and headers as a pass would.
+// Both are read at every pass, so a failure is a warning: the daemon
+// starts, and fixing the file or the environment is enough.
+func checkLLMFiles(cfg *Config) []string {
+	if cfg.Agent.Kind != agent.KindLLM {
+		return nil
+	}
+	var out []string
+	l := cfg.Agent.LLM
+	if _, err := l.ReadAPIKey(); err != nil {
+		out = append(out, err.Error())
+	}
+	if w := worldReadable("agent.llm.api_key_file", l.APIKeyFile); w != "" {
+		out = append(out, w)
+	}
+	if _, err := l.ReadHeaders(); err != nil {
+		out = append(out, err.Error())
+	}
+	return out
 }
 
 // checkListen accepts host:port with a numeric port in 0-65535 and a host

@@ -88,24 +88,9 @@ func newServer(opts ServerOptions) (*server.MCPServer, *toolHandler, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	change, err := rundir.ReadChange(opts.ChangePath)
+	h, err := newToolHandler(opts)
 	if err != nil {
 		return nil, nil, err
-	}
-	st, err := LoadState(opts.StatePath)
-	switch {
-	case errors.Is(err, ErrNoState):
-		st = NewState()
-		if err := SaveState(opts.StatePath, st); err != nil {
-			return nil, nil, fmt.Errorf("init state: %w", err)
-		}
-	case err != nil:
-		return nil, nil, err
-	}
-	h := &toolHandler{
-		statePath: opts.StatePath,
-		state:     st,
-		v:         NewValidator(change, opts.SrcDir, opts.Limits),
 	}
 	s := server.NewMCPServer("aicr", opts.Version,
 		server.WithToolCapabilities(false),
@@ -120,6 +105,32 @@ func newServer(opts ServerOptions) (*server.MCPServer, *toolHandler, error) {
 		}
 	}
 	return s, h, nil
+}
+
+// newToolHandler loads the change and the state file (or writes an empty
+// one) for opts, which must have its defaults applied. Both MCP transports
+// and the in-process ToolSession execute calls through it, so there is
+// one implementation of validation, limits and state writes.
+func newToolHandler(opts ServerOptions) (*toolHandler, error) {
+	change, err := rundir.ReadChange(opts.ChangePath)
+	if err != nil {
+		return nil, err
+	}
+	st, err := LoadState(opts.StatePath)
+	switch {
+	case errors.Is(err, ErrNoState):
+		st = NewState()
+		if err := SaveState(opts.StatePath, st); err != nil {
+			return nil, fmt.Errorf("init state: %w", err)
+		}
+	case err != nil:
+		return nil, err
+	}
+	return &toolHandler{
+		statePath: opts.StatePath,
+		state:     st,
+		v:         NewValidator(change, opts.SrcDir, opts.Limits),
+	}, nil
 }
 
 // toolDefinitions returns the five tools under their canonical names.
@@ -186,23 +197,9 @@ func (h *toolHandler) handle(tool string) server.ToolHandlerFunc {
 		if err != nil {
 			return nil, fmt.Errorf("read arguments: %w", err)
 		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		// Items are only ever appended and Skip is replaced, never mutated,
-		// so a shallow copy is enough to undo a call whose save failed.
-		before := *h.state
-		text, terr := applyCall(h.v, h.state, tool, raw)
-		switch {
-		case recordsChanged(&before, h.state):
-			if err := h.saveLocked(); err != nil {
-				*h.state = before
-				return nil, err
-			}
-		case h.state.RejectedTotal != before.RejectedTotal:
-			h.countPending = true
-			if h.flushTimer == nil {
-				h.flushTimer = time.AfterFunc(countFlushDelay, h.flushCount)
-			}
+		text, terr, err := h.call(tool, raw)
+		if err != nil {
+			return nil, err
 		}
 		if terr != nil {
 			return toolErrorResult(terr), nil
@@ -211,13 +208,37 @@ func (h *toolHandler) handle(tool string) server.ToolHandlerFunc {
 	}
 }
 
+// call executes one call of the canonical tool and writes what it
+// changed. terr is the envelope of a refused call; err is a state file
+// that could not be written, in which case the call is undone.
+func (h *toolHandler) call(tool string, raw json.RawMessage) (text string, terr *ToolError, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Items are only ever appended and Skip is replaced, never mutated,
+	// so a shallow copy is enough to undo a call whose save failed.
+	before := *h.state
+	text, terr = applyCall(h.v, h.state, tool, raw)
+	switch {
+	case recordsChanged(&before, h.state):
+		if err := h.saveLocked(); err != nil {
+			*h.state = before
+			return "", nil, err
+		}
+	case h.state.RejectedTotal != before.RejectedTotal:
+		h.countPending = true
+		if h.flushTimer == nil {
+			h.flushTimer = time.AfterFunc(countFlushDelay, h.flushCount)
+		}
+	}
+	return text, terr, nil
+}
+
 // toolErrorResult carries the envelope twice, as the contract asks: as
 // structuredContent for clients that read it, and as JSON text for those
 // that only show text to the model.
 func toolErrorResult(terr *ToolError) *mcp.CallToolResult {
-	env, _ := json.Marshal(terr)
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(env))},
+		Content:           []mcp.Content{mcp.NewTextContent(envelope(terr))},
 		StructuredContent: terr,
 		IsError:           true,
 	}

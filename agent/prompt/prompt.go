@@ -74,8 +74,11 @@ func Build(in Input) Prompt {
 		// around the diff are paid for; a little slack covers the file
 		// list growing by the clipping notes.
 		budget = in.BudgetTokens*BytesPerToken - len(sys) - len(head) - len(tail) - 256*(1+len(in.fileList()))
-		if budget < 0 {
-			budget = 0
+		if budget < 1 {
+			// Nothing is left for the diff: list every file for
+			// fetch_more_context rather than send it whole (renderDiff
+			// reads 0 as unbounded).
+			budget = 1
 		}
 	}
 	diff := renderDiff(in.Diff, budget)

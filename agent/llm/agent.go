@@ -1,0 +1,201 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/aicr-dev/aicr/agent/pass"
+	"github.com/aicr-dev/aicr/agent/prompt"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
+)
+
+// Kind is the config name of this agent.
+const Kind = "llm"
+
+// Options configure the llm agent.
+type Options struct {
+	// Config is the [agent.llm] table, relative paths already resolved.
+	Config Config
+	// Limits bound what one pass may record; zero fields keep the review
+	// server's defaults.
+	Limits review.Limits
+	// OperatorRulesFile is the operator's review rules ([agent]
+	// rules_file), read at every pass; empty for none.
+	OperatorRulesFile string
+	// Logger receives progress and refused tool calls; nil discards.
+	Logger *slog.Logger
+	// NewModel builds the provider client for a pass; nil is NewModel.
+	// Tests pass scripted models.
+	NewModel func(ModelOptions) (Model, error)
+	// HTTPClient is handed to the provider client; nil is its default.
+	HTTPClient *http.Client
+}
+
+// Agent reviews a change by talking to a model server directly.
+type Agent struct {
+	cfg       Config
+	limits    review.Limits
+	rulesFile string
+	log       *slog.Logger
+	newModel  func(ModelOptions) (Model, error)
+	http      *http.Client
+}
+
+// New checks the config and returns the agent. Nothing is read or
+// contacted yet: the key and the headers are read at every pass, so a
+// rotated key needs no restart.
+func New(o Options) (*Agent, error) {
+	if err := o.Config.Validate(); err != nil {
+		return nil, err
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	nm := o.NewModel
+	if nm == nil {
+		nm = NewModel
+	}
+	return &Agent{cfg: o.Config.WithDefaults(), limits: o.Limits, rulesFile: o.OperatorRulesFile,
+		log: log.With("agent", Kind), newModel: nm, http: o.HTTPClient}, nil
+}
+
+// Review runs one pass over run: the prompt for p, then the tool loop
+// until the model ends the review. What it found is in run.StatePath().
+func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {
+	stats := pass.Stats{Agent: Kind}
+	change, err := run.ReadChange()
+	if err != nil {
+		return stats, err
+	}
+	diff, err := readOptional(run.DiffPath())
+	if err != nil {
+		return stats, fmt.Errorf("read diff: %w", err)
+	}
+	operatorRules, err := prompt.ReadRulesFile(a.rulesFile)
+	if err != nil {
+		return stats, err
+	}
+	// The ladder writes it before the first pass when the repository has one.
+	repoRules, err := readOptional(run.RepoRulesPath())
+	if err != nil {
+		return stats, fmt.Errorf("read repository rules: %w", err)
+	}
+	model, key, err := a.connect()
+	if err != nil {
+		return stats, err
+	}
+	session, err := review.NewToolSession(review.ServerOptions{StatePath: run.StatePath(), ChangePath: run.ChangePath(),
+		SrcDir: run.SrcDir(), Limits: a.limits})
+	if err != nil {
+		return stats, fmt.Errorf("review tools: %w", err)
+	}
+	tools := newToolSet(session.Tools())
+	pr := a.buildPrompt(prompt.Input{Change: change, Diff: diff, OperatorRules: operatorRules, RepoRules: repoRules,
+		Pass: p, Tools: tools.offered}, p.Scale())
+	log := a.log.With("pass", p.Number, "kind", string(p.Kind))
+	if len(pr.Clipped) > 0 {
+		log.Info("diff clipped to the prompt budget", "files_left_out", len(pr.Clipped), "context_window", a.cfg.ContextWindow)
+	}
+	l := &loop{model: model, exec: session, tools: tools, maxTurns: a.cfg.MaxTurns, maxOutputTokens: a.cfg.MaxOutputTokens, log: log}
+	stats, err = l.run(ctx, pr.System, pr.User)
+	if stats.Model == "" {
+		stats.Model = a.cfg.Model
+	}
+	if cerr := session.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return stats, a.explain(scrub(err, key))
+	}
+	log.Info("llm pass done", "model", stats.Model, "turns", stats.Turns,
+		"input_tokens", stats.InputTokens, "output_tokens", stats.OutputTokens)
+	return stats, nil
+}
+
+// buildPrompt builds the pass's prompt within the budget context_window
+// leaves, scaled down by the ladder after a context overflow. Without a
+// context_window the scaled budget is a share of what the whole prompt
+// would take, so the clipped retry is smaller whatever was configured.
+func (a *Agent) buildPrompt(in prompt.Input, scale float64) prompt.Prompt {
+	budget := a.cfg.PromptBudget()
+	if scale < 1 {
+		if budget == 0 {
+			full := prompt.Build(in)
+			budget = (len(full.System) + len(full.User)) / prompt.BytesPerToken
+		}
+		budget = max(1, int(float64(budget)*scale))
+	}
+	in.BudgetTokens = budget
+	return prompt.Build(in)
+}
+
+// connect reads the key and the headers now and builds the client. The
+// key goes to the client and nowhere else; it is returned only so errors
+// can be scrubbed of it.
+func (a *Agent) connect() (Model, string, error) {
+	key, err := a.cfg.ReadAPIKey()
+	if err != nil {
+		// A key that cannot be read fails like a refused one: waiting
+		// does not make it appear.
+		return nil, "", fmt.Errorf("%w: %w", ErrAuth, err)
+	}
+	headers, err := a.cfg.ReadHeaders()
+	if err != nil {
+		return nil, "", err
+	}
+	m, err := a.newModel(ModelOptions{API: a.cfg.API, BaseURL: a.cfg.BaseURL, Model: a.cfg.Model, APIKey: key.Reveal(),
+		Headers: headers, Timeout: a.cfg.Timeout, HTTPClient: a.http})
+	if err != nil {
+		return nil, "", a.explain(scrub(fmt.Errorf("%s client: %w", a.cfg.API, err), key.Reveal()))
+	}
+	return m, key.Reveal(), nil
+}
+
+// explain adds the operator's remedy to the errors that need one.
+func (a *Agent) explain(err error) error {
+	switch {
+	case errors.Is(err, ErrAuth):
+		return fmt.Errorf("%w (check the key agent.llm.api_key_env or api_key_file names, and that it may use model %q at %s)",
+			err, a.cfg.Model, a.cfg.BaseURL)
+	case errors.Is(err, ErrBadRequest):
+		return fmt.Errorf("%w (check agent.llm.api %q, base_url %s and model %q against the server)", err, a.cfg.API, a.cfg.BaseURL, a.cfg.Model)
+	}
+	return err
+}
+
+func readOptional(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return string(b), err
+}
+
+// scrub keeps a key out of an error's text (a server or SDK that echoes
+// the credential it refused) while errors.Is still sees the chain.
+func scrub(err error, key string) error {
+	if err == nil || key == "" || !strings.Contains(err.Error(), key) {
+		return err
+	}
+	return &scrubbedError{err: err, key: key}
+}
+
+type scrubbedError struct {
+	err error
+	key string
+}
+
+func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.key, "<secret>") }
+func (e *scrubbedError) Unwrap() error { return e.err }

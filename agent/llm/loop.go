@@ -1,0 +1,160 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/aicr-dev/aicr/agent/pass"
+	"github.com/aicr-dev/aicr/review"
+)
+
+// toolExecutor runs one tool call; review.ToolSession is the real one.
+type toolExecutor interface {
+	Call(ctx context.Context, name string, args json.RawMessage) (text string, isError bool)
+	Err() error
+}
+
+// toolSet is the five aicr tools under the names a provider accepts
+// (function names may not contain dots), and the way back.
+type toolSet struct {
+	tools []Tool
+	// offered maps the canonical name to the name the model sees.
+	offered map[string]string
+	// canonical maps the name the model sees back.
+	canonical map[string]string
+}
+
+func newToolSet(specs []review.ToolSpec) toolSet {
+	ts := toolSet{offered: map[string]string{}, canonical: map[string]string{}}
+	for _, s := range specs {
+		name := review.UnderscoreToolName(s.Name)
+		ts.tools = append(ts.tools, Tool{Name: name, Description: s.Description, Schema: s.Schema})
+		ts.offered[s.Name] = name
+		ts.canonical[name] = s.Name
+	}
+	return ts
+}
+
+// resolve maps a called name back to the canonical tool. A name the model
+// invented is passed on as it is: the executor refuses it with an envelope
+// the model can learn from.
+func (ts toolSet) resolve(name string) string {
+	if c, ok := ts.canonical[name]; ok {
+		return c
+	}
+	if c, ok := review.CanonicalToolName(name); ok {
+		return c
+	}
+	return name
+}
+
+// loop is one pass's conversation: ask, execute the calls, answer them,
+// until the model stops calling tools, ends the review, or runs out of
+// turns.
+type loop struct {
+	model           Model
+	exec            toolExecutor
+	tools           toolSet
+	maxTurns        int
+	maxOutputTokens int
+	log             *slog.Logger
+}
+
+// run drives the conversation. The returned Stats are valid with an error
+// too: a pass that failed half way still cost what it cost.
+func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error) {
+	stats := pass.Stats{Agent: Kind}
+	msgs := []Message{{Role: RoleUser, Text: user}}
+	// final is the latest assistant prose: the ladder normalises the
+	// model's closing words ("no problems found"), not its running notes.
+	var final string
+	for turn := 1; ; turn++ {
+		if turn > l.maxTurns {
+			reason := fmt.Sprintf("aicr stopped the pass after %d model turns (agent.llm.max_turns) while the model was still calling tools", l.maxTurns)
+			l.log.Warn("llm pass stopped at max_turns", "turns", l.maxTurns)
+			stats.Text = joinProse(final, reason)
+			return stats, nil
+		}
+		resp, err := l.model.Turn(ctx, Request{System: system, Messages: msgs, Tools: l.tools.tools, MaxOutputTokens: l.maxOutputTokens})
+		if err != nil {
+			stats.Text = final
+			if cause := context.Cause(ctx); cause != nil {
+				return stats, fmt.Errorf("model turn %d: %w (%w)", turn, cause, err)
+			}
+			return stats, fmt.Errorf("model turn %d: %w", turn, err)
+		}
+		stats.Turns++
+		stats.InputTokens += resp.Usage.Input
+		stats.OutputTokens += resp.Usage.Output
+		if stats.Model == "" {
+			stats.Model = resp.Model
+		}
+		if t := strings.TrimSpace(resp.Text); t != "" {
+			final = t
+		}
+		calls := withCallIDs(resp.ToolCalls, turn)
+		l.log.Debug("llm turn", "turn", turn, "tool_calls", len(calls), "stop", resp.StopReason,
+			"input_tokens", resp.Usage.Input, "output_tokens", resp.Usage.Output)
+		if len(calls) == 0 {
+			stats.Text = final
+			if isLengthStop(resp.StopReason) {
+				stats.Text = joinProse(final, fmt.Sprintf("aicr: the model's answer was cut at agent.llm.max_output_tokens = %d", l.maxOutputTokens))
+			}
+			return stats, nil
+		}
+		msgs = append(msgs, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: calls})
+		ended := false
+		for _, c := range calls {
+			tool := l.tools.resolve(c.Name)
+			text, isErr := l.exec.Call(ctx, tool, c.Arguments)
+			if err := l.exec.Err(); err != nil {
+				stats.Text = final
+				return stats, err
+			}
+			if isErr {
+				l.log.Info("llm tool call refused", "turn", turn, "tool", tool, "envelope", text)
+			} else if tool == review.ToolPublishSummary || tool == review.ToolSkip {
+				ended = true
+			}
+			msgs = append(msgs, Message{Role: RoleTool, ToolResult: &ToolResult{CallID: c.ID, Name: c.Name, Content: text, IsError: isErr}})
+		}
+		if ended {
+			// A recorded summary or skip is the pass's result; answering
+			// the calls would only buy another round trip.
+			stats.Text = final
+			return stats, nil
+		}
+	}
+}
+
+// withCallIDs gives every call an id: some OpenAI-compatible servers
+// leave it out, and each tool result must name the call it answers.
+func withCallIDs(calls []ToolCall, turn int) []ToolCall {
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("aicr_call_%d_%d", turn, i+1)
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func isLengthStop(reason string) bool {
+	switch reason {
+	case "length", "max_tokens", "max_output_tokens", "incomplete":
+		return true
+	}
+	return false
+}
+
+// joinProse adds aicr's note on why a pass stopped after the model's prose.
+func joinProse(prose, note string) string {
+	if prose == "" {
+		return note
+	}
+	return prose + "\n\n" + note
+}
