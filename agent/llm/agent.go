@@ -15,6 +15,7 @@ import (
 	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // Kind is the config name of this agent.
@@ -197,5 +198,5 @@ type scrubbedError struct {
 	key string
 }
 
-func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.key, "<secret>") }
+func (e *scrubbedError) Error() string { return secret.Scrub(e.err.Error(), e.key) }
 func (e *scrubbedError) Unwrap() error { return e.err }
