@@ -154,7 +154,7 @@ func (a *Agent) connect() (Model, string, error) {
 		return nil, "", err
 	}
 	m, err := a.newModel(ModelOptions{API: a.cfg.API, BaseURL: a.cfg.BaseURL, Model: a.cfg.Model, APIKey: key.Reveal(),
-		Headers: headers, Timeout: a.cfg.Timeout, HTTPClient: a.http})
+		Headers: headers, Timeout: a.cfg.Timeout, HTTPClient: a.http, Stream: a.cfg.Stream})
 	if err != nil {
 		return nil, "", a.explain(scrub(fmt.Errorf("%s client: %w", a.cfg.API, err), key.Reveal()))
 	}
