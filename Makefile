@@ -8,7 +8,7 @@ BIN     := bin/aicr
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build demo test lint deps clean
+.PHONY: all build demo test lint deps clean bench-llm
 
 all: build
 
@@ -31,6 +31,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+# aicr's own overhead per llm review against a builtin review, as a
+# table of medians (scripts/bench-llm-overhead.sh; about a minute).
+bench-llm:
+	@sh scripts/bench-llm-overhead.sh
 
 clean:
 	rm -rf bin

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -160,3 +161,29 @@ func (v Value) LogValue() slog.Value { return slog.StringValue(Redacted) }
 
 // Format keeps %x, %q and friends from printing the value.
 func (v Value) Format(f fmt.State, verb rune) { _, _ = f.Write([]byte(Redacted)) }
+
+// minScrubLen is the shortest value Scrub replaces: replacing a shorter
+// one would mangle the message without protecting anything.
+const minScrubLen = 4
+
+// Scrub replaces every occurrence of each value in text with <secret>.
+// It is the one place aicr takes a credential back out of text it did not
+// write (an error a server or SDK echoed, a platform's answer), so every
+// such text reads the same placeholder. Longer values are replaced first,
+// so a value that contains another is not left half visible.
+func Scrub(text string, values ...string) string {
+	vs := make([]string, 0, len(values))
+	for _, v := range values {
+		if len(v) >= minScrubLen {
+			vs = append(vs, v)
+		}
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) })
+	for _, v := range vs {
+		text = strings.ReplaceAll(text, v, Redacted)
+	}
+	return text
+}
+
+// Scrub replaces every occurrence of the value in text with <secret>.
+func (v Value) Scrub(text string) string { return Scrub(text, v.s) }

@@ -117,3 +117,23 @@ func TestValueNeverPrints(t *testing.T) {
 		t.Fatal("Reveal lost the value")
 	}
 }
+
+func TestScrubReplacesEveryValueWithOnePlaceholder(t *testing.T) {
+	key := "sk-live-abc123"
+	text := "401 from https://h/v1?k=" + key + ": key " + key + " refused; tok abc; long " + key + "-suffix"
+	got := Scrub(text, "abc", key+"-suffix", key, "")
+	if strings.Contains(got, key) {
+		t.Fatalf("key left in %q", got)
+	}
+	// The longer value goes first: no "-suffix" tail of a half-replaced one.
+	want := "401 from https://h/v1?k=<secret>: key <secret> refused; tok abc; long <secret>"
+	if got != want {
+		t.Fatalf("Scrub:\n got %q\nwant %q", got, want)
+	}
+	if got := New(key).Scrub("echo " + key); got != "echo <secret>" {
+		t.Fatalf("Value.Scrub: %q", got)
+	}
+	if got := (Value{}).Scrub("nothing to hide"); got != "nothing to hide" {
+		t.Fatalf("zero Value.Scrub: %q", got)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // Kind is the config name of this agent.
@@ -153,7 +154,7 @@ func (a *Agent) connect() (Model, string, error) {
 		return nil, "", err
 	}
 	m, err := a.newModel(ModelOptions{API: a.cfg.API, BaseURL: a.cfg.BaseURL, Model: a.cfg.Model, APIKey: key.Reveal(),
-		Headers: headers, Timeout: a.cfg.Timeout, HTTPClient: a.http})
+		Headers: headers, Timeout: a.cfg.Timeout, HTTPClient: a.http, Stream: a.cfg.Stream})
 	if err != nil {
 		return nil, "", a.explain(scrub(fmt.Errorf("%s client: %w", a.cfg.API, err), key.Reveal()))
 	}
@@ -197,5 +198,5 @@ type scrubbedError struct {
 	key string
 }
 
-func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.key, "<secret>") }
+func (e *scrubbedError) Error() string { return secret.Scrub(e.err.Error(), e.key) }
 func (e *scrubbedError) Unwrap() error { return e.err }

@@ -56,6 +56,11 @@ type Config struct {
 	ContextWindow int `toml:"context_window"`
 	// Timeout is the wall clock of one pass; zero: [agent] timeout.
 	Timeout time.Duration `toml:"timeout"`
+	// Stream asks the server for Server-Sent Events: proxies and gateways
+	// that cut a connection idle for minutes (a large model thinking
+	// before its first token) keep a streamed answer alive. The review is
+	// the same either way.
+	Stream bool `toml:"stream"`
 	// PricePerMTokIn / PricePerMTokOut price a million input / output
 	// tokens, for the cost in the audit trail (the ladder prices each
 	// review with them); zero: no cost reported.

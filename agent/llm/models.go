@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // ModelOptions say which model server to talk to and how.
@@ -89,12 +91,7 @@ type apiFailure struct {
 // wrapped with the server's own message. Nothing from the request is
 // quoted, and the key is scrubbed from whatever the server echoed.
 func classify(ctx context.Context, api string, o ModelOptions, f *apiFailure, err error) error {
-	scrub := func(s string) string {
-		if o.APIKey != "" {
-			s = strings.ReplaceAll(s, o.APIKey, "[redacted]")
-		}
-		return s
-	}
+	scrub := func(s string) string { return secret.Scrub(s, o.APIKey) }
 	if f != nil {
 		msg := scrub(strings.TrimSpace(f.message))
 		if msg == "" {

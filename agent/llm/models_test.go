@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 const testKey = "sk-aicr-test-9f8e7d6c5b4a3210"
@@ -284,6 +285,10 @@ func TestClassifyScrubsAnEchoedKey(t *testing.T) {
 		&apiFailure{status: 401, message: "Incorrect API key provided: " + testKey}, nil)
 	if !errors.Is(err, ErrAuth) || strings.Contains(err.Error(), testKey) {
 		t.Fatalf("err = %v", err)
+	}
+	// The same placeholder as the agent's own errors (secret.Scrub).
+	if !strings.Contains(err.Error(), "Incorrect API key provided: "+secret.Redacted) {
+		t.Fatalf("err = %v, want the key replaced by %s", err, secret.Redacted)
 	}
 }
 

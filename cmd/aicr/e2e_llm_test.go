@@ -33,8 +33,9 @@ const (
 )
 
 // useLLM appends kind = "llm" pointing at sim to e's config; the key is
-// in the daemon's environment only (inherited from this process).
-func useLLM(t *testing.T, e *env, api string, sim *modelsim.Server) {
+// in the daemon's environment only (inherited from this process). extra
+// are more [agent.llm] lines.
+func useLLM(t *testing.T, e *env, api string, sim *modelsim.Server, extra ...string) {
 	t.Helper()
 	t.Setenv(e2eModelKeyEnv, e2eModelKey)
 	f, err := os.OpenFile(e.config, os.O_APPEND|os.O_WRONLY, 0)
@@ -55,7 +56,8 @@ api_key_env = %q
 max_turns = 6
 price_per_mtok_in = 1.0
 price_per_mtok_out = 10.0
-`, api, sim.URL, e2eModelKeyEnv)
+%s
+`, api, sim.URL, e2eModelKeyEnv, strings.Join(extra, "\n"))
 }
 
 // reviewScript is the model's side of one review of plantedFile at path:
@@ -212,15 +214,27 @@ func TestSVNCommitReviewedByLLMEndToEnd(t *testing.T) {
 }
 
 // A Perforce change through the trigger client and the p4 emulator is
-// reviewed by the llm agent the same way.
+// reviewed by the llm agent the same way, through each API. These runs
+// ask for streamed answers ([agent.llm] stream = true), so each API's
+// streaming is also covered end to end from the config key to the file
+// channel (the SVN runs above are the plain ones).
 func TestP4ChangeReviewedByLLMEndToEnd(t *testing.T) {
-	e := newP4Env(t)
-	sim := modelsim.Start(t, reviewScript("depot/main/svc/config.go", 4)...)
-	sim.RequireKey(e2eModelKey)
-	useLLM(t, e, modelsim.APIOpenAIChat, sim)
-	e.startDaemon()
-	e.notifyP4("7")
-	checkLLMReview(t, e, sim, "7", "depot/main/svc/config.go", 4)
+	for _, api := range []string{modelsim.APIOpenAIChat, modelsim.APIOpenAIResponses, modelsim.APIAnthropic} {
+		t.Run(api, func(t *testing.T) {
+			e := newP4Env(t)
+			sim := modelsim.Start(t, reviewScript("depot/main/svc/config.go", 4)...)
+			sim.RequireKey(e2eModelKey)
+			useLLM(t, e, api, sim, "stream = true")
+			e.startDaemon()
+			e.notifyP4("7")
+			checkLLMReview(t, e, sim, "7", "depot/main/svc/config.go", 4)
+			for i, r := range sim.Requests() {
+				if !r.Stream {
+					t.Errorf("request %d was not streamed with stream = true", i+1)
+				}
+			}
+		})
+	}
 }
 
 // A model server that refuses the key fails the run at once (no retry

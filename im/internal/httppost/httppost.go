@@ -13,9 +13,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // maxResponse bounds how much of an answer is read: the platforms answer
@@ -154,14 +154,7 @@ func RedactURL(raw string) string {
 	return u.Scheme + "://" + u.Host + "/<redacted>"
 }
 
-// Redact replaces every occurrence of each secret in s. Secrets shorter
-// than 4 bytes are skipped: replacing them would mangle the message
-// without protecting anything.
-func Redact(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "<redacted>")
-		}
-	}
-	return s
-}
+// Redact replaces every occurrence of each secret in s with <secret>
+// (secret.Scrub, the one owner of that rule: too-short values are left
+// alone, longer values go first).
+func Redact(s string, secrets ...string) string { return secret.Scrub(s, secrets...) }

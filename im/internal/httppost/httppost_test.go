@@ -11,6 +11,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/imtest"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 func TestPostClassifiesStatusAndRedactsTheAnswer(t *testing.T) {
@@ -37,6 +38,10 @@ func TestPostClassifiesStatusAndRedactsTheAnswer(t *testing.T) {
 		t.Fatalf("read %d bytes of the answer, want the %d-byte bound", len(resp.Body), maxResponse)
 	}
 	imtest.AssertSendLeaksNothing(t, im.Receipt{Response: resp.Excerpt(Secrets(hook, sec)...)}, err, hook, "tok-abcdef123456", sec)
+	// The placeholder is secret's, the same the llm agent's errors show.
+	if want := "slow down " + secret.Redacted + " " + secret.Redacted + " x"; !strings.HasPrefix(se.Response, want) {
+		t.Fatalf("answer excerpt %.60q, want it to start %q", se.Response, want)
+	}
 }
 
 func TestTransportErrorsNameOnlyTheHost(t *testing.T) {
