@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -32,10 +33,13 @@ func TestReconcilerFindsCommitsWhoseHookNeverFired(t *testing.T) {
 		bySource[r.Revision] = string(r.Source)
 		count[r.Revision]++
 	}
-	want := map[string]string{"1": "trigger", "2": "reconcile", "3": "reconcile"}
-	for rev, src := range want {
-		if bySource[rev] != src || count[rev] != 1 {
-			t.Errorf("r%s: source %q, %d runs; want %s, 1 run", rev, bySource[rev], count[rev], src)
+	// r1 had its hook, but the hook is detached: on a loaded machine the
+	// reconciler's 1 s tick can see r1 before the hook's event arrives.
+	// Either way it is reviewed exactly once.
+	want := map[string][]string{"1": {"trigger", "reconcile"}, "2": {"reconcile"}, "3": {"reconcile"}}
+	for rev, srcs := range want {
+		if !slices.Contains(srcs, bySource[rev]) || count[rev] != 1 {
+			t.Errorf("r%s: source %q, %d runs; want one of %v, 1 run", rev, bySource[rev], count[rev], srcs)
 		}
 	}
 	for _, r := range runs {
