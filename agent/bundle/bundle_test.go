@@ -306,24 +306,28 @@ func TestAtomicReplace(t *testing.T) {
 	beforePrompt := read(t, filepath.Join(dir, PromptName))
 
 	in.Prompt.User = "a follow-up pass\n"
-	failAfterWrite = func(rel string) error {
-		if strings.HasPrefix(rel, "skills/") {
-			return errors.New("injected failure")
+	// Mid-way through the files, and after the state file and home/ have
+	// moved into the new bundle (they must move back).
+	for _, at := range []string{"skills/", beforeSwap} {
+		failAfterWrite = func(rel string) error {
+			if strings.HasPrefix(rel, at) {
+				return errors.New("injected failure")
+			}
+			return nil
 		}
-		return nil
+		_, err := Materialise(in)
+		failAfterWrite = nil
+		if err == nil || !strings.Contains(err.Error(), "injected failure") {
+			t.Fatalf("Materialise = %v, want the injected failure at %s", err, at)
+		}
+		if got := tree(t, dir); got != before {
+			t.Errorf("a build failing at %s changed the previous bundle:\n--- before\n%s--- after\n%s", at, before, got)
+		}
+		if read(t, filepath.Join(dir, PromptName)) != beforePrompt {
+			t.Errorf("a build failing at %s changed prompt.md", at)
+		}
+		assertNoTemp(t, in.Layout)
 	}
-	_, err := Materialise(in)
-	failAfterWrite = nil
-	if err == nil || !strings.Contains(err.Error(), "injected failure") {
-		t.Fatalf("Materialise = %v, want the injected failure", err)
-	}
-	if got := tree(t, dir); got != before {
-		t.Errorf("a failed build changed the previous bundle:\n--- before\n%s--- after\n%s", before, got)
-	}
-	if read(t, filepath.Join(dir, PromptName)) != beforePrompt {
-		t.Error("a failed build changed prompt.md")
-	}
-	assertNoTemp(t, in.Layout)
 
 	m, err := Materialise(in)
 	if err != nil {

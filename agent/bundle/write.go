@@ -22,8 +22,12 @@ import (
 var preserved = []string{rundir.StateFileName, HomeDirName}
 
 // failAfterWrite, when set by a test, fails the build after the named
-// bundle file is written, to show the previous bundle survives.
+// bundle file is written, to show the previous bundle survives;
+// beforeSwap is the name failAfterWrite sees once the preserved entries
+// have moved into the new bundle, just before the swap.
 var failAfterWrite func(rel string) error
+
+const beforeSwap = "(before swap)"
 
 // writeAtomic builds the bundle in a temp dir next to agentDir, fsyncs
 // it, moves the preserved entries over, and swaps it in with one
@@ -105,6 +109,11 @@ func writeAtomic(agentDir string, p planned) (err error) {
 	}
 	for d := range dirs {
 		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	if failAfterWrite != nil {
+		if err := failAfterWrite(beforeSwap); err != nil {
 			return err
 		}
 	}
