@@ -219,6 +219,10 @@ func Materialise(in Input) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("bundle: env name %q is not a variable name (pass names only, never NAME=value)", n)
 		}
 	}
+	// Before plan, so the manifest's preserved list sees what it recovers.
+	if err := recoverLeftovers(in.Layout.Dir(), in.Layout.AgentDir()); err != nil {
+		return Manifest{}, err
+	}
 	p, err := plan(in)
 	if err != nil {
 		return Manifest{}, err

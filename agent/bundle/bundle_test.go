@@ -418,3 +418,31 @@ func TestManifestJSONRoundTrip(t *testing.T) {
 		t.Errorf("manifest.json does not match the returned manifest: %+v", back)
 	}
 }
+
+// A build that died after moving the state file into its temp dir (no
+// deferred cleanup ran) must not lose the findings: the next build takes
+// them back and removes the leftover.
+func TestCrashLeftoverRecovered(t *testing.T) {
+	in := fixture(t)
+	if _, err := Materialise(in); err != nil {
+		t.Fatal(err)
+	}
+	leftover := filepath.Join(in.Layout.Dir(), ".agent.new-crashed")
+	if err := os.MkdirAll(filepath.Join(leftover, "skills"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(leftover, rundir.StateFileName), []byte("findings"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Materialise(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read(t, in.Layout.StatePath()) != "findings" {
+		t.Error("the state file in a crashed build's leftover was not recovered")
+	}
+	if len(m.Preserved) == 0 || m.Preserved[0] != rundir.StateFileName {
+		t.Errorf("manifest preserved = %v, want the recovered state file", m.Preserved)
+	}
+	assertNoTemp(t, in.Layout)
+}

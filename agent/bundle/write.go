@@ -207,3 +207,35 @@ func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// recoverLeftovers cleans up after a build that crashed (the process
+// died, so no deferred cleanup ran). A crash after the preserved entries
+// moved into the temp dir but before the swap leaves them there: they
+// move back first, so no findings or caches are lost; then every
+// leftover goes.
+func recoverLeftovers(parent, agentDir string) error {
+	left, err := filepath.Glob(filepath.Join(parent, ".agent.new-*"))
+	if err != nil {
+		return fmt.Errorf("bundle: look for leftovers in %s: %w", parent, err)
+	}
+	for _, dir := range left {
+		for _, name := range preserved {
+			src, dst := filepath.Join(dir, name), filepath.Join(agentDir, name)
+			if _, err := os.Lstat(src); err != nil {
+				continue
+			}
+			if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {
+				if err := os.MkdirAll(agentDir, 0o750); err != nil {
+					return fmt.Errorf("bundle: recover %s: %w", src, err)
+				}
+				if err := os.Rename(src, dst); err != nil {
+					return fmt.Errorf("bundle: recover %s: %w", src, err)
+				}
+			}
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("bundle: remove leftover %s: %w", dir, err)
+		}
+	}
+	return nil
+}
