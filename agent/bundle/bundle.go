@@ -199,9 +199,15 @@ func homeEnv(agentDirInside string) HomeEnv {
 // DefaultMCPCommand is `aicr mcp serve` with the state and change files of
 // the agent dir at agentDirInside, using the sandbox's aicr binary.
 func DefaultMCPCommand(agentDirInside string) []string {
-	return []string{DefaultBinaryInside, "mcp", "serve",
-		"--state", path.Join(agentDirInside, rundir.StateFileName),
-		"--change", path.Join(agentDirInside, rundir.ChangeFileName)}
+	return MCPCommand(DefaultBinaryInside, agentDirInside)
+}
+
+// MCPCommand is `aicr mcp serve` run from binary for the agent dir at
+// agentDir; the none runner passes the host binary and Layout.AgentDir().
+func MCPCommand(binary, agentDir string) []string {
+	return []string{binary, "mcp", "serve",
+		"--state", path.Join(agentDir, rundir.StateFileName),
+		"--change", path.Join(agentDir, rundir.ChangeFileName)}
 }
 
 // ErrSecret: a file of the bundle would contain a secret value.

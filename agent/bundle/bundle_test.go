@@ -446,3 +446,34 @@ func TestCrashLeftoverRecovered(t *testing.T) {
 	}
 	assertNoTemp(t, in.Layout)
 }
+
+// The none runner: host paths everywhere the agent looks.
+func TestNoneRunnerPaths(t *testing.T) {
+	in := fixture(t)
+	in.AgentDirInside = in.Layout.AgentDir()
+	in.MCPCommand = MCPCommand("/usr/local/bin/aicr", in.Layout.AgentDir())
+	m, err := Materialise(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(read(t, filepath.Join(in.Layout.AgentDir(), MCPConfigName))), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.MCPServers["aicr"]
+	want := []string{"mcp", "serve", "--state", in.Layout.StatePath(), "--change", filepath.Join(in.Layout.AgentDir(), "change.json")}
+	if got.Command != "/usr/local/bin/aicr" || strings.Join(got.Args, " ") != strings.Join(want, " ") {
+		t.Errorf("mcp.json aicr = %+v, want /usr/local/bin/aicr %v", got, want)
+	}
+	if m.Home.HOME != filepath.Join(in.Layout.AgentDir(), HomeDirName) {
+		t.Errorf("HOME = %s", m.Home.HOME)
+	}
+	if fi, err := os.Stat(filepath.Join(m.Home.XDGConfigHome)); err != nil || !fi.IsDir() {
+		t.Errorf("XDG_CONFIG_HOME %s is not a directory: %v", m.Home.XDGConfigHome, err)
+	}
+}
