@@ -305,3 +305,19 @@ func fence(content, info string) string {
 	content = strings.TrimRight(content, "\n")
 	return ticks + info + "\n" + content + "\n" + ticks + "\n"
 }
+
+// ProtectedRules returns the built-in protected layer of p.System alone,
+// for bundles that ship each instruction layer as its own file. The cut
+// is made here, next to the headings system() writes, so no caller
+// parses the prompt's wording. The protected text never contains these
+// headings, so the first one is the layer boundary even when the
+// operator's or repository's rules repeat it inside their fences.
+func (p Prompt) ProtectedRules() string {
+	s := p.System
+	for _, h := range []string{"\n## Operator rules\n", "\n## Repository rules\n"} {
+		if i := strings.Index(s, h); i >= 0 {
+			s = s[:i]
+		}
+	}
+	return s
+}
