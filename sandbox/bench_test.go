@@ -40,7 +40,7 @@ func BenchmarkPodmanRun(b *testing.B) {
 	b.ReportMetric(float64(mp.Milliseconds()), "podman-ms")
 	b.ReportMetric(float64(mn.Microseconds())/1000, "none-ms")
 	b.ReportMetric(float64(mp)/float64(mn), "ratio")
-	b.ReportMetric(float64((mp-mn).Milliseconds()), "overhead-ms")
+	b.ReportMetric(float64((mp - mn).Milliseconds()), "overhead-ms")
 }
 
 func median(ds []time.Duration) time.Duration {
