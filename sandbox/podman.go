@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -156,7 +158,10 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	defer stderr.Close()
 
 	startCmd := r.command(context.WithoutCancel(ctx), "start", "--attach", name)
-	startCmd.Stdout, startCmd.Stderr = stdout, stderr
+	// While the container never ran, its stderr is podman's own: kept
+	// (bounded) for the error when the runtime fails to start it.
+	podmanErr := &tailBuffer{max: 4096}
+	startCmd.Stdout, startCmd.Stderr = stdout, io.MultiWriter(stderr, podmanErr)
 	if err := startCmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("%w: podman start: %v; %s", ErrUnavailable, err, remedyInstall)
 	}
@@ -189,8 +194,12 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	if ctx.Err() != nil && !res.TimedOut {
 		return res, ctx.Err()
 	}
-	if st.Error != "" && !res.TimedOut {
-		return res, fmt.Errorf("%w: the OCI runtime could not start the container: %s; set [sandbox.podman] runtime = \"runc\" and containers_conf with `[containers] default_ulimits = []` (see README, Sandbox)", ErrUnavailable, st.Error)
+	if (st.Error != "" || st.Status == "created") && !res.TimedOut {
+		why := st.Error
+		if why == "" {
+			why = strings.TrimSpace(podmanErr.String())
+		}
+		return res, fmt.Errorf("%w: the OCI runtime could not start the container: %s; set [sandbox.podman] runtime = \"runc\" and containers_conf with `[containers] default_ulimits = []` (see README, Sandbox)", ErrUnavailable, why)
 	}
 	return res, nil
 }
@@ -216,6 +225,7 @@ func (r *podmanRunner) remove(name string) {
 }
 
 type containerState struct {
+	Status    string `json:"Status"`
 	ExitCode  int    `json:"ExitCode"`
 	OOMKilled bool   `json:"OOMKilled"`
 	Error     string `json:"Error"`
@@ -410,4 +420,27 @@ func RemoveOrphans(ctx context.Context, cfg Config) (int, error) {
 		removed++
 	}
 	return removed, errors.Join(errs...)
+}
+
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }

@@ -212,3 +212,28 @@ func TestRemoveOrphans(t *testing.T) {
 		t.Errorf("kind none: %d, %v", n, err)
 	}
 }
+
+// A runtime that exists but fails when the container starts (as crun
+// does on cgroup v1 hybrid hosts), after create succeeded: still
+// ErrUnavailable with the remedy, and nothing left behind.
+func TestPodmanRuntimeFailingAtStart(t *testing.T) {
+	bin, cfg := probeSetup(t)
+	fake := filepath.Join(t.TempDir(), "broken-runtime")
+	script := "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'broken-runtime version 1'; exit 0; }\necho 'cgroups in hybrid mode not supported' >&2\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Podman.Runtime = fake
+	s := spec(t, bin, 1011, "write", "/workspace/agent/ran", "yes")
+	r, _ := sandbox.New(cfg)
+	_, err := r.Run(context.Background(), s)
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), `runtime = "runc"`) {
+		t.Fatalf("err = %v; want ErrUnavailable naming the runc remedy", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.AgentDir, "ran")); err == nil {
+		t.Error("the command ran anyway")
+	}
+	if left := containersNamed(t, cfg, "aicr-run-1011-"); len(left) != 0 {
+		t.Errorf("left: %v", left)
+	}
+}
