@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -285,6 +286,7 @@ func createArgs(p PodmanConfig, s Spec, name, user, network string) (args []stri
 	args = []string{"create",
 		"--init",
 		"--name", name,
+		"--label", OwnerLabel + "=" + ownerID(os.Getpid()),
 		"--pull", "never",
 		"--user", user,
 		"-w", AgentMount,
@@ -387,8 +389,53 @@ func within(path, mount string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// RemoveOrphans removes aicr-run-* containers a previous daemon left
-// behind (killed mid-run). It does nothing unless Kind is "podman".
+// OwnerLabel marks a container with the process that runs it
+// ("pid:start-time"), so one daemon's start never removes the running
+// containers of another daemon (or test) on the same host.
+const OwnerLabel = "io.aicr.owner"
+
+// ownerID is pid plus the process's start time where /proc has it, so a
+// reused pid does not make a dead owner look alive.
+func ownerID(pid int) string {
+	return strconv.Itoa(pid) + ":" + procStart(pid)
+}
+
+func procStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) may hold spaces; fields after it are
+	// fixed, and starttime is field 22.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}
+
+// ownerAlive reports whether the labelled owner still runs; an unlabelled
+// container (none of ours names it) has no owner.
+func ownerAlive(owner string) bool {
+	pidText, start, ok := strings.Cut(owner, ":")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil || pid <= 0 {
+		return false
+	}
+	if start != "" {
+		return procStart(pid) == start
+	}
+	p, err := os.FindProcess(pid)
+	return err == nil && p.Signal(syscall.Signal(0)) == nil
+}
+
+// RemoveOrphans removes aicr-run-* containers whose owner is gone: left by
+// a daemon killed mid-run. Containers of a live process (another daemon on
+// this host) are left alone. It does nothing unless Kind is "podman".
 func RemoveOrphans(ctx context.Context, cfg Config) (int, error) {
 	if cfg.Kind != "podman" {
 		return 0, nil
@@ -398,7 +445,8 @@ func RemoveOrphans(ctx context.Context, cfg Config) (int, error) {
 		return 0, fmt.Errorf("%w: podman binary %q not found: %s", ErrUnavailable, p.Binary, remedyInstall)
 	}
 	var stderr bytes.Buffer
-	list := podmanCommand(ctx, p, "ps", "-a", "--filter", "name=^"+containerPrefix, "--format", "{{.Names}}")
+	list := podmanCommand(ctx, p, "ps", "-a", "--filter", "name=^"+containerPrefix,
+		"--format", `{{.Names}} {{index .Labels "`+OwnerLabel+`"}}`)
 	list.Stderr = &stderr
 	out, err := list.Output()
 	if err != nil {
@@ -406,8 +454,9 @@ func RemoveOrphans(ctx context.Context, cfg Config) (int, error) {
 	}
 	removed := 0
 	var errs []error
-	for _, name := range strings.Fields(string(out)) {
-		if !strings.HasPrefix(name, containerPrefix) {
+	for _, line := range strings.Split(string(out), "\n") {
+		name, owner, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if !strings.HasPrefix(name, containerPrefix) || ownerAlive(strings.TrimSpace(owner)) {
 			continue
 		}
 		stderr.Reset()

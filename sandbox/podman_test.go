@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +98,13 @@ func TestPodmanEnvFileGoneAfterStartAndOutsideMounts(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "aicr-env-*")); len(left) != 0 {
 		t.Errorf("env file still present while the container runs: %v", left)
+	}
+	// A daemon starting next to this live run must not remove it.
+	if _, err := sandbox.RemoveOrphans(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if left := containersNamed(t, cfg, "aicr-run-1004-"); len(left) != 1 {
+		t.Errorf("RemoveOrphans removed a live run's container: %v", left)
 	}
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -195,22 +203,42 @@ func TestPodmanUnavailable(t *testing.T) {
 
 func TestRemoveOrphans(t *testing.T) {
 	bin, cfg := probeSetup(t)
-	const name = "aicr-run-999999-1"
-	cmd := exec.Command("podman", "--runtime", "runc", "create", "--name", name, "-v", bin+":/opt/aicr/aicr:ro", cfg.Podman.Image, "/opt/aicr/aicr", "sleep", "1s")
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+cfg.Podman.ContainersConf)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("create a leftover: %v: %s", err, out)
+	podman := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("podman", append([]string{"--runtime", "runc"}, args...)...)
+		cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+cfg.Podman.ContainersConf)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("podman %v: %v: %s", args, err, out)
+		}
 	}
+	leftover := func(name string, label ...string) {
+		podman(append(append([]string{"create", "--name", name}, label...), "-v", bin+":/opt/aicr/aicr:ro", cfg.Podman.Image, "/opt/aicr/aicr", "sleep", "1s")...)
+	}
+	// Unlabelled (no owner) and owned by a process that is gone: orphans.
+	// Owned by this live test process: another daemon's run, kept.
+	leftover("aicr-run-999999-1")
+	leftover("aicr-run-999999-2", "--label", sandbox.OwnerLabel+"=999999999:1")
+	leftover("aicr-run-999999-3", "--label", fmt.Sprintf("%s=%d:%s", sandbox.OwnerLabel, os.Getpid(), procStartOf(t, os.Getpid())))
+	t.Cleanup(func() { podman("rm", "-f", "aicr-run-999999-3") })
 	n, err := sandbox.RemoveOrphans(context.Background(), cfg)
-	if err != nil || n < 1 {
+	if err != nil || n < 2 {
 		t.Fatalf("RemoveOrphans = %d, %v", n, err)
 	}
-	if left := containersNamed(t, cfg, "aicr-run-"); len(left) != 0 {
-		t.Errorf("left after RemoveOrphans: %v", left)
+	if left := containersNamed(t, cfg, "aicr-run-999999-"); len(left) != 1 || left[0] != "aicr-run-999999-3" {
+		t.Errorf("after RemoveOrphans: %v; want only the live owner's container", left)
 	}
 	if n, err := sandbox.RemoveOrphans(context.Background(), sandbox.Config{Kind: "none"}); n != 0 || err != nil {
 		t.Errorf("kind none: %d, %v", n, err)
 	}
+}
+
+func procStartOf(t *testing.T, pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return f[19]
 }
 
 // A runtime that exists but fails when the container starts (as crun
