@@ -6,9 +6,12 @@ export GOTOOLCHAIN ?= auto
 GO      ?= go
 BIN     := bin/aicr
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X github.com/aicr-dev/aicr/sandbox.Version=$(VERSION)
+IMAGE   := localhost/aicr-agent
+# Podman reads this file: runc and no default ulimits (see the file).
+export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench-llm
+.PHONY: all build demo test lint deps clean bench-llm image
 
 all: build
 
@@ -23,7 +26,7 @@ demo: deps build
 
 # -race needs cgo and a C compiler (deps installs gcc); the suite takes a
 # few minutes on 2 cores with it.
-test: deps lint
+test: deps lint image
 	@sh scripts/install-tsclient.sh
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m ./...
 
@@ -36,6 +39,19 @@ lint:
 # table of medians (scripts/bench-llm-overhead.sh; about a minute).
 bench-llm:
 	@sh scripts/bench-llm-overhead.sh
+
+# The agent image, built locally FROM scratch (no registry is needed or
+# used). Cached: skipped when the image for this version exists, except
+# for a -dirty version, whose contents git describe cannot pin.
+image:
+	@sh scripts/install-deps.sh podman
+	@case "$(VERSION)" in *-dirty) ;; *) \
+		if podman image exists $(IMAGE):$(VERSION); then echo "$(IMAGE):$(VERSION) exists"; exit 0; fi;; \
+	esac; \
+	set -e; ctx=$$(mktemp -d); trap 'rm -rf "$$ctx"' EXIT; \
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$ctx/aicr" ./cmd/aicr; \
+	podman build -q -f scripts/Containerfile.agent -t $(IMAGE):$(VERSION) -t $(IMAGE):latest "$$ctx" >/dev/null; \
+	echo "built $(IMAGE):$(VERSION)"
 
 clean:
 	rm -rf bin

@@ -17,6 +17,7 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/channels"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/secret"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/registry"
@@ -47,6 +48,8 @@ type Config struct {
 	Dispatch delivery.Config `toml:"dispatch"`
 	// Users map VCS users to chat identities for mentions.
 	Users []im.Identity `toml:"user"`
+	// Sandbox is where agent passes run; kind "none" when the table is absent.
+	Sandbox sandbox.Config `toml:"sandbox"`
 }
 
 // DaemonConfig is the [daemon] table.
@@ -248,6 +251,11 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	if !md.IsDefined("daemon", "workers") {
 		cfg.Daemon.Workers = defaultWorkers
 	}
+	// Only an absent [sandbox] means "none"; a table that forgets kind is
+	// an error rather than agents silently running unconfined.
+	if !md.IsDefined("sandbox") {
+		cfg.Sandbox.Kind = "none"
+	}
 	cfg.applyDefaults()
 	cfg.resolvePaths(filepath.Dir(abs))
 	for _, e := range cfg.validate(declared) {
@@ -307,6 +315,7 @@ func (c *Config) applyDefaults() {
 	// Channel policy keys stay empty when unset: PolicyFor layers them
 	// over the repo's and the global ones.
 	c.Dispatch.ApplyDefaults()
+	c.Sandbox.ApplyDefaults(c.Agent.PassTimeout())
 }
 
 func (c *Config) resolvePaths(base string) {
@@ -325,6 +334,7 @@ func (c *Config) resolvePaths(base string) {
 	abs(&c.Notify.SpoolDir)
 	c.Agent.LLM = c.Agent.LLM.InDir(base)
 	abs(&c.Agent.RulesFile)
+	c.Sandbox.ResolvePaths(base)
 	for _, r := range c.Repos {
 		if pr, ok := r.Settings.(vcs.PathResolver); ok {
 			pr.ResolvePaths(base)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -63,6 +64,16 @@ func Serve(ctx context.Context, opts Options) error {
 	parts, err := Build(cfg, Deps{Store: store, Logger: log, Stdout: opts.Stdout, Now: opts.Now}, BuildOptions{})
 	if err != nil {
 		return err
+	}
+	// Containers of runs a killed daemon left behind hold memory and
+	// would clash with the resumed runs' names. A failure here is not
+	// fatal: a broken podman fails each run with its remedy instead.
+	if cfg.Sandbox.Kind == "podman" {
+		if n, err := sandbox.RemoveOrphans(ctx, cfg.Sandbox); err != nil {
+			log.Warn("remove orphaned sandbox containers", "err", err)
+		} else if n > 0 {
+			log.Info("removed orphaned sandbox containers", "count", n)
+		}
 	}
 	if n, err := store.ReleaseDispatchLeases(ctx); err != nil {
 		return fmt.Errorf("re-queue unsent dispatches: %w", err)

@@ -45,6 +45,10 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 		key, msg := agentErrorKey(err)
 		add(key, "%s", msg)
 	}
+	for _, err := range splitErrors(c.Sandbox.Validate()) {
+		key, msg := tableErrorKey("sandbox", err)
+		add(key, "%s", msg)
+	}
 
 	channelNames := map[string]bool{}
 	for i, ch := range c.Channels {
@@ -110,6 +114,16 @@ func agentErrorKey(err error) (key, msg string) {
 		return k, rest
 	}
 	return "agent", text
+}
+
+// tableErrorKey is agentErrorKey for any table whose package prefixes
+// its messages with the key ("sandbox.podman.memory: ...").
+func tableErrorKey(table string, err error) (key, msg string) {
+	text := err.Error()
+	if k, rest, ok := strings.Cut(text, ": "); ok && strings.HasPrefix(k, table+".") && !strings.ContainsAny(k, " ,") {
+		return k, rest
+	}
+	return table, text
 }
 
 // splitErrors undoes errors.Join so each problem gets its own line.

@@ -1,16 +1,31 @@
 #!/bin/sh
 # Installs what `make demo` and `make test` need on a fresh Debian/Ubuntu
 # machine: Subversion (the real svnadmin/svn/svnlook/svnserve the tests and
-# the demo drive) and a Go toolchain. Run as root to install; otherwise it
-# only says what is missing.
+# the demo drive) and a Go toolchain; with the argument `podman`, also
+# Podman and runc for the sandbox (`make image`, `make test`). Run as root
+# to install; otherwise it only says what is missing.
 set -eu
 
 missing=""
+pkgs_missing=""
 for tool in svn svnadmin svnlook svnserve; do
 	command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
+[ -n "$missing" ] && pkgs_missing="subversion"
 # make test runs the race detector, which needs cgo and a C compiler.
-command -v cc >/dev/null 2>&1 || missing="$missing cc"
+if ! command -v cc >/dev/null 2>&1; then
+	missing="$missing cc"
+	pkgs_missing="$pkgs_missing gcc"
+fi
+if [ "${1:-}" = podman ]; then
+	# runc, not crun: crun fails on cgroup v1 hybrid hosts (see
+	# configs/containers.conf). runc lives in sbin, often not in PATH.
+	command -v podman >/dev/null 2>&1 || { missing="$missing podman"; pkgs_missing="$pkgs_missing podman"; }
+	if ! command -v runc >/dev/null 2>&1 && [ ! -x /usr/sbin/runc ] && [ ! -x /usr/bin/runc ]; then
+		missing="$missing runc"
+		pkgs_missing="$pkgs_missing runc"
+	fi
+fi
 need_go=""
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
 	need_go=yes
@@ -21,15 +36,14 @@ if [ -z "$missing" ] && [ -z "$need_go" ]; then
 fi
 
 if [ "$(id -u)" != 0 ]; then
-	[ -n "$missing" ] && echo "missing:$missing — install with: sudo apt-get install -y subversion gcc" >&2
+	[ -n "$missing" ] && echo "missing:$missing — install with: sudo apt-get install -y$pkgs_missing" >&2
 	[ -n "$need_go" ] && echo "missing: go — install Go 1.26 or newer (https://go.dev/doc/install) or: sudo apt-get install -y golang-go" >&2
 	exit 1
 fi
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-pkgs=""
-[ -n "$missing" ] && pkgs="$pkgs subversion gcc"
+pkgs="$pkgs_missing"
 # Debian's Go is older than go.mod asks for; the go command then fetches
 # the right toolchain itself (GOTOOLCHAIN=auto).
 [ -n "$need_go" ] && pkgs="$pkgs golang-go ca-certificates"
