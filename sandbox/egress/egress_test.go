@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/sandbox/egress"
@@ -180,8 +181,9 @@ func TestTooManyTunnels(t *testing.T) {
 	}
 	// A freed slot is usable again.
 	open[0].Close()
+	// The proxy notices the close asynchronously: retry, bounded generously.
 	var c net.Conn
-	for i := 0; i < 200; i++ { // the proxy notices the close asynchronously
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if c, err = dial(context.Background(), "tcp", ln.Addr().String()); err == nil {
 			break
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,26 +18,36 @@ import (
 	"github.com/aicr-dev/aicr/sandbox/egress"
 )
 
-// podman returns a podman command line prefix, or skips when Podman
-// cannot run containers here. CONTAINERS_CONF (see
-// docs on Podman set-up) is passed through from the environment.
-func podman(t *testing.T) string {
+// podman returns the podman binary and the environment to run it with.
+// It fails (never skips) without podman, like the sandbox suite: `make
+// test` installs it; AICR_TEST_NO_PODMAN=1 skips explicitly. The
+// repository's configs/containers.conf (runc, no default ulimits) is used
+// unless CONTAINERS_CONF names another.
+func podman(t *testing.T) (string, []string) {
 	t.Helper()
 	bin, err := exec.LookPath("podman")
 	if err != nil {
-		t.Skip("podman not installed")
+		if os.Getenv("AICR_TEST_NO_PODMAN") == "1" {
+			t.Skip("podman not installed and AICR_TEST_NO_PODMAN=1")
+		}
+		t.Fatal("podman is not installed: run `make test`, which installs podman and runc (or set AICR_TEST_NO_PODMAN=1 to skip the sandbox tests explicitly)")
 	}
-	if out, err := exec.Command(bin, "info", "--format", "{{.Host.OCIRuntime.Name}}").CombinedOutput(); err != nil {
-		t.Skipf("podman info fails: %v: %s", err, out)
+	env := os.Environ()
+	if os.Getenv("CONTAINERS_CONF") == "" {
+		_, file, _, _ := runtime.Caller(0)
+		conf := filepath.Join(filepath.Dir(file), "..", "..", "configs", "containers.conf")
+		if _, err := os.Stat(conf); err == nil {
+			env = append(env, "CONTAINERS_CONF="+conf)
+		}
 	}
-	return bin
+	return bin, env
 }
 
 // A container with no network and the run's egress socket mounted
 // reaches the allowlisted server only through the proxy: direct dials
 // fail, a non-allowlisted target is refused, and the proxy recorded each.
 func TestPodmanLLMOnlyEgress(t *testing.T) {
-	bin := podman(t)
+	bin, env := podman(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -50,7 +61,9 @@ func TestPodmanLLMOnlyEgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	image := "localhost/aicr-egress-probe:test"
-	if out, err := exec.CommandContext(ctx, bin, "build", "-q", "-t", image, work).CombinedOutput(); err != nil {
+	pbuild := exec.CommandContext(ctx, bin, "build", "-q", "-t", image, work)
+	pbuild.Env = env
+	if out, err := pbuild.CombinedOutput(); err != nil {
 		t.Fatalf("podman build: %v\n%s", err, out)
 	}
 
@@ -84,6 +97,7 @@ func TestPodmanLLMOnlyEgress(t *testing.T) {
 		"--cap-drop", "all", "--security-opt", "no-new-privileges", "--user", "65534:65534",
 		"-v", m.HostDir+":"+m.ContainerDir, image,
 		"/probe", m.ContainerSocket, allowedSrv.URL+"/", otherSrv.URL+"/")
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	t.Logf("probe:\n%s", out)
 	if err != nil {

@@ -87,7 +87,8 @@ type Proxy struct {
 // Listen serves an allowlisting proxy on a new unix socket at socketPath
 // with the default bounds. allow lists "host:port" entries (see
 // AllowlistFromURLs); record is called for every allowed and refused
-// connection and may be nil.
+// connection, from concurrent goroutines, before the client gets its
+// answer, and may be nil.
 func Listen(socketPath string, allow []string, record func(Event)) (*Proxy, error) {
 	return ListenWith(socketPath, allow, record, Options{})
 }
