@@ -31,8 +31,9 @@ const (
 )
 
 // SocketMount is what the runner mounts for the container to reach the
-// proxy: HostDir (holding only the socket) at ContainerDir, read-write
-// (connecting to a unix socket needs write permission on it).
+// proxy: HostDir (holding only the socket) at ContainerDir, read-only
+// (connecting to a socket works on a read-only mount, and the agent then
+// cannot replace the socket; the Podman test mounts it so).
 type SocketMount struct {
 	HostDir         string
 	ContainerDir    string

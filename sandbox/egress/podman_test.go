@@ -95,7 +95,7 @@ func TestPodmanLLMOnlyEgress(t *testing.T) {
 
 	cmd := exec.CommandContext(ctx, bin, "run", "--rm", "--network", "none", "--read-only",
 		"--cap-drop", "all", "--security-opt", "no-new-privileges", "--user", "65534:65534",
-		"-v", m.HostDir+":"+m.ContainerDir, image,
+		"-v", m.HostDir+":"+m.ContainerDir+":ro", image,
 		"/probe", m.ContainerSocket, allowedSrv.URL+"/", otherSrv.URL+"/")
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
