@@ -166,6 +166,9 @@ func (s *Store) GetRun(ctx context.Context, runID int64) (*RunDetail, error) {
 	if d.Dispatches, err = runDispatches(ctx, tx, runID); err != nil {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}
+	if d.Egress, err = runEgress(ctx, tx, runID); err != nil {
+		return nil, fmt.Errorf("get run %d: %w", runID, err)
+	}
 	return d, nil
 }
 

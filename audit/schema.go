@@ -260,4 +260,19 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN cost_usd REAL`,
 	},
+	// h-egress: every connection the sandbox's egress proxy allowed or
+	// refused for a run (issue 12 item 3), so an agent that tried to reach
+	// a host it may not shows in the run's audit.
+	{
+		`CREATE TABLE egress_events (
+			id      INTEGER PRIMARY KEY,
+			run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			at      TEXT NOT NULL,
+			host    TEXT NOT NULL,
+			port    INTEGER NOT NULL,
+			allowed INTEGER NOT NULL,
+			reason  TEXT NOT NULL
+		)`,
+		`CREATE INDEX egress_events_run ON egress_events (run_id, id)`,
+	},
 }

@@ -159,6 +159,9 @@ type RunDetail struct {
 	Dispatches []Dispatch       `json:"dispatches"`
 	// Agent is what the review agent cost; nil before an agent ran.
 	Agent *AgentStats `json:"agent,omitempty"`
+	// Egress lists the sandbox egress proxy's allowed and refused
+	// connections, oldest first.
+	Egress []EgressEvent `json:"egress"`
 }
 
 // Result rebuilds the publishable result of a finished run, so a dispatch

@@ -41,6 +41,10 @@ const (
 	// first pass when the repository has one. It sits beside change.json,
 	// not under src/, so it is never mistaken for part of the change.
 	RepoRulesFileName = "repo-rules.md"
+	// EgressDirName holds only the egress proxy's socket (egress.DirName,
+	// egress.SocketName); the runner mounts this directory into the container.
+	EgressDirName    = "egress"
+	EgressSocketName = "proxy.sock"
 )
 
 // ErrNoChange: the run directory has no change.json (never fetched, or
@@ -77,6 +81,11 @@ func (l Layout) SrcDir() string { return filepath.Join(l.dir, SrcDirName) }
 
 // AgentDir is the agent's working directory.
 func (l Layout) AgentDir() string { return filepath.Join(l.dir, AgentDirName) }
+
+// EgressSocketPath is the unix socket of the run's egress proxy.
+func (l Layout) EgressSocketPath() string {
+	return filepath.Join(l.dir, EgressDirName, EgressSocketName)
+}
 
 // HomeDir is the HOME the agent process gets.
 func (l Layout) HomeDir() string { return filepath.Join(l.dir, HomeDirName) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -202,6 +203,35 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 	for _, di := range d.Dispatches {
 		fmt.Fprintf(w, "  %s: %s (attempts %d)%s\n", di.Channel, di.Status, di.Attempts, prefixed(" — ", di.LastError))
 	}
+	printEgress(w, d.Egress)
+}
+
+// printEgress lists the sandbox proxy's decisions; the host and reason
+// come from the agent's requests, so they are sanitised like model text.
+func printEgress(w io.Writer, events []audit.EgressEvent) {
+	if len(events) == 0 {
+		return
+	}
+	refused := 0
+	for _, e := range events {
+		if !e.Allowed {
+			refused++
+		}
+	}
+	fmt.Fprintf(w, "\negress (%d, %d refused):\n", len(events), refused)
+	for _, e := range events {
+		verdict := "allowed"
+		if !e.Allowed {
+			verdict = "REFUSED"
+		}
+		fmt.Fprintf(w, "  %s %s %s — %s\n", e.At.Local().Format(time.DateTime), verdict,
+			oneLine(net.JoinHostPort(e.Host, strconv.Itoa(e.Port))), oneLine(e.Reason))
+	}
+}
+
+// oneLine keeps agent-supplied text from forging extra lines.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(im.Sanitize(s)), " ")
 }
 
 func duration(start, end time.Time) string {
