@@ -247,7 +247,7 @@ var migrations = [][]string{
 		// that crashes the daemon.
 		`ALTER TABLE runs ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0`,
 	},
-	// h-ladder: what the review agent cost per run (issue 11 item 6): the
+	// 7: what the review agent cost per run (issue 11 item 6): the
 	// agent kind and model, ladder passes, model turns and tokens summed
 	// over every attempt, and the cost when prices are configured (NULL
 	// when they are not, so "free" and "unknown" differ).
@@ -260,7 +260,7 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN cost_usd REAL`,
 	},
-	// h-egress: every connection the sandbox's egress proxy allowed or
+	// 8: every connection the sandbox's egress proxy allowed or
 	// refused for a run (issue 12 item 3), so an agent that tried to reach
 	// a host it may not shows in the run's audit.
 	{
