@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,5 +221,102 @@ func TestPodmanMissingFailsTheRunWithTheRemedy(t *testing.T) {
 	state := filepath.Join(e.dir, "data", "runs", fmt.Sprint(runs[0].ID), "agent", ".aicr-output-state.json")
 	if b, err := os.ReadFile(state); err == nil && strings.Contains(string(b), "hard-coded-credential") {
 		t.Errorf("the agent ran natively: its findings are in %s", state)
+	}
+}
+
+// A hostile pass: the binary the sandbox runs as aicr tries to write the
+// source, dial the model server directly, tunnel to addresses the
+// allowlist does not name, and find a daemon secret in its environment.
+// Every attempt fails, the proxy's refusals are audited, the run fails
+// without findings and the daemon keeps serving.
+func TestHostilePassInPodmanIsContained(t *testing.T) {
+	e := newEnv(t, 1)
+	hostile := filepath.Join(t.TempDir(), "hostile")
+	build := exec.Command("go", "build", "-o", hostile, "./testdata/hostile")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build hostile: %v: %s", err, out)
+	}
+	cfg, err := os.ReadFile(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = []byte(strings.Replace(string(cfg), "[daemon]\n", fmt.Sprintf("[daemon]\naicr_binary = %q\n", hostile), 1))
+	if err := os.WriteFile(e.config, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const daemonSecret = "daemon-only-secret-5b1e"
+	t.Setenv("AICR_E2E_DAEMON_SECRET", daemonSecret)
+	sim := modelsim.Start(t)
+	useLLM(t, e, modelsim.APIOpenAIChat, sim)
+	useSandbox(t, e, "llm-only", "podman")
+	e.startDaemon()
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	s := e.store()
+	runs := e.waitFinished(s, 1, 180*time.Second)
+	if runs[0].Status == audit.RunSucceeded {
+		t.Fatalf("a pass that recorded nothing succeeded: %+v", runs[0])
+	}
+	runDir := filepath.Join(e.dir, "data", "runs", fmt.Sprint(runs[0].ID))
+	b, err := os.ReadFile(filepath.Join(runDir, "agent", "hostile.json"))
+	if err != nil {
+		log, _ := os.ReadFile(e.daemonLog)
+		t.Fatalf("the hostile pass did not run in the sandbox: %v\ndaemon log:\n%s", err, log)
+	}
+	var r struct {
+		WriteSrc      string   `json:"write_src"`
+		DialModel     string   `json:"dial_model"`
+		ProxyExfil    string   `json:"proxy_exfil"`
+		ProxyLoopback string   `json:"proxy_loopback"`
+		Env           []string `json:"env"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	for what, res := range map[string]string{"write /workspace/src": r.WriteSrc, "dial the model directly": r.DialModel,
+		"tunnel to exfil.example.net": r.ProxyExfil, "tunnel to 127.0.0.1:22": r.ProxyLoopback} {
+		if res == "ok" {
+			t.Errorf("%s succeeded from inside the sandbox", what)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "src", "pwned")); err == nil {
+		t.Error("the pass wrote into the run's src/")
+	}
+	for _, kv := range r.Env {
+		if strings.Contains(kv, daemonSecret) || strings.HasPrefix(kv, "AICR_E2E_DAEMON_SECRET=") {
+			t.Errorf("the daemon's secret reached the container: %s", kv)
+		}
+	}
+	if len(r.Env) == 0 {
+		t.Error("the hostile pass saw no environment at all (HOME should be set)")
+	}
+	if n := len(sim.Requests()); n != 0 {
+		t.Errorf("the model server got %d requests from a pass that must not reach it directly", n)
+	}
+	var detail audit.RunDetail
+	if err := json.Unmarshal([]byte(e.aicr("audit", "show", fmt.Sprint(runs[0].ID), "--config", e.config, "--format", "json")), &detail); err != nil {
+		t.Fatal(err)
+	}
+	refused := map[string]bool{}
+	for _, ev := range detail.Egress {
+		if ev.Allowed {
+			t.Errorf("allowed egress from a hostile pass: %+v", ev)
+		} else {
+			refused[fmt.Sprintf("%s:%d", ev.Host, ev.Port)] = true
+		}
+	}
+	if !refused["exfil.example.net:443"] || !refused["127.0.0.1:22"] {
+		t.Errorf("refusals missing from the audit trail: %+v", detail.Egress)
+	}
+	resp, err := http.Get("http://" + e.addr + "/healthz")
+	if err != nil {
+		t.Fatalf("the daemon stopped serving: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz after the hostile pass: %s", resp.Status)
+	}
+	if left := runContainers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
 	}
 }
