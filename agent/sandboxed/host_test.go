@@ -125,7 +125,9 @@ func TestReviewMapsHowThePassEnded(t *testing.T) {
 		{"oom", &recordingRunner{res: sandbox.Result{OOMKilled: true, ExitCode: 137}},
 			func(err error) bool { return strings.Contains(err.Error(), "memory") }},
 		{"exit", &recordingRunner{res: sandbox.Result{ExitCode: 1}, stderr: "llm agent: model refused\n"},
-			func(err error) bool { return strings.Contains(err.Error(), "exited 1") && strings.Contains(err.Error(), "model refused") }},
+			func(err error) bool {
+				return strings.Contains(err.Error(), "exited 1") && strings.Contains(err.Error(), "model refused")
+			}},
 		{"unavailable", &recordingRunner{err: fmt.Errorf("%w: podman not found; install Podman", sandbox.ErrUnavailable)},
 			func(err error) bool {
 				return errors.Is(err, sandbox.ErrUnavailable) && strings.Contains(err.Error(), "install Podman")
