@@ -320,3 +320,10 @@ func TestHostilePassInPodmanIsContained(t *testing.T) {
 		t.Errorf("containers left behind: %s", left)
 	}
 }
+
+// The follow-up pass runs in a second container over the same agent dir:
+// what pass 1 recorded survives the bundle's re-materialisation, and the
+// context the agent asked for and the repository's rules reach the model.
+func TestSVNLLMFollowUpPassInPodman(t *testing.T) {
+	followUpReview(t, func(e *env) { useSandbox(t, e, "llm-only", "podman") })
+}
