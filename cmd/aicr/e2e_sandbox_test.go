@@ -327,3 +327,15 @@ func TestHostilePassInPodmanIsContained(t *testing.T) {
 func TestSVNLLMFollowUpPassInPodman(t *testing.T) {
 	followUpReview(t, func(e *env) { useSandbox(t, e, "llm-only", "podman") })
 }
+
+// removeAgentImage removes the image requireAgentImage built: it is tagged
+// by this test binary's hash, so no later run would use it again.
+func removeAgentImage() {
+	if agentImage == "" || agentImageErr != nil {
+		return
+	}
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("podman", "--runtime", "runc", "rmi", "--force", agentImage)
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+filepath.Join(filepath.Dir(file), "..", "..", "configs", "containers.conf"))
+	_ = cmd.Run()
+}

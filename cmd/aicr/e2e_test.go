@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	removeAgentImage()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
