@@ -2,12 +2,15 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -34,6 +37,11 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 	log := a.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
 	a.record(ctx, run, out, log)
 	if err != nil {
+		if errors.Is(err, sandbox.ErrUnavailable) {
+			// Waiting does not install podman or build the image: the run
+			// fails now with the remedy, and never runs the agent natively.
+			return review.Result{}, fmt.Errorf("%w (%w)", err, errPermanent)
+		}
 		return review.Result{}, err
 	}
 	if out.Rejected > 0 {

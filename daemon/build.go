@@ -1,17 +1,23 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/agent/sandboxed"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/childenv"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/sandbox"
+	"github.com/aicr-dev/aicr/sandbox/egress"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -123,11 +129,61 @@ func buildAgent(cfg *Config, deps Deps) (agent.Agent, error) {
 		}
 		bin = exe
 	}
+	if cfg.Sandbox.Kind == "podman" {
+		return buildSandboxedAgent(cfg, deps, bin)
+	}
+	// [sandbox] kind = "none" is the operator's explicit choice of no
+	// sandbox: the agent runs in this process as it always did.
 	ag, err := agent.New(cfg.Agent, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Limits: cfg.Agent.Limits(), Logger: deps.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	return ag, nil
+}
+
+// buildSandboxedAgent runs every pass of every agent kind in the sandbox;
+// a sandbox that cannot run fails the run with its remedy, never falls
+// back to running the agent natively.
+func buildSandboxedAgent(cfg *Config, deps Deps, bin string) (agent.Agent, error) {
+	runner, err := sandbox.New(cfg.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	var record func(int64, egress.Event)
+	if deps.Store != nil {
+		store, log := deps.Store, deps.Logger
+		record = func(runID int64, e egress.Event) {
+			ev := audit.EgressEvent{At: e.At, Host: e.Host, Port: e.Port, Allowed: e.Allowed, Reason: e.Reason}
+			if err := store.RecordEgress(context.Background(), runID, ev); err != nil {
+				log.Warn("record egress event", "run_id", runID, "host", e.Host, "err", err)
+			}
+		}
+	}
+	ag, err := sandboxed.New(sandboxed.Options{Config: cfg.Agent, Runner: runner, Network: cfg.Sandbox.Network,
+		Binary: bin, Env: containerEnv(), RecordEgress: record, Logger: deps.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	limit := cfg.Agent.PassTimeout()
+	if cfg.Agent.Kind == agent.KindLLM && cfg.Agent.LLM.Timeout > 0 {
+		limit = cfg.Agent.LLM.Timeout
+	}
+	return agent.WithTimeout(ag, limit), nil
+}
+
+// containerEnv is the daemon's locale and time zone for the container:
+// childenv's allowlist without the host paths (PATH, TMPDIR) that mean
+// nothing inside it.
+func containerEnv() []string {
+	var env []string
+	for _, kv := range childenv.Build(nil) {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "PATH" || name == "TMPDIR" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }
 
 // BuildChannel builds one configured channel; deps.Store is not used.

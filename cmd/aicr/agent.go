@@ -12,16 +12,43 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/agent/sandboxed"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
 func newCmdAgent(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "agent", Short: "Check the configured review agent"}
 	cmd.AddCommand(newCmdAgentTest(f, nil))
+	cmd.AddCommand(newCmdAgentPass(f))
+	return cmd
+}
+
+// newCmdAgentPass is what the sandbox runs: one pass of the agent that
+// <root>/agent/pass.json describes, over the run layout rooted at <root>.
+// It reads no config file: everything it may know is in the bundle and
+// its environment.
+func newCmdAgentPass(f *Factory) *cobra.Command {
+	root := sandboxed.Workspace
+	cmd := &cobra.Command{
+		Use:    "pass",
+		Short:  "Run one agent pass inside the sandbox (internal)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bin, err := f.Executable()
+			if err != nil {
+				bin = sandbox.BinaryMount
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+			return sandboxed.RunPass(cmd.Context(), sandboxed.InsideOptions{Root: root, Binary: bin, Logger: log})
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", root, "the run layout's root (the agent dir is <root>/agent)")
 	return cmd
 }
 

@@ -267,6 +267,12 @@ const utilFile = "package config\n\n// Lookup resolves a service name from the e
 // then finishes. The repository's .aicr/instructions.md reaches the
 // system prompt.
 func TestSVNLLMFollowUpPassGetsTheContextItAskedFor(t *testing.T) {
+	followUpReview(t, nil)
+}
+
+// followUpReview is the follow-up review; configure, when set, adds to
+// the config after [agent] (e.g. a sandbox).
+func followUpReview(t *testing.T, configure func(*env)) {
 	e := newEnv(t, 1)
 	sim := modelsim.Start(t,
 		modelsim.Step{
@@ -294,6 +300,9 @@ func TestSVNLLMFollowUpPassGetsTheContextItAskedFor(t *testing.T) {
 	)
 	sim.RequireKey(e2eModelKey)
 	useLLM(t, e, modelsim.APIOpenAIChat, sim)
+	if configure != nil {
+		configure(e)
+	}
 	e.startDaemon()
 	e.commit("wire the production account", map[string]string{
 		"src/config.go":         plantedFile,

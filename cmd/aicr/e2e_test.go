@@ -32,12 +32,16 @@ func TestMain(m *testing.M) {
 	}
 	aicrBin = filepath.Join(dir, "aicr")
 	build := exec.Command("go", "build", "-o", aicrBin, ".")
+	// Static, as `make build` makes it: the sandbox e2e tests mount this
+	// binary into a FROM scratch image.
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build aicr:", err)
 		os.Exit(1)
 	}
 	code := m.Run()
+	removeAgentImage()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -1,0 +1,73 @@
+// Package sandboxed runs every agent pass through a sandbox.Runner: the
+// host side (Agent) materialises the run's bundle, starts the egress proxy
+// for network "llm-only" and runs `aicr agent pass` in the container; the
+// inside side (RunPass) builds the configured agent over /workspace and
+// runs that one pass. The ladder and the validation of what the agent
+// recorded stay on the host, against the run's own change.json.
+package sandboxed
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/agent/pass"
+)
+
+// Names in the agent dir.
+const (
+	// PassFileName is the pass description the host writes into the
+	// bundle; it holds no secret (the bundle's guard checks it).
+	PassFileName = "pass.json"
+	// StatsFileName is what the pass cost, written by the agent inside.
+	StatsFileName = "pass-stats.json"
+)
+
+// APIKeyEnv is the variable the llm agent inside reads its key from; the
+// host passes it as Spec.SecretEnv, never in a file or on a command line.
+const APIKeyEnv = "AICR_LLM_API_KEY"
+
+// PassFile is pass.json.
+type PassFile struct {
+	// Agent is [agent] with its secret sources cleared: the key comes from
+	// APIKeyEnv, the operator's rules from OperatorRules.
+	Agent agent.Config `json:"agent"`
+	// OperatorRules is [agent] rules_file's content, read on the host.
+	OperatorRules string    `json:"operator_rules,omitempty"`
+	Pass          pass.Pass `json:"pass"`
+	// EgressSocket is the proxy's socket inside the container for network
+	// "llm-only"; empty: the agent's HTTP client is the default one.
+	EgressSocket string `json:"egress_socket,omitempty"`
+}
+
+// PassStats is pass-stats.json: pass.Stats with the final prose, which
+// pass.Stats keeps out of JSON.
+type PassStats struct {
+	pass.Stats
+	Text string `json:"text"`
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return nil
+}

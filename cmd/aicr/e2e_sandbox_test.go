@@ -1,0 +1,341 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/internal/modelsim"
+)
+
+var (
+	agentImageOnce sync.Once
+	agentImage     string
+	agentImageErr  error
+)
+
+// sandboxContainersConf is the repo's containers.conf (runc, no default
+// ulimits), the one `make test` exports.
+func sandboxContainersConf(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(file), "..", "..", "configs", "containers.conf")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("configs/containers.conf: %v", err)
+	}
+	return p
+}
+
+// requireAgentImage fails (never skips) without podman unless
+// AICR_TEST_NO_PODMAN=1, and builds an image FROM scratch holding the
+// static test binary, tagged by its hash.
+func requireAgentImage(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("podman"); err != nil {
+		if os.Getenv("AICR_TEST_NO_PODMAN") == "1" {
+			t.Skip("podman not installed and AICR_TEST_NO_PODMAN=1")
+		}
+		t.Fatal("podman is not installed: run `make test`, which installs podman and runc (or set AICR_TEST_NO_PODMAN=1 to skip the sandbox tests explicitly)")
+	}
+	conf := sandboxContainersConf(t)
+	agentImageOnce.Do(func() {
+		data, err := os.ReadFile(aicrBin)
+		if err != nil {
+			agentImageErr = err
+			return
+		}
+		sum := sha256.Sum256(data)
+		agentImage = "localhost/aicr-e2e-agent:" + hex.EncodeToString(sum[:6])
+		podman := func(args ...string) ([]byte, error) {
+			cmd := exec.Command("podman", append([]string{"--runtime", "runc"}, args...)...)
+			cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+conf)
+			return cmd.CombinedOutput()
+		}
+		if _, err := podman("image", "exists", agentImage); err == nil {
+			return
+		}
+		ctx, err := os.MkdirTemp("", "aicr-e2e-image-")
+		if err != nil {
+			agentImageErr = err
+			return
+		}
+		defer os.RemoveAll(ctx)
+		if err := os.WriteFile(filepath.Join(ctx, "aicr"), data, 0o755); err != nil {
+			agentImageErr = err
+			return
+		}
+		if err := os.WriteFile(filepath.Join(ctx, "Containerfile"), []byte("FROM scratch\nCOPY aicr /opt/aicr/aicr\n"), 0o644); err != nil {
+			agentImageErr = err
+			return
+		}
+		if out, err := podman("build", "-q", "-t", agentImage, "-f", filepath.Join(ctx, "Containerfile"), ctx); err != nil {
+			agentImageErr = fmt.Errorf("podman build: %v: %s", err, out)
+		}
+	})
+	if agentImageErr != nil {
+		t.Fatal(agentImageErr)
+	}
+	return agentImage
+}
+
+// useSandbox appends [sandbox] with kind podman to e's config.
+func useSandbox(t *testing.T, e *env, network, podmanBinary string) {
+	t.Helper()
+	image := requireAgentImage(t)
+	f, err := os.OpenFile(e.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, `
+[sandbox]
+kind = "podman"
+network = %q
+
+[sandbox.podman]
+binary = %q
+runtime = "runc"
+image = %q
+containers_conf = %q
+`, network, podmanBinary, image, sandboxContainersConf(t))
+}
+
+// runContainers lists the aicr-run-* containers podman still has.
+func runContainers(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("podman", "ps", "-a", "--filter", "name=aicr-run-", "--format", "{{.Names}}")
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+sandboxContainersConf(t))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("podman ps: %v: %s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// An SVN commit reviewed by the builtin agent inside Podman: hook →
+// daemon → `aicr agent pass` in a container → problems in the file
+// channel, and no container is left behind.
+func TestSVNCommitReviewedInPodmanEndToEnd(t *testing.T) {
+	e := newEnv(t, 1)
+	useSandbox(t, e, "none", "podman")
+	e.startDaemon()
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	s := e.store()
+	runs := e.waitFinished(s, 1, 180*time.Second)
+	if runs[0].Status != audit.RunSucceeded {
+		log, _ := os.ReadFile(e.daemonLog)
+		t.Fatalf("run: %+v\ndaemon log:\n%s", runs[0], log)
+	}
+	lines := e.waitReports(60*time.Second, atLeast(1))
+	got := problemsAt(lines[0].Problems)
+	for _, loc := range []string{"src/config.go:4", "src/config.go:5"} {
+		if got[loc] != "hard-coded-credential" {
+			t.Errorf("file channel: want hard-coded-credential at %s, got %v", loc, got)
+		}
+	}
+	// The pass ran in the container: its stats file and the captured
+	// output are in the run dir, and the manifest names the bundle.
+	runDir := filepath.Join(e.dir, "data", "runs", fmt.Sprint(runs[0].ID))
+	if _, err := os.Stat(filepath.Join(runDir, "agent", "manifest.json")); err != nil {
+		t.Errorf("no bundle manifest in the run's agent dir: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "agent", "pass-stats.json")); err != nil {
+		t.Errorf("no pass-stats.json from the sandboxed pass: %v", err)
+	}
+	if left := runContainers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}
+
+// The llm agent inside Podman with network "llm-only": its only way out
+// is the run's egress proxy, which lets it reach the (allowlisted) model
+// server; the finding reaches the file channel and the proxy's decisions
+// are in the audit trail.
+func TestSVNCommitReviewedByLLMInPodmanThroughEgress(t *testing.T) {
+	e := newEnv(t, 1)
+	sim := modelsim.Start(t, reviewScript("src/config.go", 7)...)
+	sim.RequireKey(e2eModelKey)
+	useLLM(t, e, modelsim.APIOpenAIChat, sim)
+	useSandbox(t, e, "llm-only", "podman")
+	e.startDaemon()
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	checkLLMReview(t, e, sim, "1", "src/config.go", 7)
+
+	runs := e.waitFinished(e.store(), 1, time.Second)
+	var detail audit.RunDetail
+	if err := json.Unmarshal([]byte(e.aicr("audit", "show", fmt.Sprint(runs[0].ID), "--config", e.config, "--format", "json")), &detail); err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(sim.URL, "http://"), "https://")
+	host = strings.SplitN(host, "/", 2)[0]
+	allowed := 0
+	for _, ev := range detail.Egress {
+		if !ev.Allowed {
+			t.Errorf("refused egress in a clean review: %+v", ev)
+		}
+		if fmt.Sprintf("%s:%d", ev.Host, ev.Port) == host {
+			allowed++
+		}
+	}
+	if allowed == 0 {
+		t.Errorf("no allowed egress to the model server %s in the audit trail: %+v", host, detail.Egress)
+	}
+	if left := runContainers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}
+
+// Podman missing: the run fails saying what and the remedy, and the agent
+// never runs natively in its place (no state file, no findings).
+func TestPodmanMissingFailsTheRunWithTheRemedy(t *testing.T) {
+	e := newEnv(t, 1)
+	useSandbox(t, e, "none", "/nonexistent/podman")
+	e.startDaemon()
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	s := e.store()
+	runs := e.waitFinished(s, 1, 120*time.Second)
+	if runs[0].Status == audit.RunSucceeded {
+		t.Fatalf("the run succeeded without podman: %+v", runs[0])
+	}
+	var detail audit.RunDetail
+	if err := json.Unmarshal([]byte(e.aicr("audit", "show", fmt.Sprint(runs[0].ID), "--config", e.config, "--format", "json")), &detail); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(detail.Error, "/nonexistent/podman") || !strings.Contains(detail.Error, "install Podman") {
+		t.Errorf("run error must name the missing podman and the remedy: %q", detail.Error)
+	}
+	if len(detail.Problems) != 0 {
+		t.Errorf("problems recorded without a sandbox: %+v", detail.Problems)
+	}
+	state := filepath.Join(e.dir, "data", "runs", fmt.Sprint(runs[0].ID), "agent", ".aicr-output-state.json")
+	if b, err := os.ReadFile(state); err == nil && strings.Contains(string(b), "hard-coded-credential") {
+		t.Errorf("the agent ran natively: its findings are in %s", state)
+	}
+}
+
+// A hostile pass: the binary the sandbox runs as aicr tries to write the
+// source, dial the model server directly, tunnel to addresses the
+// allowlist does not name, and find a daemon secret in its environment.
+// Every attempt fails, the proxy's refusals are audited, the run fails
+// without findings and the daemon keeps serving.
+func TestHostilePassInPodmanIsContained(t *testing.T) {
+	e := newEnv(t, 1)
+	hostile := filepath.Join(t.TempDir(), "hostile")
+	build := exec.Command("go", "build", "-o", hostile, "./testdata/hostile")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build hostile: %v: %s", err, out)
+	}
+	cfg, err := os.ReadFile(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = []byte(strings.Replace(string(cfg), "[daemon]\n", fmt.Sprintf("[daemon]\naicr_binary = %q\n", hostile), 1))
+	if err := os.WriteFile(e.config, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const daemonSecret = "daemon-only-secret-5b1e"
+	t.Setenv("AICR_E2E_DAEMON_SECRET", daemonSecret)
+	sim := modelsim.Start(t)
+	useLLM(t, e, modelsim.APIOpenAIChat, sim)
+	useSandbox(t, e, "llm-only", "podman")
+	e.startDaemon()
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	s := e.store()
+	runs := e.waitFinished(s, 1, 180*time.Second)
+	if runs[0].Status == audit.RunSucceeded {
+		t.Fatalf("a pass that recorded nothing succeeded: %+v", runs[0])
+	}
+	runDir := filepath.Join(e.dir, "data", "runs", fmt.Sprint(runs[0].ID))
+	b, err := os.ReadFile(filepath.Join(runDir, "agent", "hostile.json"))
+	if err != nil {
+		log, _ := os.ReadFile(e.daemonLog)
+		t.Fatalf("the hostile pass did not run in the sandbox: %v\ndaemon log:\n%s", err, log)
+	}
+	var r struct {
+		WriteSrc      string   `json:"write_src"`
+		DialModel     string   `json:"dial_model"`
+		ProxyExfil    string   `json:"proxy_exfil"`
+		ProxyLoopback string   `json:"proxy_loopback"`
+		Env           []string `json:"env"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	for what, res := range map[string]string{"write /workspace/src": r.WriteSrc, "dial the model directly": r.DialModel,
+		"tunnel to exfil.example.net": r.ProxyExfil, "tunnel to 127.0.0.1:22": r.ProxyLoopback} {
+		if res == "ok" {
+			t.Errorf("%s succeeded from inside the sandbox", what)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "src", "pwned")); err == nil {
+		t.Error("the pass wrote into the run's src/")
+	}
+	for _, kv := range r.Env {
+		if strings.Contains(kv, daemonSecret) || strings.HasPrefix(kv, "AICR_E2E_DAEMON_SECRET=") {
+			t.Errorf("the daemon's secret reached the container: %s", kv)
+		}
+	}
+	if len(r.Env) == 0 {
+		t.Error("the hostile pass saw no environment at all (HOME should be set)")
+	}
+	if n := len(sim.Requests()); n != 0 {
+		t.Errorf("the model server got %d requests from a pass that must not reach it directly", n)
+	}
+	var detail audit.RunDetail
+	if err := json.Unmarshal([]byte(e.aicr("audit", "show", fmt.Sprint(runs[0].ID), "--config", e.config, "--format", "json")), &detail); err != nil {
+		t.Fatal(err)
+	}
+	refused := map[string]bool{}
+	for _, ev := range detail.Egress {
+		if ev.Allowed {
+			t.Errorf("allowed egress from a hostile pass: %+v", ev)
+		} else {
+			refused[fmt.Sprintf("%s:%d", ev.Host, ev.Port)] = true
+		}
+	}
+	if !refused["exfil.example.net:443"] || !refused["127.0.0.1:22"] {
+		t.Errorf("refusals missing from the audit trail: %+v", detail.Egress)
+	}
+	resp, err := http.Get("http://" + e.addr + "/healthz")
+	if err != nil {
+		t.Fatalf("the daemon stopped serving: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz after the hostile pass: %s", resp.Status)
+	}
+	if left := runContainers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}
+
+// The follow-up pass runs in a second container over the same agent dir:
+// what pass 1 recorded survives the bundle's re-materialisation, and the
+// context the agent asked for and the repository's rules reach the model.
+func TestSVNLLMFollowUpPassInPodman(t *testing.T) {
+	followUpReview(t, func(e *env) { useSandbox(t, e, "llm-only", "podman") })
+}
+
+// removeAgentImage removes the image requireAgentImage built: it is tagged
+// by this test binary's hash, so no later run would use it again.
+func removeAgentImage() {
+	if agentImage == "" || agentImageErr != nil {
+		return
+	}
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("podman", "--runtime", "runc", "rmi", "--force", agentImage)
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+filepath.Join(filepath.Dir(file), "..", "..", "configs", "containers.conf"))
+	_ = cmd.Run()
+}
