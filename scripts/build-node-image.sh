@@ -60,11 +60,11 @@ first=$1
 shift
 # The runner also bind-mounts the daemon's own binary read-only at
 # /opt/aicr/aicr; this copy makes the image usable on its own.
-ctr=$(podman import -q \
+podman import -q \
 	--change 'ENV PATH=/opt/aicr:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
 	--change 'USER 65534:65534' \
 	--change 'CMD ["node", "--version"]' \
-	"$rootfs" "$first.base")
+	"$rootfs" "$first.base" >/dev/null
 ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"; podman rmi -f "$first.base" >/dev/null 2>&1 || true' EXIT
 cp "$binary" "$ctx/aicr"
@@ -75,4 +75,3 @@ for t in "$@"; do tags="$tags -t $t"; done
 # shellcheck disable=SC2086
 podman build -q $tags "$ctx" >/dev/null
 echo "built $first ($(podman image inspect --format '{{.Size}}' "$first") bytes)" >&2
-: "$ctr"
