@@ -8,10 +8,11 @@ BIN     := bin/aicr
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X github.com/aicr-dev/aicr/sandbox.Version=$(VERSION)
 IMAGE   := localhost/aicr-agent
+NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench-llm image
+.PHONY: all build demo test lint deps clean bench-llm image image-node
 
 all: build
 
@@ -26,7 +27,7 @@ demo: deps build
 
 # -race needs cgo and a C compiler (deps installs gcc); the suite takes a
 # few minutes on 2 cores with it.
-test: deps lint image
+test: deps lint image image-node
 	@sh scripts/install-tsclient.sh
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m ./...
 
@@ -52,6 +53,22 @@ image:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$ctx/aicr" ./cmd/aicr; \
 	podman build -q -f scripts/Containerfile.agent -t $(IMAGE):$(VERSION) -t $(IMAGE):latest "$$ctx" >/dev/null; \
 	echo "built $(IMAGE):$(VERSION)"
+
+# The agent image with Node.js (for agent CLIs), built without a registry:
+# mmdebstrap from this machine's apt mirror, then podman import
+# (scripts/build-node-image.sh; NODE_SUITE=trixie by default, for
+# Node >= 20). Skipped when the image for this version exists; the root
+# file system tarball is cached per suite and package list, so a new
+# version only re-imports.
+image-node:
+	@sh scripts/install-deps.sh podman mmdebstrap
+	@case "$(VERSION)" in *-dirty) ;; *) \
+		if podman image exists $(NODE_IMAGE):$(VERSION); then echo "$(NODE_IMAGE):$(VERSION) exists"; exit 0; fi;; \
+	esac; \
+	set -e; ctx=$$(mktemp -d); trap 'rm -rf "$$ctx"' EXIT; \
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$ctx/aicr" ./cmd/aicr; \
+	sh scripts/build-node-image.sh "$$ctx/aicr" $(NODE_IMAGE):$(VERSION) $(NODE_IMAGE):latest; \
+	echo "built $(NODE_IMAGE):$(VERSION)"
 
 clean:
 	rm -rf bin

@@ -23,7 +23,7 @@ type querier interface {
 // runColumns matches scanRunSummary; the event join supplies source and user.
 const runColumns = `r.id, r.event_id, r.vcs, r.repo, r.revision, r.status, r.skip_reason, r.error,
 	r.problem_count, r.attempts, r.queued_at, r.started_at, r.finished_at, r.run_dir,
-	e.source, e.user, r.not_before, r.retry_since, r.dry_run, r.lease_owner, r.lease_pid, r.lease_host, r.lease_until`
+	e.source, e.user, r.not_before, r.retry_since, r.dry_run, r.lease_owner, r.lease_pid, r.lease_host, r.lease_until, r.run_dir_pruned_at`
 
 const runFrom = ` FROM runs r JOIN events e ON e.id = r.event_id`
 
@@ -37,10 +37,11 @@ func scanRunSummary(sc scanner, extra ...any) (RunSummary, error) {
 		status, source    string
 		notBefore, since  sql.NullString
 		leaseUntil        sql.NullString
+		pruned            sql.NullString
 	)
 	dest := []any{&r.ID, &r.EventID, &r.VCS, &r.Repo, &r.Revision, &status, &r.SkipReason, &r.Error,
 		&r.ProblemCount, &r.Attempts, &queued, &started, &finished, &r.RunDir, &source, &r.User,
-		&notBefore, &since, &r.DryRun, &r.Lease.Owner, &r.Lease.PID, &r.Lease.Host, &leaseUntil}
+		&notBefore, &since, &r.DryRun, &r.Lease.Owner, &r.Lease.PID, &r.Lease.Host, &leaseUntil, &pruned}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return RunSummary{}, err
 	}
@@ -63,6 +64,9 @@ func scanRunSummary(sc scanner, extra ...any) (RunSummary, error) {
 		return RunSummary{}, err
 	}
 	if r.Lease.Until, err = parseNullTime(leaseUntil); err != nil {
+		return RunSummary{}, err
+	}
+	if r.RunDirPrunedAt, err = parseNullTime(pruned); err != nil {
 		return RunSummary{}, err
 	}
 	return r, nil

@@ -98,6 +98,9 @@ type RunSummary struct {
 	DryRun bool `json:"dry_run,omitempty"`
 	// Lease names the process working on a running run.
 	Lease Lease `json:"lease,omitzero"`
+	// RunDirPrunedAt is when the retention job removed RunDir; zero while
+	// the directory is kept.
+	RunDirPrunedAt time.Time `json:"run_dir_pruned_at,omitzero"`
 }
 
 // Retrying reports whether the run is queued again after a transient

@@ -30,6 +30,10 @@ const DefaultListen = "127.0.0.1:8731"
 
 const defaultWorkers = 2
 
+// DefaultKeepRunsFor is how long run directories are kept when
+// [daemon] keep_runs_for is not set: 30 days.
+const DefaultKeepRunsFor = 30 * 24 * time.Hour
+
 // Config is the whole aicr.toml. One file serves the daemon and the hook
 // client on the VCS server.
 type Config struct {
@@ -75,6 +79,10 @@ type DaemonConfig struct {
 	// MissingRevisionGrace is how long after an event "no such revision"
 	// counts as transient: a replica or edge server may not have caught up.
 	MissingRevisionGrace time.Duration `toml:"missing_revision_grace"`
+	// KeepRunsFor is how long a finished run's directory (runs/<id>) is
+	// kept before the daily retention job removes it; 0 keeps it forever.
+	// The run's row in the audit stays.
+	KeepRunsFor time.Duration `toml:"keep_runs_for"`
 }
 
 // NotifyConfig is the [notify] table, read by `aicr notify` on the VCS host.
@@ -250,6 +258,9 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	}
 	if !md.IsDefined("daemon", "workers") {
 		cfg.Daemon.Workers = defaultWorkers
+	}
+	if !md.IsDefined("daemon", "keep_runs_for") {
+		cfg.Daemon.KeepRunsFor = DefaultKeepRunsFor
 	}
 	// Only an absent [sandbox] means "none"; a table that forgets kind is
 	// an error rather than agents silently running unconfined.

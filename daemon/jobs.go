@@ -14,7 +14,8 @@ import (
 )
 
 // jobs are the daemon's background work: reconcilers, the spool drain,
-// the dispatcher, the lease sweep, the database watch and the workers.
+// the dispatcher, the lease sweep, the run directory retention, the
+// database watch and the workers.
 // They share one wake-up channel: whoever queues work (intake, drain,
 // reconciler, sweep) wakes an idle worker.
 type jobs struct {
@@ -74,7 +75,20 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 		return nil, fmt.Errorf("[dispatch] retry_every %q: %w", cfg.Dispatch.RetryEvery, err)
 	}
 
+	// Run directories of finished runs are pruned daily (and once at
+	// start, so a daemon restarted every day still prunes).
+	pruner := &runPruner{store: store, dataDir: cfg.Daemon.DataDir, keep: cfg.Daemon.KeepRunsFor, now: opts.Now, log: log}
+	if pruner.keep > 0 {
+		if _, err := j.sched.AddFunc(retentionEvery, func() { pruner.run(ctx) }); err != nil {
+			j.cancel()
+			return nil, fmt.Errorf("run retention schedule %q: %w", retentionEvery, err)
+		}
+	}
+
 	drainer.drainAll(ctx)
+	if pruner.keep > 0 {
+		j.goBackground(func() { pruner.run(ctx) })
+	}
 	for _, tick := range firstTicks {
 		j.goBackground(tick)
 	}

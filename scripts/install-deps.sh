@@ -2,7 +2,8 @@
 # Installs what `make demo` and `make test` need on a fresh Debian/Ubuntu
 # machine: Subversion (the real svnadmin/svn/svnlook/svnserve the tests and
 # the demo drive) and a Go toolchain; with the argument `podman`, also
-# Podman and runc for the sandbox (`make image`, `make test`). Run as root
+# Podman and runc for the sandbox (`make image`, `make test`); with
+# `mmdebstrap`, also mmdebstrap (`make image-node`). Run as root
 # to install; otherwise it only says what is missing.
 set -eu
 
@@ -26,6 +27,12 @@ if [ "${1:-}" = podman ]; then
 		pkgs_missing="$pkgs_missing runc"
 	fi
 fi
+for arg in "$@"; do
+	if [ "$arg" = mmdebstrap ] && ! command -v mmdebstrap >/dev/null 2>&1; then
+		missing="$missing mmdebstrap"
+		pkgs_missing="$pkgs_missing mmdebstrap"
+	fi
+done
 need_go=""
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
 	need_go=yes

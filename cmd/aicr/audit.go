@@ -170,7 +170,10 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 		fmt.Fprintln(w, "dry run: published to no channel")
 	}
 	fmt.Fprintf(w, "queued %s, attempts %d, duration %s\n", d.QueuedAt.Local().Format(time.DateTime), d.Attempts, duration(d.StartedAt, d.FinishedAt))
-	if d.RunDir != "" {
+	if !d.RunDirPrunedAt.IsZero() {
+		// The path no longer exists: say what happened to it.
+		fmt.Fprintf(w, "run dir pruned on %s ([daemon] keep_runs_for)\n", d.RunDirPrunedAt.Local().Format(time.DateTime))
+	} else if d.RunDir != "" {
 		fmt.Fprintf(w, "run dir: %s\n", d.RunDir)
 	}
 	if a := d.Agent; a != nil {

@@ -1,0 +1,205 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/triggers"
+)
+
+// The retention job removes the directories of runs finished longer ago
+// than keep_runs_for, and only those: a recent run, a running run, a run
+// waiting for a retry and a failed run re-queued by `aicr run retry`
+// keep theirs. The rows stay and say the directory was pruned.
+func TestRetentionPrunesOnlyOldFinishedRunDirs(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	store, err := audit.Open(ctx, filepath.Join(dataDir, "aicr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	clock := func() time.Time { return now }
+	store.SetClock(clock)
+
+	const (
+		oldSucceeded = iota
+		oldFailed
+		oldSkipped
+		retriedByOperator
+		waitingForRetry
+		stillRunning
+		recent
+		count
+	)
+	ids := make([]int64, count)
+	dirOf := func(i int) string { return filepath.Join(dataDir, "runs", strconv.FormatInt(ids[i], 10)) }
+	for i := range count {
+		ev := triggers.Event{V: 1, VCS: "svn", Repo: "main", Revision: strconv.Itoa(i + 1), User: "alice"}
+		if _, err := store.Enqueue(ctx, ev, triggers.SourceTrigger, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range count {
+		if i == recent {
+			now = t0.Add(29 * 24 * time.Hour)
+		}
+		run, err := store.ClaimNext(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = run.ID
+		if err := os.MkdirAll(filepath.Join(dirOf(i), "agent"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dirOf(i), "agent", "review.json"), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.SetRunDir(ctx, run.ID, dirOf(i)); err != nil {
+			t.Fatal(err)
+		}
+		switch i {
+		case oldSucceeded, recent:
+			err = store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded})
+		case oldFailed, retriedByOperator:
+			err = store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunFailed, Error: "agent crashed"})
+		case oldSkipped:
+			err = store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSkipped, SkipReason: "no reviewable files"})
+		case waitingForRetry:
+			err = store.RetryLater(ctx, run.ID, "svn server down", now.Add(90*24*time.Hour))
+		case stillRunning:
+			// Left running: its worker renews the lease as it works.
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.RetryRun(ctx, ids[retriedByOperator]); err != nil {
+		t.Fatal(err)
+	}
+
+	now = t0.Add(31 * 24 * time.Hour)
+	pruner := &runPruner{store: store, dataDir: dataDir, keep: DefaultKeepRunsFor, now: clock,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	n, err := pruner.prune(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("pruned %d run dirs, want 3", n)
+	}
+	for i := range count {
+		_, statErr := os.Stat(dirOf(i))
+		gone := os.IsNotExist(statErr)
+		wantGone := i == oldSucceeded || i == oldFailed || i == oldSkipped
+		if gone != wantGone {
+			t.Errorf("run %d (case %d): dir removed = %v, want %v", ids[i], i, gone, wantGone)
+		}
+		d, err := store.GetRun(ctx, ids[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.RunDirPrunedAt.IsZero() == wantGone {
+			t.Errorf("run %d (case %d): run_dir_pruned_at = %v, want set = %v", ids[i], i, d.RunDirPrunedAt, wantGone)
+		}
+		if wantGone && !d.RunDirPrunedAt.Equal(now) {
+			t.Errorf("run %d pruned at %v, want %v", ids[i], d.RunDirPrunedAt, now)
+		}
+	}
+
+	// A second pass finds nothing more; a run retried after its directory
+	// was pruned gets a directory again and is no longer marked.
+	if n, err := pruner.prune(ctx); err != nil || n != 0 {
+		t.Fatalf("second pass pruned %d, err %v", n, err)
+	}
+	if err := store.RetryRun(ctx, ids[oldFailed]); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetRunDir(ctx, ids[oldFailed], dirOf(oldFailed)); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := store.GetRun(ctx, ids[oldFailed]); err != nil || !d.RunDirPrunedAt.IsZero() {
+		t.Fatalf("re-run still marked pruned: %v, err %v", d.RunDirPrunedAt, err)
+	}
+}
+
+// keep_runs_for = "0" keeps every run directory forever.
+func TestRetentionZeroKeepsForever(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	store, err := audit.Open(ctx, filepath.Join(dataDir, "aicr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	t0 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	store.SetClock(func() time.Time { return now })
+	if _, err := store.Enqueue(ctx, triggers.Event{V: 1, VCS: "svn", Repo: "main", Revision: "1"}, triggers.SourceTrigger, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := store.ClaimNext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(dataDir, "runs", strconv.FormatInt(run.ID, 10))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetRunDir(ctx, run.ID, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(5 * 365 * 24 * time.Hour)
+	p := &runPruner{store: store, dataDir: dataDir, keep: 0, now: func() time.Time { return now },
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if n, err := p.prune(ctx); err != nil || n != 0 {
+		t.Fatalf("pruned %d, err %v", n, err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("run dir removed with keep_runs_for = 0: %v", err)
+	}
+}
+
+// The key defaults to 30 days, "0" is accepted, a negative value is an
+// error naming the key.
+func TestKeepRunsForConfig(t *testing.T) {
+	write := func(body string) string {
+		p := filepath.Join(t.TempDir(), "aicr.toml")
+		body += "[[repo]]\nname = \"main\"\nkind = \"svn\"\nurl = \"file:///x\"\n[[channel]]\nname = \"console\"\nkind = \"console\"\n"
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg, err := LoadConfig(write("[daemon]\ndata_dir = \"d\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Daemon.KeepRunsFor != 720*time.Hour {
+		t.Errorf("default keep_runs_for = %s, want 720h", cfg.Daemon.KeepRunsFor)
+	}
+	cfg, err = LoadConfig(write("[daemon]\ndata_dir = \"d\"\nkeep_runs_for = \"0\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Daemon.KeepRunsFor != 0 {
+		t.Errorf("keep_runs_for \"0\" = %s, want 0", cfg.Daemon.KeepRunsFor)
+	}
+	_, err = LoadConfig(write("[daemon]\ndata_dir = \"d\"\nkeep_runs_for = \"-1h\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "keep_runs_for") {
+		t.Errorf("negative keep_runs_for: err = %v, want one naming the key", err)
+	}
+}
