@@ -275,7 +275,7 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX egress_events_run ON egress_events (run_id, id)`,
 	},
-	// h-imgnode: when the retention job removed a finished run's
+	// 9: when the retention job removed a finished run's
 	// directory (issue 12 item 6), so the audit says so instead of showing
 	// a path that no longer exists.
 	{
