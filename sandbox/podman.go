@@ -13,9 +13,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/aicr-dev/aicr/internal/tailbuf"
 )
 
 // nobody is the container user when the agent dir belongs to root: the
@@ -161,7 +162,7 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	startCmd := r.command(context.WithoutCancel(ctx), "start", "--attach", name)
 	// While the container never ran, its stderr is podman's own: kept
 	// (bounded) for the error when the runtime fails to start it.
-	podmanErr := &tailBuffer{max: 4096}
+	podmanErr := tailbuf.New(4096)
 	startCmd.Stdout, startCmd.Stderr = stdout, io.MultiWriter(stderr, podmanErr)
 	if err := startCmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("%w: podman start: %v; %s", ErrUnavailable, err, remedyInstall)
@@ -469,27 +470,4 @@ func RemoveOrphans(ctx context.Context, cfg Config) (int, error) {
 		removed++
 	}
 	return removed, errors.Join(errs...)
-}
-
-// tailBuffer keeps the last max bytes written.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
 }

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/childenv"
+	"github.com/aicr-dev/aicr/internal/tailbuf"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -239,14 +239,14 @@ func plural(n int, one, many string) string {
 // session is a connection to a spawned `aicr mcp serve`.
 type session struct {
 	c      *client.Client
-	stderr *tailBuffer
+	stderr *tailbuf.Buffer
 	log    *slog.Logger
 }
 
 func (a *Agent) connect(ctx context.Context, run rundir.Layout) (*session, error) {
 	args := append(append([]string(nil), a.cmd[1:]...), "--state", run.StatePath(), "--change", run.ChangePath())
 	args = append(args, a.limits.ServeArgs()...)
-	stderr := &tailBuffer{max: 4 << 10}
+	stderr := tailbuf.New(4 << 10)
 	// The command is built here so the child dies with ctx and runs in
 	// the agent directory, like an agent CLI would start it. Its stderr
 	// goes straight to the buffer: exec's own copy completes before Wait
@@ -271,12 +271,12 @@ func (a *Agent) connect(ctx context.Context, run rundir.Layout) (*session, error
 	init.Params.ClientInfo = mcp.Implementation{Name: "aicr-builtin", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		s.close() // first, so stderr is complete
-		return nil, fmt.Errorf("initialize mcp server: %w%s", err, stderr.suffix())
+		return nil, fmt.Errorf("initialize mcp server: %w%s", err, stderrSuffix(stderr))
 	}
 	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		s.close()
-		return nil, fmt.Errorf("list mcp tools: %w%s", err, stderr.suffix())
+		return nil, fmt.Errorf("list mcp tools: %w%s", err, stderrSuffix(stderr))
 	}
 	have := map[string]bool{}
 	for _, t := range list.Tools {
@@ -303,7 +303,7 @@ func (s *session) call(ctx context.Context, tool string, args map[string]any) (t
 	req.Params.Arguments = args
 	res, err := s.c.CallTool(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("call %s: %w%s", tool, err, s.stderr.suffix())
+		return nil, fmt.Errorf("call %s: %w%s", tool, err, stderrSuffix(s.stderr))
 	}
 	if res.IsError {
 		terr = toolError(res)
@@ -344,28 +344,9 @@ func resultText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// tailBuffer keeps the last max bytes of the server's stderr for error
-// messages.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) suffix() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(t.buf))
+// stderrSuffix is the end of the MCP server's stderr, for error messages.
+func stderrSuffix(t *tailbuf.Buffer) string {
+	s := strings.TrimSpace(t.String())
 	if s == "" {
 		return ""
 	}
