@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aicr-dev/aicr/childenv"
 	"github.com/aicr-dev/aicr/internal/tailbuf"
 )
 
@@ -30,23 +31,17 @@ const containerPrefix = "aicr-run-"
 // so `-e NAME` (take the value from podman's env) or the proxy variables
 // podman copies by default can never carry them into a container.
 func podmanEnv(containersConf string) []string {
-	var env []string
-	for _, name := range []string{"HOME", "USER", "LOGNAME", "XDG_RUNTIME_DIR", "TMPDIR", "DBUS_SESSION_BUS_ADDRESS", "LANG",
-		"CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "CONTAINERS_REGISTRIES_CONF", "CONTAINER_HOST"} {
-		if v, ok := os.LookupEnv(name); ok && !(name == "CONTAINERS_CONF" && containersConf != "") {
-			env = append(env, name+"="+v)
-		}
-	}
 	path := os.Getenv("PATH")
 	if path == "" {
 		path = "/usr/local/bin:/usr/bin:/bin"
 	}
 	// runc and conmon live in sbin on Debian; podman finds them via PATH.
-	env = append(env, "PATH="+path+":/usr/local/sbin:/usr/sbin:/sbin")
+	set := []string{"PATH=" + path + ":/usr/local/sbin:/usr/sbin:/sbin"}
 	if containersConf != "" {
-		env = append(env, "CONTAINERS_CONF="+containersConf)
+		set = append(set, "CONTAINERS_CONF="+containersConf)
 	}
-	return env
+	return childenv.Build([]string{"HOME", "USER", "LOGNAME", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS",
+		"CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "CONTAINERS_REGISTRIES_CONF", "CONTAINER_HOST"}, set...)
 }
 
 type podmanRunner struct{ cfg Config }
