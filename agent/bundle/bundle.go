@@ -187,6 +187,15 @@ func (h HomeEnv) Env() []string {
 // homeSubdirs are created under home/ so CLIs find their dirs writable.
 var homeSubdirs = []string{".config", ".cache", ".local/share", ".local/state", ".codex", ".claude"}
 
+// HomeEnvFor is the isolated HOME and XDG dirs of the agent dir at
+// agentDir (as the agent sees it).
+func HomeEnvFor(agentDir string) HomeEnv { return homeEnv(agentDir) }
+
+// Dirs lists the directories of h, for creating them before a CLI starts.
+func (h HomeEnv) Dirs() []string {
+	return []string{h.HOME, h.XDGConfigHome, h.XDGCacheHome, h.XDGDataHome, h.XDGStateHome, h.CodexHome, h.ClaudeConfigDir}
+}
+
 func homeEnv(agentDirInside string) HomeEnv {
 	h := path.Join(agentDirInside, HomeDirName)
 	return HomeEnv{

@@ -57,6 +57,10 @@ func New(o Options) (*Agent, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
+	if o.Config.API == APIGemini {
+		return nil, fmt.Errorf("agent.llm.api: %q is spoken by [agent] kind = \"gemini-cli\", not by the llm agent (use %s, %s or %s)",
+			APIGemini, APIOpenAIChat, APIOpenAIResponses, APIAnthropic)
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -123,11 +127,18 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 }
 
 // buildPrompt builds the pass's prompt within the budget context_window
-// leaves, scaled down by the ladder after a context overflow. Without a
-// context_window the scaled budget is a share of what the whole prompt
-// would take, so the clipped retry is smaller whatever was configured.
+// leaves, scaled down by the ladder after a context overflow.
 func (a *Agent) buildPrompt(in prompt.Input, scale float64) prompt.Prompt {
-	budget := a.cfg.PromptBudget()
+	return BuildPrompt(a.cfg, in, scale)
+}
+
+// BuildPrompt builds a pass's prompt within the budget cfg's
+// context_window leaves, scaled down by the ladder after a context
+// overflow. Without a context_window the scaled budget is a share of what
+// the whole prompt would take, so the clipped retry is smaller whatever
+// was configured. The agent CLIs build theirs with it too.
+func BuildPrompt(cfg Config, in prompt.Input, scale float64) prompt.Prompt {
+	budget := cfg.PromptBudget()
 	if scale < 1 {
 		if budget == 0 {
 			full := prompt.Build(in)

@@ -25,6 +25,9 @@ const (
 const (
 	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
 	DefaultAnthropicBaseURL = "https://api.anthropic.com/v1"
+	// DefaultGeminiBaseURL is the server root: Gemini clients add
+	// /v1beta/models/… themselves.
+	DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 )
 
 // maxHeadersFileBytes bounds headers_file: a few headers, not a document.
@@ -69,7 +72,7 @@ type Config struct {
 }
 
 // APIs lists the accepted values of api.
-var APIs = []string{APIOpenAIChat, APIOpenAIResponses, APIAnthropic}
+var APIs = []string{APIOpenAIChat, APIOpenAIResponses, APIAnthropic, APIGemini}
 
 // WithDefaults fills max_turns, max_output_tokens and base_url when the
 // config leaves them out.
@@ -86,6 +89,8 @@ func (c Config) WithDefaults() Config {
 			c.BaseURL = DefaultOpenAIBaseURL
 		case APIAnthropic:
 			c.BaseURL = DefaultAnthropicBaseURL
+		case APIGemini:
+			c.BaseURL = DefaultGeminiBaseURL
 		}
 	}
 	return c
@@ -110,7 +115,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("agent.llm.%s: %s", key, fmt.Sprintf(format, args...)))
 	}
 	switch c.API {
-	case APIOpenAIChat, APIOpenAIResponses, APIAnthropic:
+	case APIOpenAIChat, APIOpenAIResponses, APIAnthropic, APIGemini:
 	case "":
 		fail("api", "is required (one of: %s)", strings.Join(APIs, ", "))
 	default:

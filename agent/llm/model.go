@@ -20,6 +20,9 @@ const (
 	APIOpenAIChat      = "openai-chat"
 	APIOpenAIResponses = "openai-responses"
 	APIAnthropic       = "anthropic"
+	// APIGemini is Google's Gemini API (/v1beta/models/…:generateContent),
+	// which only the gemini-cli agent speaks; base_url is the server root.
+	APIGemini = "gemini"
 )
 
 // Model is one provider API. Turn makes one model round trip; the SDK's

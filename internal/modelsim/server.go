@@ -96,6 +96,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	steps    []Step
+	respond  func(Request) Step
 	next     int
 	key      string
 	requests []Request
@@ -122,6 +123,40 @@ func Start(t testing.TB, steps ...Step) *Server {
 		s.srv.Close()
 	})
 	return s
+}
+
+// StartFunc serves answers computed from each request instead of a fixed
+// script: agent CLIs make requests of their own (titles, retries after a
+// refusal, memory extraction), so a test of a real CLI scripts what the
+// model does in a situation, not the n-th request.
+func StartFunc(t testing.TB, respond func(Request) Step) *Server {
+	s := Start(t)
+	s.mu.Lock()
+	s.respond = respond
+	s.mu.Unlock()
+	return s
+}
+
+// Offered returns the offered tool whose name ends in suffix
+// ("report_problem"), as the client spelled it, or "".
+func (r Request) Offered(suffix string) string {
+	for _, t := range r.Tools {
+		if strings.HasSuffix(t, suffix) {
+			return t
+		}
+	}
+	return ""
+}
+
+// ToolResults counts the tool results in the conversation.
+func (r Request) ToolResults() int {
+	n := 0
+	for _, m := range r.Messages {
+		if m.Role == "tool" {
+			n++
+		}
+	}
+	return n
 }
 
 // RequireKey makes every request without this key (OpenAI: Authorization:
@@ -222,15 +257,21 @@ func (s *Server) handle(name string) http.HandlerFunc {
 		}
 
 		s.mu.Lock()
-		if s.next >= len(s.steps) {
+		var step Step
+		if s.respond != nil {
+			respond := s.respond
+			s.mu.Unlock()
+			step = respond(req)
+		} else if s.next >= len(s.steps) {
 			s.mu.Unlock()
 			s.fail(fmt.Errorf("modelsim: request %d (%s) beyond the script's %d steps", seq, name, len(s.steps)))
 			a.writeError(w, errorFor(name, http.StatusInternalServerError, "", "modelsim: no scripted step left"))
 			return
+		} else {
+			step = s.steps[s.next]
+			s.next++
+			s.mu.Unlock()
 		}
-		step := s.steps[s.next]
-		s.next++
-		s.mu.Unlock()
 
 		if step.Check != nil {
 			if err := step.Check(req); err != nil {
