@@ -111,6 +111,7 @@ func Start(t testing.TB, steps ...Step) *Server {
 	mux.HandleFunc("/v1/chat/completions", s.handle(APIOpenAIChat))
 	mux.HandleFunc("/v1/responses", s.handle(APIOpenAIResponses))
 	mux.HandleFunc("/v1/messages", s.handle(APIAnthropic))
+	mux.HandleFunc(geminiPrefix, s.handleGemini())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(fmt.Errorf("modelsim: unexpected %s %s", r.Method, r.URL.Path))
 		http.NotFound(w, r)
@@ -213,6 +214,8 @@ func apiFor(name string) api {
 		return chatAPI{}
 	case APIOpenAIResponses:
 		return responsesAPI{}
+	case APIGemini:
+		return geminiAPI{}
 	default:
 		return anthropicAPI{}
 	}
@@ -231,6 +234,13 @@ func (s *Server) handle(name string) http.HandlerFunc {
 			return
 		}
 		req := Request{API: name, Header: r.Header.Clone(), Raw: raw}
+		if g, ok := a.(geminiAPI); ok {
+			if err := g.decodeURL(r, &req); err != nil {
+				s.fail(err)
+				a.writeError(w, errorFor(name, http.StatusNotFound, "", err.Error()))
+				return
+			}
+		}
 		if err := a.decode(raw, &req); err != nil {
 			s.fail(fmt.Errorf("modelsim: %s request does not decode: %w", name, err))
 			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", err.Error()))
