@@ -250,20 +250,27 @@ func TestGeminiCLIRunsOnlyAicrTools(t *testing.T) {
 	run := newRun(t)
 	shellMarker := filepath.Join(run.AgentDir(), "shell-ran")
 	writeMarker := filepath.Join(run.AgentDir(), "file-written")
+	// read_file is one of the tools Gemini CLI runs without asking in a
+	// headless run, unless tools.core leaves it out.
+	readable := filepath.Join(run.AgentDir(), "notes.txt")
+	if err := os.WriteFile(readable, []byte("READ-BY-A-BUILTIN-TOOL"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	report := reportScenario()
 	sim := modelsim.StartFunc(t, func(r modelsim.Request) modelsim.Step {
 		if r.ToolResults() == 0 && r.Offered("report_problem") != "" {
 			return modelsim.Step{ToolCalls: []modelsim.ToolCall{
 				{Name: "run_shell_command", Arguments: fmt.Sprintf(`{"command":"touch %s"}`, shellMarker)},
 				{Name: "write_file", Arguments: fmt.Sprintf(`{"file_path":%q,"content":"x"}`, writeMarker)},
+				{Name: "read_file", Arguments: fmt.Sprintf(`{"file_path":%q}`, readable)},
 			}}
 		}
 		// Two refused calls came back: go on as a reviewing model does.
 		shifted := r
 		shifted.Messages = nil
 		for _, m := range r.Messages {
-			if m.Role == "tool" && (m.ToolCallID == "run_shell_command" || m.ToolCallID == "write_file" ||
-				strings.HasPrefix(m.ToolCallID, "run_shell_command") || strings.HasPrefix(m.ToolCallID, "write_file")) {
+			if m.Role == "tool" && slices.ContainsFunc([]string{"run_shell_command", "write_file", "read_file"},
+				func(tool string) bool { return strings.HasPrefix(m.ToolCallID, tool) }) {
 				continue
 			}
 			shifted.Messages = append(shifted.Messages, m)
@@ -284,7 +291,13 @@ func TestGeminiCLIRunsOnlyAicrTools(t *testing.T) {
 	var refused int
 	for _, r := range sim.Requests() {
 		for _, m := range r.Messages {
-			if m.Role == "tool" && strings.Contains(m.Text, "not found") {
+			if m.Role != "tool" {
+				continue
+			}
+			if strings.Contains(m.Text, "READ-BY-A-BUILTIN-TOOL") {
+				t.Errorf("read_file ran: the model saw %q", m.Text)
+			}
+			if strings.Contains(m.Text, "not found") {
 				refused++
 			}
 		}
