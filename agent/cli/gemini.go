@@ -51,7 +51,13 @@ func (geminiCLI) Configure(s Setup) (Invocation, error) {
 		return Invocation{}, errors.New("gemini-cli: no MCP server command")
 	}
 	settings := map[string]any{
-		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"security": map[string]any{
+			"auth": map[string]any{"selectedType": "gemini-api-key"},
+			// Gemini CLI drops variables named like secrets from what its
+			// children (the MCP server) inherit; the key's variable is
+			// named here in case its name does not look like one.
+			"environmentVariableRedaction": map[string]any{"enabled": true, "blocked": []string{s.KeyEnv, "GEMINI_API_KEY"}},
+		},
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false, "logPrompts": false},
 		"general": map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false,
