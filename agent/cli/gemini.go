@@ -68,6 +68,12 @@ func (geminiCLI) Configure(s Setup) (Invocation, error) {
 		"tools":  map[string]any{"core": geminiCoreTools(s.SeenName)},
 		"skills": map[string]any{"enabled": false},
 		"model":  map[string]any{"maxSessionTurns": s.LLM.MaxTurns},
+		// max_output_tokens reaches the request through an override of
+		// the configured model's generation settings.
+		"modelConfigs": map[string]any{"customOverrides": []any{map[string]any{
+			"match":       map[string]any{"model": s.LLM.Model},
+			"modelConfig": map[string]any{"generateContentConfig": map[string]any{"maxOutputTokens": s.LLM.MaxOutputTokens}},
+		}}},
 		// Without trust, headless runs leave the server's tools out of
 		// the request altogether.
 		"mcpServers": map[string]any{geminiServer: map[string]any{

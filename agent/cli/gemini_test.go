@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aicr-dev/aicr/agent/cli"
@@ -213,15 +214,57 @@ func withWaitForPrevious(respond func(modelsim.Request) modelsim.Step) func(mode
 	}
 }
 
+// mcpServerEnvs returns the environments of the running `aicr mcp serve`
+// processes whose state file is statePath.
+func mcpServerEnvs(statePath string) []string {
+	var envs []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), "mcp\x00serve") || !strings.Contains(string(cmdline), statePath) {
+			continue
+		}
+		if env, err := os.ReadFile(filepath.Join(d, "environ")); err == nil {
+			envs = append(envs, string(env))
+		}
+	}
+	return envs
+}
+
 func TestGeminiCLIReview(t *testing.T) {
-	sim := modelsim.StartFunc(t, withWaitForPrevious(reportScenario()))
-	a := nativeAgent(t, cli.KindGeminiCLI, llm.APIGemini, sim.Root())
 	run := newRun(t)
+	var (
+		once       sync.Once
+		serverEnvs []string
+	)
+	script := withWaitForPrevious(reportScenario())
+	sim := modelsim.StartFunc(t, func(r modelsim.Request) modelsim.Step {
+		once.Do(func() { serverEnvs = mcpServerEnvs(run.StatePath()) })
+		return script(r)
+	})
+	// A variable whose name Gemini CLI does not take for a secret's: only
+	// the adapter's redaction list keeps it from the MCP server.
+	const keyEnv = "AICR_GEMINI_LLM"
+	t.Setenv(keyEnv, testKey)
+	a, err := cli.New(cli.Options{Kind: cli.KindGeminiCLI, LLM: llm.Config{API: llm.APIGemini, BaseURL: sim.Root(), Model: testModel,
+		APIKeyEnv: keyEnv, MaxTurns: 8}, KeyEnv: keyEnv, Prefix: installed(t, cli.KindGeminiCLI), Binary: aicrBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	stats, st, err := reviewPass(t, a, run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	requireReported(t, st)
+	// The key is the CLI's: its MCP server, aicr, never gets it.
+	if len(serverEnvs) != 1 {
+		t.Errorf("found %d aicr MCP servers of this run while the model was asked, want 1", len(serverEnvs))
+	}
+	for _, env := range serverEnvs {
+		if strings.Contains(env, testKey) {
+			t.Error("the aicr MCP server's environment holds the model key")
+		}
+	}
 	if err := sim.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +279,9 @@ func TestGeminiCLIReview(t *testing.T) {
 		}
 		if r.Header.Get("x-goog-api-key") != testKey {
 			t.Errorf("request %d: x-goog-api-key is not the configured key", i)
+		}
+		if r.MaxTokens != llm.DefaultMaxOutputTokens {
+			t.Errorf("request %d: maxOutputTokens %d, want [agent.llm] max_output_tokens %d", i, r.MaxTokens, llm.DefaultMaxOutputTokens)
 		}
 		if !strings.HasPrefix(r.System, "# aicr review instructions") {
 			t.Errorf("request %d: system prompt is not aicr's: %.80q", i, r.System)
