@@ -126,8 +126,6 @@ type geminiEvent struct {
 	ToolName string          `json:"tool_name"`
 	ToolID   string          `json:"tool_id"`
 	Status   string          `json:"status"`
-	Severity string          `json:"severity"`
-	Message  string          `json:"message"`
 	Error    *geminiEventErr `json:"error"`
 	Stats    *struct {
 		InputTokens  int `json:"input_tokens"`
@@ -141,8 +139,9 @@ type geminiEventErr struct {
 }
 
 // Parse reads the stream-json events: init, message (user; assistant as
-// deltas), tool_use, tool_result, error (warnings such as the turn limit)
-// and one result. The stream reports no turn count, so Turns counts the
+// deltas), tool_use, tool_result and one result. Its error events (the
+// turn limit, a blocked answer) end no run by themselves: a run that
+// recorded nothing after one is for the ladder to repair. The stream reports no turn count, so Turns counts the
 // model's answers: each run of assistant text or tool calls that follows
 // the prompt or a tool result.
 func (geminiCLI) Parse(r io.Reader) (Events, error) {
@@ -199,10 +198,6 @@ func (geminiCLI) Parse(r io.Reader) (Events, error) {
 					ev.PermissionDenials = append(ev.PermissionDenials, names[e.ToolID])
 				}
 			}
-		case "error":
-			if e.Severity == "error" && ev.APIError == "" {
-				ev.APIError = e.Message
-			}
 		case "result":
 			if e.Stats != nil {
 				ev.InputTokens, ev.OutputTokens = e.Stats.InputTokens, e.Stats.OutputTokens
@@ -211,7 +206,9 @@ func (geminiCLI) Parse(r io.Reader) (Events, error) {
 				return
 			}
 			ev.Failed = true
-			if e.Error != nil {
+			// A failure that is not the model API's (a fatal tool error)
+			// is explained by the exit status and stderr.
+			if e.Error != nil && strings.Contains(e.Error.Message, "API Error") {
 				ev.APIError, ev.APIStatus, ev.ContextOverflow = geminiAPIError(e.Error.Message)
 			}
 		}

@@ -89,6 +89,22 @@ not json
 	}
 }
 
+func TestGeminiParseFailureOutsideTheAPI(t *testing.T) {
+	a, _ := cli.Lookup(cli.KindGeminiCLI)
+	stream := `{"type":"init","session_id":"s","model":"m"}
+{"type":"error","severity":"error","message":"Maximum session turns exceeded"}
+{"type":"result","status":"error","error":{"type":"no_space_left","message":"No space left on device"},"stats":{"input_tokens":0,"output_tokens":0}}
+`
+	ev, err := a.Parse(strings.NewReader(stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not the model API's refusal: the exit status and stderr explain it.
+	if !ev.Failed || ev.APIError != "" || ev.APIStatus != 0 || ev.ContextOverflow {
+		t.Errorf("events %+v", ev)
+	}
+}
+
 func TestGeminiParseMCPServerMissing(t *testing.T) {
 	// Gemini CLI says so on stderr only ("MCP issues detected"): the
 	// stream is a clean run without tools.
