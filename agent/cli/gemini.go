@@ -39,7 +39,8 @@ func (geminiCLI) Spec() Spec {
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
 			IsolatedHome: true, ContextCompaction: "delegated"},
 		Limits: "Gemini API only (base_url is the server root); [agent.llm] headers_file and context_window are not passed to the CLI; " +
-			"a missing MCP server is not in the event stream (nothing recorded, the ladder repairs)",
+			"a missing MCP server shows only on stderr (nothing recorded, the ladder repairs); " +
+			"its own pre-send overflow check (1M tokens for a model it does not know) ends the run without a signal",
 	}
 }
 
