@@ -1,20 +1,26 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/internal/modelsim"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 )
 
 // The streams under testdata/gemini-cli were written by Gemini CLI 0.61.0
@@ -258,15 +264,7 @@ func TestGeminiCLIReview(t *testing.T) {
 		once.Do(func() { serverEnvs = mcpServerEnvs(run.StatePath()) })
 		return script(r)
 	})
-	// A variable whose name Gemini CLI does not take for a secret's: only
-	// the adapter's redaction list keeps it from the MCP server.
-	const keyEnv = "AICR_GEMINI_LLM"
-	t.Setenv(keyEnv, testKey)
-	a, err := cli.New(cli.Options{Kind: cli.KindGeminiCLI, LLM: llm.Config{API: llm.APIGemini, BaseURL: sim.Root(), Model: testModel,
-		APIKeyEnv: keyEnv, MaxTurns: 8}, KeyEnv: keyEnv, Prefix: installed(t, cli.KindGeminiCLI), Binary: aicrBinary(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := nativeAgent(t, cli.KindGeminiCLI, llm.APIGemini, sim.Root())
 	stats, st, err := reviewPass(t, a, run)
 	if err != nil {
 		t.Fatal(err)
@@ -448,4 +446,62 @@ func TestGeminiCLILargePrompt(t *testing.T) {
 	if len(first.Messages) == 0 || !strings.Contains(first.Messages[0].Text, "END-OF-LARGE-DIFF") || len(first.Messages[0].Text) < 300<<10 {
 		t.Errorf("the first request's prompt (%d bytes) does not hold the whole diff", len(first.Messages[0].Text))
 	}
+}
+
+// TestGeminiCLIInPodman runs the review as the daemon does with [sandbox]
+// kind = "podman" and network = "llm-only": the CLI in the node image,
+// the model server reached only through the run's egress proxy.
+func TestGeminiCLIInPodman(t *testing.T) {
+	sim := modelsim.StartFunc(t, withWaitForPrevious(reportScenario()))
+	var log egressLog
+	a := podmanAgent(t, cli.KindGeminiCLI, llm.APIGemini, sim.Root(), "llm-only", &log)
+	run := numberedRun(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	stats, err := a.Review(ctx, run, pass.Pass{Number: 1, Kind: pass.Review})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := review.LoadState(run.StatePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireReported(t, st)
+	if err := sim.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range sim.Requests() {
+		if tools := slices.Sorted(slices.Values(r.Tools)); !slices.Equal(tools, geminiTools()) || r.Header.Get("x-goog-api-key") != testKey {
+			t.Errorf("request %d offered %v (want only %v) or lacks the key", i, tools, geminiTools())
+		}
+	}
+	if stats.Turns != 3 || stats.InputTokens != 1200+1400+1500 {
+		t.Errorf("stats %+v", stats)
+	}
+	// The model server is the only place the CLI went: no update check,
+	// no telemetry, no model catalogue.
+	model := strings.TrimPrefix(sim.Root(), "http://")
+	events := log.Events()
+	if len(events) == 0 {
+		t.Error("the egress proxy saw no connection: the model server was reached some other way")
+	}
+	for _, e := range events {
+		if !e.Allowed || net.JoinHostPort(e.Host, strconv.Itoa(e.Port)) != model {
+			t.Errorf("egress %s:%d allowed=%v (%s), want only the model server %s", e.Host, e.Port, e.Allowed, e.Reason, model)
+		}
+	}
+}
+
+// numberedRun is newRun in a directory named like the daemon's run dirs
+// (<id>), the id unique to this process: the sandbox names containers
+// after the run id, and newRun's dir ("run") is id 0 for every test
+// process running podman at the same time.
+func numberedRun(t *testing.T) rundir.Layout {
+	t.Helper()
+	run := newRun(t)
+	numbered := filepath.Join(filepath.Dir(run.Dir()), strconv.Itoa(os.Getpid()))
+	if err := os.Rename(run.Dir(), numbered); err != nil {
+		t.Fatal(err)
+	}
+	return rundir.New(numbered)
 }
