@@ -98,6 +98,10 @@ func (geminiCLI) Configure(s Setup) (Invocation, error) {
 			"GOOGLE_GEMINI_BASE_URL=" + base,
 			"GEMINI_CLI_TRUST_WORKSPACE=true",
 			"GEMINI_SYSTEM_MD=" + path.Join(s.Home.HOME, geminiSystemFile),
+			// On an API error Gemini CLI writes a report holding the whole
+			// request (the prompt, the diff) to the temp dir: it stays in
+			// the run's HOME, not in the host's /tmp.
+			"TMPDIR=" + s.Home.XDGCacheHome,
 		},
 		KeyAs: []string{"GEMINI_API_KEY"},
 		Stdin: s.User,

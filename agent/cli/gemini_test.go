@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/agent/bundle"
 	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/pass"
@@ -140,7 +141,7 @@ func TestGeminiConfigure(t *testing.T) {
 	s := cli.Setup{LLM: llm.Config{API: llm.APIGemini, BaseURL: "http://gpu-box:8080/", Model: "gemini-2.5-pro", MaxTurns: 12},
 		KeyEnv: "TEAM_GEMINI_KEY", MCPCommand: []string{"/opt/aicr/aicr", "mcp", "serve", "--tool-names", "underscore"},
 		System: "SYSTEM PROMPT", User: "USER PROMPT", SeenName: spec.Mangle}
-	s.Home.HOME = "/work/agent/home"
+	s.Home.HOME, s.Home.XDGCacheHome = "/work/agent/home", "/work/agent/home/.cache"
 	inv, err := a.Configure(s)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func TestGeminiConfigure(t *testing.T) {
 		t.Errorf("key as %v, stdin %q", inv.KeyAs, inv.Stdin)
 	}
 	for _, want := range []string{"GOOGLE_GEMINI_BASE_URL=http://gpu-box:8080", "GEMINI_CLI_TRUST_WORKSPACE=true",
-		"GEMINI_SYSTEM_MD=/work/agent/home/.gemini/system.md"} {
+		"GEMINI_SYSTEM_MD=/work/agent/home/.gemini/system.md", "TMPDIR=/work/agent/home/.cache"} {
 		if !slices.Contains(inv.Env, want) {
 			t.Errorf("env %v lacks %s", inv.Env, want)
 		}
@@ -402,9 +403,15 @@ func TestGeminiCLIAuthFailure(t *testing.T) {
 	sim := modelsim.StartFunc(t, reportScenario())
 	sim.RequireKey("a-different-key")
 	a := nativeAgent(t, cli.KindGeminiCLI, llm.APIGemini, sim.Root())
-	_, _, err := reviewPass(t, a, newRun(t))
+	run := newRun(t)
+	_, _, err := reviewPass(t, a, run)
 	if !errors.Is(err, llm.ErrAuth) {
 		t.Fatalf("err = %v, want llm.ErrAuth", err)
+	}
+	// Gemini CLI's error report (it holds the request) stays in the run.
+	reports, _ := filepath.Glob(filepath.Join(run.AgentDir(), bundle.HomeDirName, ".cache", "gemini-client-error-*.json"))
+	if len(reports) == 0 {
+		t.Error("no gemini-client-error report under the run's HOME: it went to the host's temp dir")
 	}
 	if strings.Contains(err.Error(), testKey) {
 		t.Errorf("the error carries the key: %v", err)
