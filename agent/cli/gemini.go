@@ -85,7 +85,12 @@ func (geminiCLI) Configure(s Setup) (Invocation, error) {
 	if err != nil {
 		return Invocation{}, err
 	}
+	// Gemini CLI adds /v1beta/models/... to the server root itself; a
+	// base_url copied with the version would double it.
 	base := strings.TrimRight(s.LLM.BaseURL, "/")
+	for _, version := range []string{"/v1beta", "/v1"} {
+		base = strings.TrimSuffix(base, version)
+	}
 	return Invocation{
 		Files: map[string][]byte{
 			".gemini/settings.json": settingsJSON,

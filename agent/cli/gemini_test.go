@@ -209,6 +209,11 @@ func TestGeminiConfigure(t *testing.T) {
 		}
 	}
 
+	s.LLM.BaseURL = "https://generativelanguage.googleapis.com/v1beta/"
+	if inv, err := a.Configure(s); err != nil || !slices.Contains(inv.Env, "GOOGLE_GEMINI_BASE_URL=https://generativelanguage.googleapis.com") {
+		t.Errorf("a base_url with the API version: %v %v, want the server root", err, inv.Env)
+	}
+
 	s.LLM.API = llm.APIOpenAIChat
 	if _, err := a.Configure(s); err == nil || !strings.Contains(err.Error(), `api = "gemini"`) {
 		t.Errorf("openai-chat: %v, want a refusal naming api = \"gemini\"", err)
