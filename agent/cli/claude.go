@@ -1,29 +1,332 @@
 package cli
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"path"
+	"strconv"
+	"strings"
 
 	"github.com/aicr-dev/aicr/agent/bundle"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/review"
 )
 
-// claudeCode is the Claude Code adapter. NOT BUILT YET: Configure and Parse refuse.
+// claudeCode is Claude Code (`claude -p`), speaking Anthropic Messages.
+//
+// Its stream-json output is one JSON object a line: system/init (tools,
+// MCP server status), assistant and user messages (tool_use and
+// tool_result blocks), system/api_retry while the API refuses, and a
+// final result carrying the totals, the permission denials and the
+// API's status.
 type claudeCode struct{}
+
+// claudeServer is the MCP server's name in Claude Code's config; it is
+// the middle of every tool name the model sees.
+const claudeServer = "aicr"
+
+// claudeMaxRetries bounds Claude Code's own retries of a refused API
+// request. Its default (10, with backoff) spends about three minutes on a
+// wrong key before giving up; the ladder already retries a failed pass.
+const claudeMaxRetries = 2
 
 func (claudeCode) Spec() Spec {
 	return Spec{
 		Kind: KindClaudeCode, Package: "@anthropic-ai/claude-code", Version: "2.1.328", MinVersion: "2.1.328",
 		Bin: "node_modules/.bin/claude", APIs: []string{llm.APIAnthropic}, ToolNames: review.ToolNamingDotted,
-		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true, IsolatedHome: true, ContextCompaction: "delegated"},
+		Mangle: claudeMangle,
+		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
+			IsolatedHome: true, ContextCompaction: "delegated"},
+		Limits: "Needs an Anthropic Messages endpoint (api = \"anthropic\"). Its first request of a run carries a " +
+			"role \"system\" message inside messages (a mid-conversation system message), which servers that " +
+			"accept only user/assistant roles refuse; it then retries with the text folded into the user turn. " +
+			"Built-in tools are switched off (--tools \"\"), so the model sees only the five aicr tools. " +
+			"[agent.llm] headers_file is not passed on. Writes its temporary files under the agent's HOME " +
+			"(CLAUDE_CODE_TMPDIR).",
 	}
 }
 
+// claudeMangle is what Claude Code calls an MCP tool: mcp__<server>__<tool>
+// with every character outside [A-Za-z0-9_-] replaced by "_".
+func claudeMangle(tool string) string {
+	var b strings.Builder
+	b.WriteString("mcp__" + claudeServer + "__")
+	for _, r := range tool {
+		if r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// claude*File are HOME-relative files Configure writes.
+const (
+	claudeMCPFile    = "aicr/claude-mcp.json"
+	claudeSystemFile = "aicr/claude-system-prompt.md"
+)
+
 func (claudeCode) Configure(s Setup) (Invocation, error) {
-	return Invocation{}, errors.New("Claude Code adapter: not built yet")
+	if len(s.MCPCommand) == 0 {
+		return Invocation{}, errors.New("claude-code: no MCP server command")
+	}
+	if s.LLM.Model == "" {
+		return Invocation{}, errors.New("claude-code: [agent.llm] model is empty")
+	}
+	mcp, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{claudeServer: map[string]any{
+		"type": "stdio", "command": s.MCPCommand[0], "args": s.MCPCommand[1:],
+	}}}, "", "  ")
+	if err != nil {
+		return Invocation{}, err
+	}
+	allowed := make([]string, 0, len(review.ToolNames))
+	for _, t := range review.ToolNames {
+		allowed = append(allowed, claudeMangle(t))
+	}
+	home := s.Home.HOME
+	args := []string{"-p", "--output-format", "stream-json", "--verbose",
+		"--model", s.LLM.Model,
+		"--mcp-config", path.Join(home, claudeMCPFile), "--strict-mcp-config",
+		// No built-in tool (Bash, Edit, Read, ...) is offered at all; the
+		// aicr tools are the only ones approved, and anything else that
+		// would ask is refused, as nobody answers in -p mode.
+		"--tools", "",
+		"--allowedTools", strings.Join(allowed, ","),
+		"--permission-mode", "dontAsk",
+		"--system-prompt-file", path.Join(home, claudeSystemFile),
+		"--no-session-persistence",
+	}
+	if s.LLM.MaxTurns > 0 {
+		args = append(args, "--max-turns", strconv.Itoa(s.LLM.MaxTurns))
+	}
+	env := []string{
+		"ANTHROPIC_BASE_URL=" + strings.TrimSuffix(strings.TrimSuffix(s.LLM.BaseURL, "/"), "/v1"),
+		// Background requests (titles, summaries) would otherwise name a
+		// Haiku model the server may not have.
+		"ANTHROPIC_DEFAULT_HAIKU_MODEL=" + s.LLM.Model,
+		"ANTHROPIC_SMALL_FAST_MODEL=" + s.LLM.Model,
+		// Tool search hides MCP tools behind a ToolSearch tool that a
+		// model not trained on it never calls: nothing gets reported.
+		"ENABLE_TOOL_SEARCH=false",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
+		"CLAUDE_CODE_MAX_RETRIES=" + strconv.Itoa(claudeMaxRetries),
+		// It writes below os.tmpdir() (/tmp/claude-<uid>/...); keep that
+		// inside the agent dir, which is writable in the sandbox.
+		"CLAUDE_CODE_TMPDIR=" + path.Join(home, "tmp"),
+	}
+	if s.LLM.MaxOutputTokens > 0 {
+		env = append(env, "CLAUDE_CODE_MAX_OUTPUT_TOKENS="+strconv.Itoa(s.LLM.MaxOutputTokens))
+	}
+	if s.LLM.ContextWindow > 0 {
+		env = append(env, "CLAUDE_CODE_AUTO_COMPACT_WINDOW="+strconv.Itoa(s.LLM.ContextWindow))
+	}
+	return Invocation{
+		Files: map[string][]byte{
+			claudeMCPFile:    mcp,
+			claudeSystemFile: []byte(s.System),
+		},
+		Args:  args,
+		Env:   env,
+		KeyAs: []string{"ANTHROPIC_API_KEY"},
+		Stdin: s.User,
+	}, nil
+}
+
+// claudeEvent is one line of stream-json, with the fields aicr reads.
+type claudeEvent struct {
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+	// system/init
+	Model      string `json:"model"`
+	MCPServers []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"mcp_servers"`
+	// assistant / user
+	Message *struct {
+		Model   string          `json:"model"`
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+	// system/api_retry
+	ErrorStatus int    `json:"error_status"`
+	Error       string `json:"error"`
+	// result
+	IsError        bool            `json:"is_error"`
+	NumTurns       int             `json:"num_turns"`
+	Result         string          `json:"result"`
+	TotalCostUSD   float64         `json:"total_cost_usd"`
+	APIErrorStatus int             `json:"api_error_status"`
+	TerminalReason string          `json:"terminal_reason"`
+	Errors         json.RawMessage `json:"errors"`
+	ModelUsage     map[string]struct {
+		CostBasis string `json:"costBasis"`
+	} `json:"modelUsage"`
+	PermissionDenials []struct {
+		ToolName string `json:"tool_name"`
+	} `json:"permission_denials"`
+	Usage *struct {
+		InputTokens              int `json:"input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	} `json:"usage"`
+}
+
+type claudeBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
 }
 
 func (claudeCode) Parse(r io.Reader) (Events, error) {
-	return Events{}, errors.New("Claude Code adapter: not built yet")
+	var ev Events
+	calls := map[string]int{} // tool_use id → index in ev.ToolCalls
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), eventCap)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		ev.Lines++
+		var e claudeEvent
+		if json.Unmarshal([]byte(line), &e) != nil {
+			ev.Malformed++
+			continue
+		}
+		switch e.Type {
+		case "system":
+			switch e.Subtype {
+			case "init":
+				if e.Model != "" {
+					ev.Model = e.Model
+				}
+				for _, s := range e.MCPServers {
+					if s.Name == claudeServer && s.Status != "connected" {
+						ev.MCPFailure = "MCP server " + s.Name + " " + s.Status
+					}
+				}
+			case "api_retry":
+				if e.ErrorStatus != 0 {
+					ev.APIStatus = e.ErrorStatus
+				}
+				if e.Error != "" {
+					ev.APIError = e.Error
+				}
+			}
+		case "assistant":
+			if e.Message == nil {
+				continue
+			}
+			var blocks []claudeBlock
+			if json.Unmarshal(e.Message.Content, &blocks) != nil {
+				continue
+			}
+			for _, b := range blocks {
+				switch b.Type {
+				case "text":
+					if strings.TrimSpace(b.Text) != "" {
+						ev.FinalText = b.Text
+					}
+				case "tool_use":
+					if strings.HasPrefix(b.Name, "mcp__"+claudeServer+"__") {
+						calls[b.ID] = len(ev.ToolCalls)
+						ev.ToolCalls = append(ev.ToolCalls, ToolCall{Name: b.Name})
+					}
+				}
+			}
+		case "user":
+			if e.Message == nil {
+				continue
+			}
+			var blocks []claudeBlock
+			if json.Unmarshal(e.Message.Content, &blocks) != nil {
+				continue
+			}
+			for _, b := range blocks {
+				i, ok := calls[b.ToolUseID]
+				if b.Type != "tool_result" || !ok || !b.IsError {
+					continue
+				}
+				ev.ToolCalls[i].Failed = true
+				ev.ToolCalls[i].Error = blockText(b.Content)
+			}
+		case "result":
+			ev.Turns = e.NumTurns
+			if e.Usage != nil {
+				ev.InputTokens = e.Usage.InputTokens + e.Usage.CacheCreationInputTokens + e.Usage.CacheReadInputTokens
+				ev.OutputTokens = e.Usage.OutputTokens
+			}
+			if claudeKnowsPrices(e) {
+				ev.CostUSD = e.TotalCostUSD
+			}
+			// Claude Code's own name for the API's prompt-too-long
+			// refusal, which it could not compact its way out of.
+			if e.TerminalReason == "prompt_too_long" {
+				ev.ContextOverflow = true
+			}
+			for _, d := range e.PermissionDenials {
+				ev.PermissionDenials = append(ev.PermissionDenials, d.ToolName)
+			}
+			if e.IsError || strings.HasPrefix(e.Subtype, "error") {
+				ev.Failed = true
+				if e.APIErrorStatus != 0 {
+					ev.APIStatus = e.APIErrorStatus
+				}
+				if msg := strings.TrimSpace(e.Result); msg != "" {
+					ev.APIError = msg
+				}
+			} else if strings.TrimSpace(e.Result) != "" {
+				ev.FinalText = e.Result
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return ev, fmt.Errorf("claude-code event stream: %w", err)
+	}
+	return ev, nil
+}
+
+// claudeKnowsPrices: for a model it has no price list of, Claude Code
+// still reports a cost (costBasis "unknown"), made up from a default
+// price; that is not a cost to record.
+func claudeKnowsPrices(e claudeEvent) bool {
+	if len(e.ModelUsage) == 0 {
+		return false
+	}
+	for _, u := range e.ModelUsage {
+		if u.CostBasis == "" || u.CostBasis == "unknown" {
+			return false
+		}
+	}
+	return true
+}
+
+// blockText is a tool_result's content: a string or text blocks.
+func blockText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		texts = append(texts, p.Text)
+	}
+	return strings.Join(texts, "\n")
 }

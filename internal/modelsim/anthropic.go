@@ -50,8 +50,20 @@ func (anthropicAPI) decode(raw []byte, req *Request) error {
 	}
 	calls := map[string]bool{}
 	for i, m := range in.Messages {
-		if m.Role != "user" && m.Role != "assistant" {
-			return fmt.Errorf("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		switch m.Role {
+		case "user", "assistant":
+		case "system":
+			// Mid-conversation system messages: current models take a
+			// role "system" turn right after a user turn (Claude Code
+			// sends one on its first request); it is recorded as a
+			// Message of role "system", apart from the top-level system.
+			if i == 0 || in.Messages[i-1].Role != "user" {
+				return fmt.Errorf("messages.%d: a system message must immediately follow a user turn", i)
+			}
+			req.Messages = append(req.Messages, Message{Role: "system", Text: textOf(m.Content)})
+			continue
+		default:
+			return fmt.Errorf("messages.%d.role: Input should be 'user', 'assistant' or 'system'", i)
 		}
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {

@@ -77,7 +77,8 @@ type Request struct {
 	Raw       []byte
 }
 
-// Message is one conversation entry: Role is "user", "assistant" or "tool".
+// Message is one conversation entry: Role is "user", "assistant" or
+// "tool", or "system" for an Anthropic mid-conversation system message.
 type Message struct {
 	Role       string
 	Text       string
