@@ -33,6 +33,10 @@ const claudeServer = "aicr"
 // wrong key before giving up; the ladder already retries a failed pass.
 const claudeMaxRetries = 2
 
+// claudeMinCompactWindow is the smallest CLAUDE_CODE_AUTO_COMPACT_WINDOW
+// Claude Code accepts.
+const claudeMinCompactWindow = 100_000
+
 func (claudeCode) Spec() Spec {
 	return Spec{
 		Kind: KindClaudeCode, Package: "@anthropic-ai/claude-code", Version: "2.1.328", MinVersion: "2.1.328",
@@ -125,7 +129,11 @@ func (claudeCode) Configure(s Setup) (Invocation, error) {
 	if s.LLM.MaxOutputTokens > 0 {
 		env = append(env, "CLAUDE_CODE_MAX_OUTPUT_TOKENS="+strconv.Itoa(s.LLM.MaxOutputTokens))
 	}
-	if s.LLM.ContextWindow > 0 {
+	// Claude Code compacts the conversation before it reaches this
+	// window. It takes nothing below 100k tokens (it warns and uses 100k):
+	// a smaller model runs into the server's prompt-too-long instead,
+	// which the ladder answers with a clipped prompt.
+	if s.LLM.ContextWindow >= claudeMinCompactWindow {
 		env = append(env, "CLAUDE_CODE_AUTO_COMPACT_WINDOW="+strconv.Itoa(s.LLM.ContextWindow))
 	}
 	return Invocation{

@@ -50,6 +50,13 @@ func TestClaudeCodeParse(t *testing.T) {
 				t.Errorf("tool calls %+v denials %v", ev.ToolCalls, ev.PermissionDenials)
 			}
 		}},
+		{"permission-denied.jsonl", func(t *testing.T, ev cli.Events) {
+			// Run without --allowedTools: dontAsk mode refuses the calls,
+			// and the result still reads success.
+			if strings.Join(ev.PermissionDenials, ",") != report+","+summary || ev.Failed || len(ev.ToolCalls) != 2 || !ev.ToolCalls[0].Failed {
+				t.Errorf("denials %v failed %v calls %+v", ev.PermissionDenials, ev.Failed, ev.ToolCalls)
+			}
+		}},
 		{"mcp-missing.jsonl", func(t *testing.T, ev cli.Events) {
 			if !strings.Contains(ev.MCPFailure, "failed") || ev.Failed || len(ev.ToolCalls) != 0 {
 				t.Errorf("events %+v", ev)
@@ -154,6 +161,10 @@ func TestClaudeCodeConfigure(t *testing.T) {
 
 	if got := a.Spec().Mangle("aicr.report_problem"); got != "mcp__aicr__aicr_report_problem" {
 		t.Errorf("mangle = %q", got)
+	}
+	small, err := a.Configure(cli.Setup{LLM: llm.Config{Model: "m", ContextWindow: 32000}, Home: home, MCPCommand: []string{"aicr"}})
+	if err != nil || strings.Contains(strings.Join(small.Env, " "), "AUTO_COMPACT_WINDOW") {
+		t.Errorf("a 32k window: env %v, err %v; Claude Code takes no compact window below 100k", small.Env, err)
 	}
 	if _, err := a.Configure(cli.Setup{LLM: llm.Config{Model: "m"}, Home: home}); err == nil {
 		t.Error("Configure without an MCP command succeeded")
