@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,44 +149,32 @@ func (claudeCode) Configure(s Setup) (Invocation, error) {
 	}, nil
 }
 
-// claudeEvent is one line of stream-json, with the fields aicr reads.
-type claudeEvent struct {
+// claudeLine is the envelope of every stream-json line.
+type claudeLine struct {
 	Type    string `json:"type"`
 	Subtype string `json:"subtype"`
-	// system/init
+}
+
+// claudeSystem is a system event: init (the MCP servers' status),
+// api_retry (a refused API request about to be retried),
+// permission_denied (a tool call the permission mode refused).
+type claudeSystem struct {
 	Model      string `json:"model"`
 	MCPServers []struct {
 		Name   string `json:"name"`
 		Status string `json:"status"`
 	} `json:"mcp_servers"`
-	// assistant / user
-	Message *struct {
-		Model   string          `json:"model"`
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
-	// system/api_retry
 	ErrorStatus int    `json:"error_status"`
 	Error       string `json:"error"`
-	// result
-	IsError        bool            `json:"is_error"`
-	NumTurns       int             `json:"num_turns"`
-	Result         string          `json:"result"`
-	TotalCostUSD   float64         `json:"total_cost_usd"`
-	APIErrorStatus int             `json:"api_error_status"`
-	TerminalReason string          `json:"terminal_reason"`
-	Errors         json.RawMessage `json:"errors"`
-	ModelUsage     map[string]struct {
-		CostBasis string `json:"costBasis"`
-	} `json:"modelUsage"`
-	PermissionDenials []struct {
-		ToolName string `json:"tool_name"`
-	} `json:"permission_denials"`
-	Usage *struct {
-		InputTokens              int `json:"input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	} `json:"usage"`
+	ToolName    string `json:"tool_name"`
+	ToolUseID   string `json:"tool_use_id"`
+}
+
+// claudeMessage is an assistant or user event.
+type claudeMessage struct {
+	Message struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
 }
 
 type claudeBlock struct {
@@ -198,119 +187,177 @@ type claudeBlock struct {
 	IsError   bool            `json:"is_error"`
 }
 
+// claudeResult is the last event of a run.
+type claudeResult struct {
+	IsError        bool   `json:"is_error"`
+	NumTurns       int    `json:"num_turns"`
+	Result         string `json:"result"`
+	TerminalReason string `json:"terminal_reason"`
+	APIErrorStatus int    `json:"api_error_status"`
+	Usage          struct {
+		InputTokens              int `json:"input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	} `json:"usage"`
+	TotalCostUSD float64 `json:"total_cost_usd"`
+	ModelUsage   map[string]struct {
+		CostBasis string `json:"costBasis"`
+	} `json:"modelUsage"`
+	PermissionDenials []struct {
+		ToolName  string `json:"tool_name"`
+		ToolUseID string `json:"tool_use_id"`
+	} `json:"permission_denials"`
+}
+
+// claudeParser folds stream-json lines into Events.
+type claudeParser struct {
+	ev     Events
+	calls  map[string]int  // tool_use id → index in ev.ToolCalls
+	denied map[string]bool // tool_use ids already in ev.PermissionDenials
+}
+
 func (claudeCode) Parse(r io.Reader) (Events, error) {
-	var ev Events
-	calls := map[string]int{} // tool_use id → index in ev.ToolCalls
+	p := claudeParser{calls: map[string]int{}, denied: map[string]bool{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), eventCap)
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
 			continue
 		}
-		ev.Lines++
-		var e claudeEvent
-		if json.Unmarshal([]byte(line), &e) != nil {
-			ev.Malformed++
-			continue
-		}
-		switch e.Type {
-		case "system":
-			switch e.Subtype {
-			case "init":
-				if e.Model != "" {
-					ev.Model = e.Model
-				}
-				for _, s := range e.MCPServers {
-					if s.Name == claudeServer && s.Status != "connected" {
-						ev.MCPFailure = "MCP server " + s.Name + " " + s.Status
-					}
-				}
-			case "api_retry":
-				if e.ErrorStatus != 0 {
-					ev.APIStatus = e.ErrorStatus
-				}
-				if e.Error != "" {
-					ev.APIError = e.Error
-				}
-			}
-		case "assistant":
-			if e.Message == nil {
-				continue
-			}
-			var blocks []claudeBlock
-			if json.Unmarshal(e.Message.Content, &blocks) != nil {
-				continue
-			}
-			for _, b := range blocks {
-				switch b.Type {
-				case "text":
-					if strings.TrimSpace(b.Text) != "" {
-						ev.FinalText = b.Text
-					}
-				case "tool_use":
-					if strings.HasPrefix(b.Name, "mcp__"+claudeServer+"__") {
-						calls[b.ID] = len(ev.ToolCalls)
-						ev.ToolCalls = append(ev.ToolCalls, ToolCall{Name: b.Name})
-					}
-				}
-			}
-		case "user":
-			if e.Message == nil {
-				continue
-			}
-			var blocks []claudeBlock
-			if json.Unmarshal(e.Message.Content, &blocks) != nil {
-				continue
-			}
-			for _, b := range blocks {
-				i, ok := calls[b.ToolUseID]
-				if b.Type != "tool_result" || !ok || !b.IsError {
-					continue
-				}
-				ev.ToolCalls[i].Failed = true
-				ev.ToolCalls[i].Error = blockText(b.Content)
-			}
-		case "result":
-			ev.Turns = e.NumTurns
-			if e.Usage != nil {
-				ev.InputTokens = e.Usage.InputTokens + e.Usage.CacheCreationInputTokens + e.Usage.CacheReadInputTokens
-				ev.OutputTokens = e.Usage.OutputTokens
-			}
-			if claudeKnowsPrices(e) {
-				ev.CostUSD = e.TotalCostUSD
-			}
-			// Claude Code's own name for the API's prompt-too-long
-			// refusal, which it could not compact its way out of.
-			if e.TerminalReason == "prompt_too_long" {
-				ev.ContextOverflow = true
-			}
-			for _, d := range e.PermissionDenials {
-				ev.PermissionDenials = append(ev.PermissionDenials, d.ToolName)
-			}
-			if e.IsError || strings.HasPrefix(e.Subtype, "error") {
-				ev.Failed = true
-				if e.APIErrorStatus != 0 {
-					ev.APIStatus = e.APIErrorStatus
-				}
-				if msg := strings.TrimSpace(e.Result); msg != "" {
-					ev.APIError = msg
-				}
-			} else if strings.TrimSpace(e.Result) != "" {
-				ev.FinalText = e.Result
-			}
+		p.ev.Lines++
+		if err := p.line(line); err != nil {
+			p.ev.Malformed++
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return ev, fmt.Errorf("claude-code event stream: %w", err)
+		return p.ev, fmt.Errorf("claude-code event stream: %w", err)
 	}
-	return ev, nil
+	return p.ev, nil
+}
+
+// line reads one event; an error means it was not what its type says.
+func (p *claudeParser) line(line []byte) error {
+	var head claudeLine
+	if err := json.Unmarshal(line, &head); err != nil {
+		return err
+	}
+	switch head.Type {
+	case "system":
+		var e claudeSystem
+		if err := json.Unmarshal(line, &e); err != nil {
+			return err
+		}
+		p.system(head.Subtype, e)
+	case "assistant", "user":
+		var e claudeMessage
+		if err := json.Unmarshal(line, &e); err != nil {
+			return err
+		}
+		var blocks []claudeBlock
+		if err := json.Unmarshal(e.Message.Content, &blocks); err != nil {
+			// A user message whose content is a plain string (the
+			// prompt echoed back) has no blocks.
+			var text string
+			if json.Unmarshal(e.Message.Content, &text) == nil {
+				return nil
+			}
+			return err
+		}
+		p.blocks(head.Type, blocks)
+	case "result":
+		var e claudeResult
+		if err := json.Unmarshal(line, &e); err != nil {
+			return err
+		}
+		p.result(head.Subtype, e)
+	}
+	return nil
+}
+
+func (p *claudeParser) system(subtype string, e claudeSystem) {
+	switch subtype {
+	case "init":
+		if e.Model != "" {
+			p.ev.Model = e.Model
+		}
+		for _, s := range e.MCPServers {
+			if s.Name == claudeServer && s.Status != "connected" {
+				p.ev.MCPFailure = "MCP server " + s.Name + " " + s.Status
+			}
+		}
+	case "api_retry":
+		if e.ErrorStatus != 0 {
+			p.ev.APIStatus = e.ErrorStatus
+		}
+		if e.Error != "" {
+			p.ev.APIError = e.Error
+		}
+	case "permission_denied":
+		p.deny(e.ToolName, e.ToolUseID)
+	}
+}
+
+func (p *claudeParser) deny(tool, id string) {
+	if tool == "" || (id != "" && p.denied[id]) {
+		return
+	}
+	p.denied[id] = true
+	p.ev.PermissionDenials = append(p.ev.PermissionDenials, tool)
+}
+
+func (p *claudeParser) blocks(role string, blocks []claudeBlock) {
+	for _, b := range blocks {
+		switch {
+		case role == "assistant" && b.Type == "text" && strings.TrimSpace(b.Text) != "":
+			p.ev.FinalText = b.Text
+		case role == "assistant" && b.Type == "tool_use" && strings.HasPrefix(b.Name, "mcp__"+claudeServer+"__"):
+			p.calls[b.ID] = len(p.ev.ToolCalls)
+			p.ev.ToolCalls = append(p.ev.ToolCalls, ToolCall{Name: b.Name})
+		case role == "user" && b.Type == "tool_result" && b.IsError:
+			if i, ok := p.calls[b.ToolUseID]; ok {
+				p.ev.ToolCalls[i].Failed = true
+				p.ev.ToolCalls[i].Error = blockText(b.Content)
+			}
+		}
+	}
+}
+
+func (p *claudeParser) result(subtype string, e claudeResult) {
+	p.ev.Turns = e.NumTurns
+	p.ev.InputTokens = e.Usage.InputTokens + e.Usage.CacheCreationInputTokens + e.Usage.CacheReadInputTokens
+	p.ev.OutputTokens = e.Usage.OutputTokens
+	if claudeKnowsPrices(e) {
+		p.ev.CostUSD = e.TotalCostUSD
+	}
+	for _, d := range e.PermissionDenials {
+		p.deny(d.ToolName, d.ToolUseID)
+	}
+	// Claude Code's own name for the API's prompt-too-long refusal that
+	// it could not compact its way out of.
+	if e.TerminalReason == "prompt_too_long" {
+		p.ev.ContextOverflow = true
+	}
+	// A failed run still has subtype "success" when the API refused it:
+	// is_error is what says so.
+	if e.IsError || strings.HasPrefix(subtype, "error") {
+		p.ev.Failed = true
+		if e.APIErrorStatus != 0 {
+			p.ev.APIStatus = e.APIErrorStatus
+		}
+		if msg := strings.TrimSpace(e.Result); msg != "" {
+			p.ev.APIError = msg
+		}
+	} else if strings.TrimSpace(e.Result) != "" {
+		p.ev.FinalText = e.Result
+	}
 }
 
 // claudeKnowsPrices: for a model it has no price list of, Claude Code
 // still reports a cost (costBasis "unknown"), made up from a default
 // price; that is not a cost to record.
-func claudeKnowsPrices(e claudeEvent) bool {
+func claudeKnowsPrices(e claudeResult) bool {
 	if len(e.ModelUsage) == 0 {
 		return false
 	}
