@@ -279,3 +279,36 @@ func sortedCopy(ss []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Against a server that accepts only user and assistant roles (a
+// self-hosted Anthropic-compatible server, an older model), Claude
+// Code's first request is refused for its system turn; it sends the
+// same turn folded into the user message and the review goes through,
+// at the cost of that one refused request.
+func TestClaudeCodeUserAssistantOnlyServer(t *testing.T) {
+	sim := modelsim.StartFunc(t, reportScenario())
+	sim.UserAssistantRolesOnly()
+	a := nativeAgent(t, cli.KindClaudeCode, llm.APIAnthropic, sim.URL)
+	run := newRun(t)
+	_, st, err := reviewPass(t, a, run)
+	stream := claudeStream(t, run)
+	if err != nil {
+		t.Fatalf("Review: %v\n%s", err, stream)
+	}
+	requireReported(t, st)
+	reqs := sim.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4: the refused first one, then report, summary, prose", len(reqs))
+	}
+	if got := roles(reqs[0]); len(got) < 2 || got[1] != "system" {
+		t.Fatalf("first request's roles %v: want the system turn the server refuses", got)
+	}
+	for i, r := range reqs[1:] {
+		if slices.Contains(roles(r), "system") {
+			t.Errorf("request %d still carries a system turn: %v", i+2, roles(r))
+		}
+	}
+	if first := reqs[1].Messages[0]; first.Role != "user" || !strings.Contains(first.Text, "aicr collects the results") {
+		t.Errorf("the retried request lost the system turn's text (the MCP server's instructions): %.400q", first.Text)
+	}
+}

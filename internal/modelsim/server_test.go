@@ -413,3 +413,28 @@ func TestAnthropicMidConversationSystem(t *testing.T) {
 		}
 	}
 }
+
+// A server that predates mid-conversation system messages refuses them
+// with 400 and the message's index; a request without one goes through.
+func TestAnthropicUserAssistantRolesOnly(t *testing.T) {
+	hdr := map[string]string{"anthropic-version": "2023-06-01"}
+	s := Start(t, Step{Text: "ok"})
+	s.UserAssistantRolesOnly()
+	status, _, out := post(t, s.URL+"/messages", `{"model":"m","max_tokens":5,
+	 "messages":[{"role":"user","content":"review"},{"role":"system","content":"env"}]}`, hdr)
+	var e struct {
+		Type  string
+		Error struct{ Type, Message string }
+	}
+	if status != 400 || json.Unmarshal([]byte(out), &e) != nil || e.Type != "error" || e.Error.Type != "invalid_request_error" ||
+		e.Error.Message != "messages.1.role: Input should be 'user' or 'assistant'" {
+		t.Fatalf("status %d: %s", status, out)
+	}
+	if s.Err() != nil || len(s.Requests()) != 1 {
+		t.Fatalf("Err %v, %d requests", s.Err(), len(s.Requests()))
+	}
+	status, _, out = post(t, s.URL+"/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"review\nenv"}]}`, hdr)
+	if status != 200 || s.Err() != nil {
+		t.Fatalf("folded request: status %d, Err %v: %s", status, s.Err(), out)
+	}
+}
