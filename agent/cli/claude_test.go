@@ -53,6 +53,11 @@ func TestClaudeCodeReview(t *testing.T) {
 	sim := modelsim.StartFunc(t, reportScenario())
 	a := nativeAgent(t, cli.KindClaudeCode, llm.APIAnthropic, sim.URL)
 	run := newRun(t)
+	// The bundle's instruction layers, where the sandbox puts them.
+	const agentsMarker = "Instruction layer marker 7f3a: prefer table-driven tests."
+	if err := os.WriteFile(filepath.Join(run.AgentDir(), "AGENTS.md"), []byte("# Repository instructions\n\n"+agentsMarker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	stats, st, err := reviewPass(t, a, run)
 	stream := claudeStream(t, run)
 	if err != nil {
@@ -81,6 +86,9 @@ func TestClaudeCodeReview(t *testing.T) {
 	}
 	if first.Header.Get("x-api-key") != testKey || first.Header.Get("anthropic-version") == "" {
 		t.Errorf("request headers: x-api-key %q, anthropic-version %q", first.Header.Get("x-api-key"), first.Header.Get("anthropic-version"))
+	}
+	if !strings.Contains(string(first.Raw), agentsMarker) {
+		t.Error("AGENTS.md in the working directory did not reach the model")
 	}
 	if !first.Stream {
 		t.Error("Claude Code did not stream")
