@@ -339,15 +339,19 @@ func (p *claudeParser) result(subtype string, e claudeResult) {
 	if e.TerminalReason == "prompt_too_long" {
 		p.ev.ContextOverflow = true
 	}
-	// A failed run still has subtype "success" when the API refused it:
-	// is_error is what says so.
+	// A run the API refused still has subtype "success": is_error says
+	// it failed, api_error_status (or terminal_reason) that the API was
+	// why, and result is then Claude Code's account of the refusal. Other
+	// failures (error_max_turns, error_during_execution) are no API error.
 	if e.IsError || strings.HasPrefix(subtype, "error") {
 		p.ev.Failed = true
-		if e.APIErrorStatus != 0 {
-			p.ev.APIStatus = e.APIErrorStatus
-		}
-		if msg := strings.TrimSpace(e.Result); msg != "" {
-			p.ev.APIError = msg
+		if e.APIErrorStatus != 0 || e.TerminalReason == "api_error" || e.TerminalReason == "prompt_too_long" {
+			if e.APIErrorStatus != 0 {
+				p.ev.APIStatus = e.APIErrorStatus
+			}
+			if msg := strings.TrimSpace(e.Result); msg != "" {
+				p.ev.APIError = msg
+			}
 		}
 	} else if strings.TrimSpace(e.Result) != "" {
 		p.ev.FinalText = e.Result

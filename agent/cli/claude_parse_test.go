@@ -67,6 +67,13 @@ func TestClaudeCodeParse(t *testing.T) {
 				t.Errorf("events %+v", ev)
 			}
 		}},
+		{"max-turns.jsonl", func(t *testing.T, ev cli.Events) {
+			// The model kept calling a tool that does not exist until
+			// --max-turns stopped it: a failure, but not the API's.
+			if !ev.Failed || ev.APIError != "" || ev.APIStatus != 0 || ev.ContextOverflow || ev.Turns != 9 || len(ev.ToolCalls) != 0 {
+				t.Errorf("events %+v", ev)
+			}
+		}},
 		{"context-overflow.jsonl", func(t *testing.T, ev cli.Events) {
 			if !ev.ContextOverflow || !ev.Failed || ev.APIStatus != 400 || !strings.Contains(ev.APIError, "Prompt is too long") {
 				t.Errorf("events %+v", ev)
