@@ -8,6 +8,7 @@ package cli_test
 // refresh testdata/claude-code/ (scrub it with scrubClaudeStream's rules).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
@@ -22,6 +24,40 @@ import (
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 )
+
+// claudeAgent is Claude Code run natively against baseURL, with binary
+// as its MCP server ("": the aicr built for the tests). The pinned
+// version unless AICR_CLAUDE_VERSION names another, which is how an
+// older MinVersion or a newer release is proven: the whole suite runs
+// against it.
+func claudeAgent(t *testing.T, baseURL, binary string) *cli.Agent {
+	t.Helper()
+	version := os.Getenv("AICR_CLAUDE_VERSION")
+	if version == "" && binary == "" {
+		return nativeAgent(t, cli.KindClaudeCode, llm.APIAnthropic, baseURL)
+	}
+	prefix := installed(t, cli.KindClaudeCode)
+	if version != "" {
+		var out strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		p, err := cli.Install(ctx, cli.InstallOptions{Dir: cacheDir(), Kind: cli.KindClaudeCode, Version: version, Stdout: &out, Stderr: &out})
+		if err != nil {
+			t.Fatalf("install claude-code %s: %v\n%s", version, err, out.String())
+		}
+		prefix = p
+	}
+	if binary == "" {
+		binary = aicrBinary(t)
+	}
+	t.Setenv(testKeyEnv, testKey)
+	a, err := cli.New(cli.Options{Kind: cli.KindClaudeCode, LLM: llm.Config{API: llm.APIAnthropic, BaseURL: baseURL, Model: testModel,
+		APIKeyEnv: testKeyEnv, MaxTurns: 8}, KeyEnv: testKeyEnv, Prefix: prefix, Binary: binary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
 
 // claudeStream is the event stream Agent kept for pass 1.
 func claudeStream(t *testing.T, run rundir.Layout) string {
@@ -51,7 +87,7 @@ func claudeSeen() []string {
 
 func TestClaudeCodeReview(t *testing.T) {
 	sim := modelsim.StartFunc(t, reportScenario())
-	a := nativeAgent(t, cli.KindClaudeCode, llm.APIAnthropic, sim.URL)
+	a := claudeAgent(t, sim.URL, "")
 	run := newRun(t)
 	// The bundle's instruction layers, where the sandbox puts them.
 	const agentsMarker = "Instruction layer marker 7f3a: prefer table-driven tests."
@@ -122,7 +158,7 @@ func TestClaudeCodeRunsOnlyAicrTools(t *testing.T) {
 		}
 		return report(r)
 	})
-	a := nativeAgent(t, cli.KindClaudeCode, llm.APIAnthropic, sim.URL)
+	a := claudeAgent(t, sim.URL, "")
 	_, st, err := reviewPass(t, a, run)
 	stream := claudeStream(t, run)
 	if err != nil {
@@ -187,7 +223,7 @@ func TestClaudeCodeRefusedCall(t *testing.T) {
 		}
 		return modelsim.Step{Text: "done"}
 	})
-	a := nativeAgent(t, cli.KindClaudeCode, llm.APIAnthropic, sim.URL)
+	a := claudeAgent(t, sim.URL, "")
 	run := newRun(t)
 	_, st, err := reviewPass(t, a, run)
 	stream := claudeStream(t, run)
@@ -208,13 +244,7 @@ func TestClaudeCodeRefusedCall(t *testing.T) {
 // ErrMisconfigured.
 func TestClaudeCodeMCPServerMissing(t *testing.T) {
 	sim := modelsim.StartFunc(t, reportScenario())
-	t.Setenv(testKeyEnv, testKey)
-	a, err := cli.New(cli.Options{Kind: cli.KindClaudeCode, LLM: llm.Config{API: llm.APIAnthropic, BaseURL: sim.URL, Model: testModel,
-		APIKeyEnv: testKeyEnv, MaxTurns: 8}, KeyEnv: testKeyEnv, Prefix: installed(t, cli.KindClaudeCode),
-		Binary: filepath.Join(t.TempDir(), "no-such-aicr")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := claudeAgent(t, sim.URL, filepath.Join(t.TempDir(), "no-such-aicr"))
 	run := newRun(t)
 	_, st, err := reviewPass(t, a, run)
 	stream := claudeStream(t, run)
@@ -234,7 +264,7 @@ func TestClaudeCodeMCPServerMissing(t *testing.T) {
 func TestClaudeCodeUnauthorized(t *testing.T) {
 	sim := modelsim.StartFunc(t, reportScenario())
 	sim.RequireKey("sk-some-other-key")
-	a := nativeAgent(t, cli.KindClaudeCode, llm.APIAnthropic, sim.URL)
+	a := claudeAgent(t, sim.URL, "")
 	run := newRun(t)
 	_, _, err := reviewPass(t, a, run)
 	stream := claudeStream(t, run)
@@ -255,7 +285,7 @@ func TestClaudeCodeContextOverflow(t *testing.T) {
 	sim := modelsim.StartFunc(t, func(modelsim.Request) modelsim.Step {
 		return modelsim.Step{ErrorType: "prompt_too_long"}
 	})
-	a := nativeAgent(t, cli.KindClaudeCode, llm.APIAnthropic, sim.URL)
+	a := claudeAgent(t, sim.URL, "")
 	run := newRun(t)
 	_, _, err := reviewPass(t, a, run)
 	stream := claudeStream(t, run)
@@ -296,7 +326,7 @@ func sortedCopy(ss []string) []string {
 func TestClaudeCodeUserAssistantOnlyServer(t *testing.T) {
 	sim := modelsim.StartFunc(t, reportScenario())
 	sim.UserAssistantRolesOnly()
-	a := nativeAgent(t, cli.KindClaudeCode, llm.APIAnthropic, sim.URL)
+	a := claudeAgent(t, sim.URL, "")
 	run := newRun(t)
 	_, st, err := reviewPass(t, a, run)
 	stream := claudeStream(t, run)
