@@ -40,17 +40,20 @@ const claudeMinCompactWindow = 100_000
 
 func (claudeCode) Spec() Spec {
 	return Spec{
-		Kind: KindClaudeCode, Package: "@anthropic-ai/claude-code", Version: "2.1.328", MinVersion: "2.1.328",
+		Kind: KindClaudeCode, Package: "@anthropic-ai/claude-code", Version: "2.1.328", MinVersion: "2.1.310",
 		Bin: "node_modules/.bin/claude", APIs: []string{llm.APIAnthropic}, ToolNames: review.ToolNamingDotted,
 		Mangle: claudeMangle,
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
 			IsolatedHome: true, ContextCompaction: "delegated"},
-		Limits: "Needs an Anthropic Messages endpoint (api = \"anthropic\"). Its first request of a run carries a " +
-			"role \"system\" message inside messages (a mid-conversation system message), which servers that " +
-			"accept only user/assistant roles refuse; it then retries with the text folded into the user turn. " +
-			"Built-in tools are switched off (--tools \"\"), so the model sees only the five aicr tools. " +
-			"[agent.llm] headers_file is not passed on. Writes its temporary files under the agent's HOME " +
-			"(CLAUDE_CODE_TMPDIR).",
+		Limits: "Speaks only Anthropic Messages (api = \"anthropic\"; ANTHROPIC_BASE_URL is base_url without /v1). " +
+			"Each request carries a mid-conversation role \"system\" message (its environment notes, the MCP server's instructions): " +
+			"the Anthropic API takes it; a server that accepts only user/assistant answers 400 and Claude Code " +
+			"resends it folded into the user turn (one wasted request per pass; before 2.1.310 the pass failed). " +
+			"No built-in tool is offered (--tools \"\"); only the five aicr tools, approved by name (dontAsk mode). " +
+			"Compaction window only from 100k tokens up; a smaller context_window ends in the server's " +
+			"prompt-too-long and the ladder's clipped retry. headers_file is not passed on. " +
+			"Run natively it also reads /etc/claude-code (managed settings, CLAUDE.md) and CLAUDE.md/AGENTS.md " +
+			"of the working directory's parents. Reports a made-up cost for models it has no prices for (not recorded).",
 	}
 }
 
