@@ -85,8 +85,14 @@ func (claudeCode) Configure(s Setup) (Invocation, error) {
 	if s.LLM.Model == "" {
 		return Invocation{}, errors.New("claude-code: [agent.llm] model is empty")
 	}
+	// Claude Code starts its MCP servers with its own environment, the
+	// key included; the aicr server needs no key, so it gets none.
+	serverEnv := map[string]string{"ANTHROPIC_API_KEY": ""}
+	if s.KeyEnv != "" {
+		serverEnv[s.KeyEnv] = ""
+	}
 	mcp, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{claudeServer: map[string]any{
-		"type": "stdio", "command": s.MCPCommand[0], "args": s.MCPCommand[1:],
+		"type": "stdio", "command": s.MCPCommand[0], "args": s.MCPCommand[1:], "env": serverEnv,
 	}}}, "", "  ")
 	if err != nil {
 		return Invocation{}, err

@@ -156,12 +156,16 @@ func TestClaudeCodeConfigure(t *testing.T) {
 		MCPServers map[string]struct {
 			Type, Command string
 			Args          []string
+			Env           map[string]string
 		}
 	}
 	if err := json.Unmarshal(inv.Files["aicr/claude-mcp.json"], &mcp); err != nil {
 		t.Fatal(err)
 	}
 	s := mcp.MCPServers["aicr"]
+	if s.Env["ANTHROPIC_API_KEY"] != "" || s.Env["AICR_LLM_KEY"] != "" || len(s.Env) != 2 {
+		t.Errorf("MCP server env %v: want both key variables blanked", s.Env)
+	}
 	if s.Type != "stdio" || s.Command != "/opt/aicr/bin/aicr" || strings.Join(s.Args, " ") != "mcp serve --state /work/agent/state.json --tool-names dotted" {
 		t.Errorf("mcp.json %+v", mcp)
 	}

@@ -350,3 +350,30 @@ func TestClaudeCodeUserAssistantOnlyServer(t *testing.T) {
 		t.Errorf("the retried request lost the system turn's text (the MCP server's instructions): %.400q", first.Text)
 	}
 }
+
+// Claude Code starts its MCP servers with its own environment; the
+// key it holds must not reach aicr's server, which has no use for it.
+func TestClaudeCodeMCPServerGetsNoKey(t *testing.T) {
+	sim := modelsim.StartFunc(t, reportScenario())
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, "mcp-env.txt")
+	wrapper := filepath.Join(dir, "aicr-env")
+	script := fmt.Sprintf("#!/bin/sh\nenv > %q\nexec %q \"$@\"\n", envFile, aicrBinary(t))
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := claudeAgent(t, sim.URL, wrapper)
+	run := newRun(t)
+	_, st, err := reviewPass(t, a, run)
+	if err != nil {
+		t.Fatalf("Review: %v\n%s", err, claudeStream(t, run))
+	}
+	requireReported(t, st)
+	env, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatalf("the MCP server was not started through the wrapper: %v", err)
+	}
+	if strings.Contains(string(env), testKey) {
+		t.Error("aicr's MCP server was started with the model key in its environment")
+	}
+}
