@@ -53,7 +53,9 @@ func (claudeCode) Spec() Spec {
 			"Compaction window only from 100k tokens up; a smaller context_window ends in the server's " +
 			"prompt-too-long and the ladder's clipped retry. headers_file is not passed on. " +
 			"Run natively it also reads /etc/claude-code (managed settings, CLAUDE.md) and CLAUDE.md/AGENTS.md " +
-			"of the working directory's parents. Reports a made-up cost for models it has no prices for (not recorded).",
+			"of the working directory's parents. For a model name it does not know it sends what Claude's newest models " +
+			"take (adaptive thinking, effort, context_management); the server must accept or ignore those fields. " +
+			"Reports a made-up cost for such models (not recorded).",
 	}
 }
 

@@ -126,6 +126,10 @@ func TestClaudeCodeReview(t *testing.T) {
 	if !strings.Contains(string(first.Raw), agentsMarker) {
 		t.Error("AGENTS.md in the working directory did not reach the model")
 	}
+	// [agent.llm] max_output_tokens (its default here) bounds each answer.
+	if first.MaxTokens != llm.DefaultMaxOutputTokens {
+		t.Errorf("max_tokens %d, want %d", first.MaxTokens, llm.DefaultMaxOutputTokens)
+	}
 	if !first.Stream {
 		t.Error("Claude Code did not stream")
 	}
