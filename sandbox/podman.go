@@ -3,6 +3,8 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,6 +116,13 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err
 	}
 	name := fmt.Sprintf("%s%d-%d", containerPrefix, s.RunID, s.Pass)
+	if s.RunID == 0 {
+		// A run outside the daemon's queue (aicr agent test, doctor,
+		// tests): nothing makes its id unique, so the name gets a suffix.
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		name += "-" + hex.EncodeToString(b[:])
+	}
 	args, cleanupEnv, err := createArgs(p, s, name, user, network)
 	if err != nil {
 		return Result{}, err
