@@ -135,7 +135,11 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if err != nil {
 		return stats, err
 	}
-	in := bundle.Input{Layout: run, OperatorRules: rules, RepoFiles: repoFiles(run), ChangedPaths: changedPaths(change),
+	repoFiles, repoSymlinks, err := readRepoFiles(run)
+	if err != nil {
+		return stats, err
+	}
+	in := bundle.Input{Layout: run, OperatorRules: rules, RepoFiles: repoFiles, RepoSymlinks: repoSymlinks, ChangedPaths: changedPaths(change),
 		EnvNames: envNames(a.o.Env, secretEnv), Adapter: cfg.Kind, Secrets: secrets,
 		ExtraFiles:   map[string][]byte{PassFileName: pfJSON},
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true, IsolatedHome: true, ContextCompaction: "not_applicable"}}
@@ -235,14 +239,30 @@ func shareReadOnly(run rundir.Layout) ([]sandbox.Mount, error) {
 	return mounts, nil
 }
 
-// repoFiles are the repository's instructions as the ladder read them at
-// the reviewed revision.
-func repoFiles(run rundir.Layout) map[string][]byte {
+// readRepoFiles are the repository's instructions and skills as the
+// ladder read them at the reviewed revision (rundir.RepoIndex), and the
+// paths it refused as symlinks. A run dir without repo.json (written
+// before it existed) still has its repo-rules.md.
+func readRepoFiles(run rundir.Layout) (map[string][]byte, []string, error) {
+	if _, err := os.Stat(run.RepoIndexPath()); err == nil {
+		ix, files, err := run.ReadRepoIndex()
+		if err != nil {
+			return nil, nil, fmt.Errorf("repository instructions: %w", err)
+		}
+		// The bundle records a refused symlink among the files it was
+		// given; the link's content was never read.
+		for _, p := range ix.Symlinks {
+			if _, ok := files[p]; !ok {
+				files[p] = nil
+			}
+		}
+		return files, ix.Symlinks, nil
+	}
 	b, err := os.ReadFile(run.RepoRulesPath())
 	if err != nil {
-		return nil
+		return nil, nil, nil
 	}
-	return map[string][]byte{agent.RepoRulesFile: b}
+	return map[string][]byte{agent.RepoRulesFile: b}, nil, nil
 }
 
 func changedPaths(c *vcs.Change) []string {
