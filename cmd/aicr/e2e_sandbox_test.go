@@ -339,3 +339,45 @@ func removeAgentImage() {
 	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+filepath.Join(filepath.Dir(file), "..", "..", "configs", "containers.conf"))
 	_ = cmd.Run()
 }
+
+// [agent.llm] headers_file under Podman: the daemon reads the headers at
+// the pass and hands them to the container as one secret env var; every
+// model request from inside carries them, and the token is nowhere in the
+// run dir or the daemon's log.
+func TestLLMHeadersFileReachesTheModelFromPodman(t *testing.T) {
+	const token = "gw-token-e2e-41f0c9d7b2"
+	e := newEnv(t, 1)
+	sim := modelsim.Start(t, reviewScript("src/config.go", 7)...)
+	sim.RequireKey(e2eModelKey)
+	headers := filepath.Join(t.TempDir(), "headers")
+	if err := os.WriteFile(headers, []byte("X-Gateway-Token: "+token+"\nX-Tenant: acme\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	useLLM(t, e, modelsim.APIOpenAIChat, sim, fmt.Sprintf("headers_file = %q", headers))
+	useSandbox(t, e, "llm-only", "podman")
+	e.startDaemon()
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	checkLLMReview(t, e, sim, "1", "src/config.go", 7)
+	reqs := sim.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model server got no request")
+	}
+	for i, r := range reqs {
+		if r.Header.Get("X-Gateway-Token") != token || r.Header.Get("X-Tenant") != "acme" {
+			t.Errorf("request %d: headers %v, want the headers_file's", i, r.Header)
+		}
+	}
+	runs := e.waitFinished(e.store(), 1, time.Second)
+	runDir := filepath.Join(e.dir, "data", "runs", fmt.Sprint(runs[0].ID))
+	filepath.WalkDir(runDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), token) {
+				t.Errorf("%s holds the header token", p)
+			}
+		}
+		return nil
+	})
+	if b, _ := os.ReadFile(e.daemonLog); strings.Contains(string(b), token) {
+		t.Error("the daemon log holds the header token")
+	}
+}
