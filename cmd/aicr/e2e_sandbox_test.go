@@ -111,8 +111,10 @@ containers_conf = %q
 `, network, podmanBinary, image, sandboxContainersConf(t))
 }
 
-// runContainers lists the aicr-run-* containers podman still has.
-func runContainers(t *testing.T) string {
+// runContainers lists the containers podman still has for these runs
+// (aicr-run-<id>-<pass>); other packages' tests may have theirs running
+// at the same time, so only the given runs count.
+func runContainers(t *testing.T, runs ...audit.RunSummary) string {
 	t.Helper()
 	cmd := exec.Command("podman", "ps", "-a", "--filter", "name=aicr-run-", "--format", "{{.Names}}")
 	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+sandboxContainersConf(t))
@@ -120,7 +122,15 @@ func runContainers(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("podman ps: %v: %s", err, out)
 	}
-	return strings.TrimSpace(string(out))
+	var left []string
+	for _, name := range strings.Fields(string(out)) {
+		for _, r := range runs {
+			if strings.HasPrefix(name, fmt.Sprintf("aicr-run-%d-", r.ID)) {
+				left = append(left, name)
+			}
+		}
+	}
+	return strings.Join(left, " ")
 }
 
 // An SVN commit reviewed by the builtin agent inside Podman: hook →
@@ -153,7 +163,7 @@ func TestSVNCommitReviewedInPodmanEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(runDir, "agent", "pass-stats.json")); err != nil {
 		t.Errorf("no pass-stats.json from the sandboxed pass: %v", err)
 	}
-	if left := runContainers(t); left != "" {
+	if left := runContainers(t, runs[0]); left != "" {
 		t.Errorf("containers left behind: %s", left)
 	}
 }
@@ -191,7 +201,7 @@ func TestSVNCommitReviewedByLLMInPodmanThroughEgress(t *testing.T) {
 	if allowed == 0 {
 		t.Errorf("no allowed egress to the model server %s in the audit trail: %+v", host, detail.Egress)
 	}
-	if left := runContainers(t); left != "" {
+	if left := runContainers(t, runs[0]); left != "" {
 		t.Errorf("containers left behind: %s", left)
 	}
 }
@@ -353,7 +363,7 @@ func TestHostilePassInPodmanIsContained(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("healthz after the hostile passes: %s", resp.Status)
 	}
-	if left := runContainers(t); left != "" {
+	if left := runContainers(t, runs...); left != "" {
 		t.Errorf("containers left behind: %s", left)
 	}
 }
