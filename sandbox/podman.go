@@ -100,6 +100,9 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err := available(ctx, p); err != nil {
 		return Result{}, err
 	}
+	if err := checkRootlessLimits(ctx, p); err != nil {
+		return Result{}, err
+	}
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = p.Timeout
@@ -309,7 +312,7 @@ func createArgs(p PodmanConfig, s Spec, name, user, network string) (args []stri
 		"--http-proxy=false",
 		"-v", s.AgentDir + ":" + AgentMount + ":rw",
 	}
-	if os.Geteuid() != 0 {
+	if rootless() {
 		// Rootless: keep the user's own uid inside, so the agent dir's
 		// owner can write it (otherwise uid N maps to a subordinate uid).
 		args = append(args, "--userns", "keep-id")
