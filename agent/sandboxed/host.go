@@ -46,6 +46,11 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
+// ErrMemoryLimit: the pass was killed for going over [sandbox.podman]
+// memory. The same review would go over it again, so the run fails at
+// once instead of being retried for retry_for.
+var ErrMemoryLimit = errors.New("sandbox memory limit reached")
+
 // Agent runs each pass in the sandbox. It implements agent.Agent; the
 // results are in the state file the container wrote in the agent dir.
 type Agent struct{ o Options }
@@ -218,7 +223,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		return stats, fmt.Errorf("%w: the sandboxed pass %d was stopped after %s; raise [agent] timeout or look at %s",
 			agent.ErrTimeout, p.Number, spec.Timeout, spec.StderrPath)
 	case res.OOMKilled:
-		return stats, fmt.Errorf("agent pass %d: killed by the sandbox's memory limit; raise [sandbox.podman] memory", p.Number)
+		return stats, fmt.Errorf("%w: agent pass %d was killed by the sandbox's memory limit; raise [sandbox.podman] memory", ErrMemoryLimit, p.Number)
 	case res.ExitCode != 0:
 		return stats, fmt.Errorf("agent pass %d exited %d in the sandbox: %s", p.Number, res.ExitCode, stderrTail(spec.StderrPath))
 	}
