@@ -4,14 +4,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/internal/modelsim"
-	"github.com/aicr-dev/aicr/rundir"
 )
 
 // Claude Code reviews inside the sandbox as the daemon runs it: Podman,
@@ -26,7 +24,7 @@ func TestClaudeCodeInPodman(t *testing.T) {
 	sim.RequireKey(testKey)
 	log := &egressLog{}
 	a := podmanAgent(t, cli.KindClaudeCode, llm.APIAnthropic, sim.URL, "llm-only", log)
-	run := podmanRun(t)
+	run := newRun(t)
 	stats, st, err := reviewPass(t, a, run)
 	if err != nil {
 		b, _ := os.ReadFile(filepath.Join(run.AgentDir(), "claude-code-pass-1.jsonl"))
@@ -62,19 +60,4 @@ func TestClaudeCodeInPodman(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// podmanRun is newRun under a numeric name: the sandbox names the
-// container aicr-run-<run id>-<pass> after the run dir, and every test's
-// "run" dir is run 0, so concurrent Podman tests (other CLIs', other
-// packages') would remove each other's containers. The test process's
-// pid is unique among those running at once.
-func podmanRun(t *testing.T) rundir.Layout {
-	t.Helper()
-	run := newRun(t)
-	numbered := filepath.Join(filepath.Dir(run.Dir()), strconv.Itoa(os.Getpid()))
-	if err := os.Rename(run.Dir(), numbered); err != nil {
-		t.Fatal(err)
-	}
-	return rundir.New(numbered)
 }
