@@ -204,6 +204,9 @@ type claudeResult struct {
 	NumTurns       int    `json:"num_turns"`
 	Result         string `json:"result"`
 	TerminalReason string `json:"terminal_reason"`
+	// Errors are Claude Code's own words for a failed run ("Reached
+	// maximum number of turns (8)").
+	Errors []string `json:"errors"`
 	APIErrorStatus int    `json:"api_error_status"`
 	Usage          struct {
 		InputTokens              int `json:"input_tokens"`
@@ -356,6 +359,13 @@ func (p *claudeParser) result(subtype string, e claudeResult) {
 	// failures (error_max_turns, error_during_execution) are no API error.
 	if e.IsError || strings.HasPrefix(subtype, "error") {
 		p.ev.Failed = true
+		p.ev.Reason = subtype
+		if e.TerminalReason != "" && e.TerminalReason != "completed" {
+			p.ev.Reason = e.TerminalReason
+		}
+		if len(e.Errors) > 0 {
+			p.ev.Reason = strings.Join(e.Errors, "; ")
+		}
 		if e.APIErrorStatus != 0 || e.TerminalReason == "api_error" || e.TerminalReason == "prompt_too_long" {
 			if e.APIErrorStatus != 0 {
 				p.ev.APIStatus = e.APIErrorStatus

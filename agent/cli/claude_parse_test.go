@@ -70,7 +70,8 @@ func TestClaudeCodeParse(t *testing.T) {
 		{"max-turns.jsonl", func(t *testing.T, ev cli.Events) {
 			// The model kept calling a tool that does not exist until
 			// --max-turns stopped it: a failure, but not the API's.
-			if !ev.Failed || ev.APIError != "" || ev.APIStatus != 0 || ev.ContextOverflow || ev.Turns != 9 || len(ev.ToolCalls) != 0 {
+			if !ev.Failed || ev.APIError != "" || ev.APIStatus != 0 || ev.ContextOverflow || ev.Turns != 9 || len(ev.ToolCalls) != 0 ||
+				!strings.Contains(ev.Reason, "maximum number of turns") {
 				t.Errorf("events %+v", ev)
 			}
 		}},

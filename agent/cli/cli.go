@@ -132,8 +132,10 @@ type Events struct {
 	// its HTTP status when known.
 	APIError  string
 	APIStatus int
-	// Failed: the stream ended in the CLI's own failure result.
+	// Failed: the stream ended in the CLI's own failure result; Reason
+	// is the CLI's word for why ("error_max_turns"), when it says.
 	Failed bool
+	Reason string
 	// Lines counts events read; Malformed those that were not JSON.
 	Lines, Malformed int
 }
