@@ -225,6 +225,11 @@ func Validate(kind string, c Config, l llm.Config) error {
 		errs = append(errs, fmt.Errorf("agent.llm.api: %s speaks %s, not %q; point [agent.llm] at a server that speaks it",
 			kind, strings.Join(spec.APIs, " or "), l.API))
 	}
+	if l.HeadersFile != "" {
+		// Each CLI takes headers its own way, and they may be secrets
+		// that must not land in its config files: not wired yet.
+		errs = append(errs, fmt.Errorf("agent.llm.headers_file: not passed to agent CLIs yet; remove it or use [agent] kind = \"llm\""))
+	}
 	if c.Version != "" {
 		if err := checkVersion(spec, c.Version); err != nil {
 			errs = append(errs, fmt.Errorf("agent.cli.version: %w", err))
