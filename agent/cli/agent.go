@@ -194,6 +194,8 @@ func (a *Agent) explain(ev Events, runErr error, stderr, eventsPath string) erro
 			llm.ErrAuth, kind, ev.APIStatus, ev.APIError)
 	case ev.APIError != "":
 		return fmt.Errorf("%s: model API error: %s", kind, ev.APIError)
+	case ev.Failed && ev.Reason != "":
+		return fmt.Errorf("%s stopped without recording a result: %s (events: %s)", kind, ev.Reason, eventsPath)
 	case runErr != nil:
 		return fmt.Errorf("%s exited with %v: %s (events: %s)", kind, runErr, oneLine(stderr), eventsPath)
 	}
