@@ -38,9 +38,9 @@ func (geminiCLI) Spec() Spec {
 		},
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
 			IsolatedHome: true, ContextCompaction: "delegated"},
-		Limits: "Gemini API only (base_url is the server root); [agent.llm] headers_file and context_window are not passed to the CLI; " +
-			"a missing MCP server shows only on stderr (nothing recorded, the ladder repairs); " +
-			"its own pre-send overflow check (1M tokens for a model it does not know) ends the run without a signal",
+		Limits: "Gemini API only (base_url is the server root); [agent.llm] context_window has no setting in the CLI, which assumes " +
+			"1M tokens for a model it does not know and ends a run it thinks would overflow without a signal; " +
+			"a missing MCP server shows only on stderr (nothing recorded, the ladder repairs)",
 	}
 }
 
@@ -149,9 +149,11 @@ type geminiEventErr struct {
 }
 
 // Parse reads the stream-json events: init, message (user; assistant as
-// deltas), tool_use, tool_result and one result. Its error events (the
-// turn limit, a blocked answer) end no run by themselves: a run that
-// recorded nothing after one is for the ladder to repair. The stream reports no turn count, so Turns counts the
+// deltas), tool_use, tool_result and one result, whose error is the
+// model API's refusal or the CLI's own reason to stop (the turn limit, a
+// fatal tool error). Its error events (a blocked answer) end no run by
+// themselves: a run that recorded nothing after one is for the ladder to
+// repair. The stream reports no turn count, so Turns counts the
 // model's answers: each run of assistant text or tool calls that follows
 // the prompt or a tool result.
 func (geminiCLI) Parse(r io.Reader) (Events, error) {
@@ -216,10 +218,15 @@ func (geminiCLI) Parse(r io.Reader) (Events, error) {
 				return
 			}
 			ev.Failed = true
-			// A failure that is not the model API's (a fatal tool error)
-			// is explained by the exit status and stderr.
-			if e.Error != nil && strings.Contains(e.Error.Message, "API Error") {
+			switch {
+			case e.Error == nil:
+			case strings.Contains(e.Error.Message, "API Error"):
 				ev.APIError, ev.APIStatus, ev.ContextOverflow = geminiAPIError(e.Error.Message)
+			case e.Error.Type == "FatalTurnLimitedError":
+				// Its message points at settings.json, which aicr writes.
+				ev.Reason = "reached the turn limit ([agent.llm] max_turns)"
+			default:
+				ev.Reason = strings.TrimSpace(e.Error.Type + ": " + e.Error.Message)
 			}
 		}
 	})

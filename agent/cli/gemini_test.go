@@ -21,7 +21,6 @@ import (
 	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/internal/modelsim"
 	"github.com/aicr-dev/aicr/review"
-	"github.com/aicr-dev/aicr/rundir"
 )
 
 // The streams under testdata/gemini-cli were written by Gemini CLI 0.61.0
@@ -106,9 +105,36 @@ func TestGeminiParseFailureOutsideTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Not the model API's refusal: the exit status and stderr explain it.
-	if !ev.Failed || ev.APIError != "" || ev.APIStatus != 0 || ev.ContextOverflow {
+	// Not the model API's refusal: the CLI's own words explain it.
+	if !ev.Failed || ev.APIError != "" || ev.APIStatus != 0 || ev.ContextOverflow || ev.Reason != "no_space_left: No space left on device" {
 		t.Errorf("events %+v", ev)
+	}
+}
+
+func TestGeminiParseTurnLimit(t *testing.T) {
+	ev := parseGeminiStream(t, "maxturns.jsonl")
+	if !ev.Failed || ev.APIError != "" || !strings.Contains(ev.Reason, "max_turns") || ev.Turns != 2 || len(ev.ToolCalls) != 0 {
+		t.Errorf("events %+v, want a failed run whose reason names max_turns", ev)
+	}
+}
+
+func TestGeminiCLITurnLimit(t *testing.T) {
+	// The model keeps calling a tool the CLI does not have.
+	sim := modelsim.StartFunc(t, func(modelsim.Request) modelsim.Step {
+		return modelsim.Step{ToolCalls: []modelsim.ToolCall{{Name: "list_directory", Arguments: `{"dir_path":"."}`}}}
+	})
+	t.Setenv(testKeyEnv, testKey)
+	a, err := cli.New(cli.Options{Kind: cli.KindGeminiCLI, LLM: llm.Config{API: llm.APIGemini, BaseURL: sim.Root(), Model: testModel,
+		APIKeyEnv: testKeyEnv, MaxTurns: 2}, KeyEnv: testKeyEnv, Prefix: installed(t, cli.KindGeminiCLI), Binary: aicrBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = reviewPass(t, a, newRun(t))
+	if err == nil || !strings.Contains(err.Error(), "max_turns") {
+		t.Fatalf("err = %v, want one naming [agent.llm] max_turns", err)
+	}
+	if n := len(sim.Requests()); n != 2 {
+		t.Errorf("%d model requests, want max_turns = 2", n)
 	}
 }
 
@@ -467,7 +493,7 @@ func TestGeminiCLIInPodman(t *testing.T) {
 	sim := modelsim.StartFunc(t, withWaitForPrevious(reportScenario()))
 	var log egressLog
 	a := podmanAgent(t, cli.KindGeminiCLI, llm.APIGemini, sim.Root(), "llm-only", &log)
-	run := numberedRun(t)
+	run := newRun(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	stats, err := a.Review(ctx, run, pass.Pass{Number: 1, Kind: pass.Review})
@@ -501,18 +527,4 @@ func TestGeminiCLIInPodman(t *testing.T) {
 			t.Errorf("egress %s:%d allowed=%v (%s), want only the model server %s", e.Host, e.Port, e.Allowed, e.Reason, model)
 		}
 	}
-}
-
-// numberedRun is newRun in a directory named like the daemon's run dirs
-// (<id>), the id unique to this process: the sandbox names containers
-// after the run id, and newRun's dir ("run") is id 0 for every test
-// process running podman at the same time.
-func numberedRun(t *testing.T) rundir.Layout {
-	t.Helper()
-	run := newRun(t)
-	numbered := filepath.Join(filepath.Dir(run.Dir()), strconv.Itoa(os.Getpid()))
-	if err := os.Rename(run.Dir(), numbered); err != nil {
-		t.Fatal(err)
-	}
-	return rundir.New(numbered)
 }
