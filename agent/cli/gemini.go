@@ -17,7 +17,9 @@ import (
 
 // geminiCLI is Gemini CLI (@google/gemini-cli). It speaks only the Gemini
 // API; aicr's tools reach the model as mcp_aicr_<tool> with
-// --tool-names underscore.
+// --tool-names underscore. 0.53.0 is the oldest release that passes the
+// whole suite: 0.52.0 and older (0.51.0, 0.47.0 tried) send the model a
+// ~2 KB prompt when a large one comes on stdin.
 type geminiCLI struct{}
 
 // geminiServer is the name of aicr's MCP server in Gemini CLI's
@@ -31,7 +33,7 @@ const geminiSystemFile = ".gemini/system.md"
 
 func (geminiCLI) Spec() Spec {
 	return Spec{
-		Kind: KindGeminiCLI, Package: "@google/gemini-cli", Version: "0.61.0", MinVersion: "0.61.0",
+		Kind: KindGeminiCLI, Package: "@google/gemini-cli", Version: "0.61.0", MinVersion: "0.53.0",
 		Bin: "node_modules/.bin/gemini", APIs: []string{llm.APIGemini}, ToolNames: review.ToolNamingUnderscore,
 		Mangle: func(tool string) string {
 			return "mcp_" + geminiServer + "_" + strings.ReplaceAll(tool, ".", "_")
