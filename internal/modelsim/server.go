@@ -1,13 +1,15 @@
 // Package modelsim is a scripted model server for tests: it speaks
 // OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and the
-// Gemini API on loopback, streaming and not, and answers each request with the next
-// scripted Step (tool calls, text, usage, an error with the API's real
-// error body, or a hang). It decodes every request into one Request shape
-// so a test can assert what the client sent, whichever API it used.
+// Gemini API on loopback, streaming and not, and answers each request
+// with the next scripted Step (tool calls, text, usage, an error with the
+// API's real error body, or a hang). It decodes every request into one
+// Request shape so a test can assert what the client sent, whichever API
+// it used.
 //
 // No model server may be reached from a test, so this is the stand-in
-// for vLLM, Ollama, a gateway, OpenAI, Anthropic and Google; it follows the wire
-// formats of the official SDKs closely enough that those SDKs decode it.
+// for vLLM, Ollama, a gateway, OpenAI, Anthropic and Google; it follows
+// the wire formats of the official SDKs closely enough that those SDKs
+// decode it.
 package modelsim
 
 import (
