@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -517,4 +519,53 @@ func TestQwenCaptureStreams(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestQwenReviewInPodman runs the pass the way the daemon does with
+// [sandbox] kind = "podman" and network = "llm-only": Qwen Code in the
+// node image, its install mounted read-only, the model server reached
+// only through the run's egress proxy.
+func TestQwenReviewInPodman(t *testing.T) {
+	sim := modelsim.StartFunc(t, reportScenario())
+	log := &egressLog{}
+	a := podmanAgent(t, cli.KindQwenCode, llm.APIOpenAIChat, sim.URL, "llm-only", log)
+	_, st, err := reviewPass(t, a, numberedRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireReported(t, st)
+	requireOnlyAICRTools(t, sim)
+	events := log.Events()
+	if len(events) == 0 {
+		t.Fatal("the egress proxy saw no connection: the CLI reached the model server some other way")
+	}
+	u, err := url.Parse(sim.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		// Telemetry, update checks and model catalogues are off: the
+		// only destination is the model server.
+		if !e.Allowed || e.Host != u.Hostname() || strconv.Itoa(e.Port) != u.Port() {
+			t.Fatalf("egress %+v, want only allowed connections to the model server %s", e, u.Host)
+		}
+	}
+	for _, r := range sim.Requests() {
+		if got := r.Header.Get("Authorization"); got != "Bearer "+testKey {
+			t.Fatalf("Authorization = %q, want the key from the container's environment", got)
+		}
+	}
+}
+
+// numberedRun is newRun in a directory named like a daemon run (its id):
+// the container is named after the id, and newRun's id 0 collides with
+// any other test process running a pass in Podman at the same time.
+func numberedRun(t *testing.T) rundir.Layout {
+	t.Helper()
+	run := newRun(t)
+	dir := filepath.Join(filepath.Dir(run.Dir()), strconv.Itoa(os.Getpid()))
+	if err := os.Rename(run.Dir(), dir); err != nil {
+		t.Fatal(err)
+	}
+	return rundir.New(dir)
 }
