@@ -138,6 +138,23 @@ func TestQwenParseContextOverflow(t *testing.T) {
 	}
 }
 
+// max_turns reached: Qwen Code stops after that many model round trips
+// and ends the stream without a result event.
+func TestQwenParseMaxTurns(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "qwen-code", "max-turns.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ev, err := qwenAdapter(t).Parse(f)
+	if err == nil || !strings.Contains(err.Error(), "without a result") {
+		t.Fatalf("err = %v, want the missing result event named", err)
+	}
+	if ev.Turns != 2 || ev.InputTokens != 2600 || ev.OutputTokens != 120 || len(ev.ToolCalls) != 2 {
+		t.Fatalf("turns/tokens/calls = %d/%d/%d/%d, want 2/2600/120/2 summed from the assistant events", ev.Turns, ev.InputTokens, ev.OutputTokens, len(ev.ToolCalls))
+	}
+}
+
 func TestQwenParseTruncatedStream(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "qwen-code", "success.jsonl"))
 	if err != nil {
@@ -409,6 +426,20 @@ func TestQwenOnlyAICRToolsRun(t *testing.T) {
 	}
 	if refused != 2 {
 		t.Fatalf("the model got %d refusals for its shell and write calls, want 2: %+v", refused, second.Messages)
+	}
+}
+
+// [agent.llm] max_turns bounds Qwen Code's model round trips.
+func TestQwenMaxTurns(t *testing.T) {
+	sim := modelsim.StartFunc(t, reportScenario())
+	a := qwenAgent(t, sim, func(c *llm.Config) { c.MaxTurns = 2 }, "")
+	stats, st, err := reviewPass(t, a, newRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireReported(t, st)
+	if n := len(sim.Requests()); n != 2 || stats.Turns != 2 {
+		t.Fatalf("%d model requests, %d turns; want max_turns = 2 of each (the third, prose-only turn cut)", n, stats.Turns)
 	}
 }
 
