@@ -327,17 +327,21 @@ func qwenExplainError(ev *Events, msg string) {
 	}
 }
 
-// qwenOverflow recognises "prompt too long" in the wordings of OpenAI,
-// vLLM, Ollama and llama.cpp, which the CLI passes through as the
-// server's message; the status is 400 (413 or 422 from some gateways),
-// or unknown when the CLI did not say.
+// qwenOverflow recognises "prompt too long": the CLI's own refusal to
+// send a prompt over contextWindowSize (no status), or the server's
+// message in the wordings of OpenAI, vLLM, Ollama and llama.cpp, which
+// the CLI passes through (400; 413 or 422 from some gateways).
 func qwenOverflow(status int, msg string) bool {
 	if status != 0 && status != 400 && status != 413 && status != 422 {
 		return false
 	}
 	m := strings.ToLower(msg)
 	for _, s := range []string{"context_length_exceeded", "maximum context length", "context length", "context window",
-		"prompt is too long", "too many tokens", "exceeds the context"} {
+		"prompt is too long", "too many tokens", "exceeds the context",
+		// Qwen Code's own check before sending, against
+		// contextWindowSize: "Context is too large to send safely after
+		// automatic compression. Estimated prompt tokens: …".
+		"context is too large"} {
 		if strings.Contains(m, s) {
 			return true
 		}

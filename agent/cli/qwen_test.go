@@ -138,6 +138,15 @@ func TestQwenParseContextOverflow(t *testing.T) {
 	}
 }
 
+// Qwen Code refuses, before any request, a prompt over its
+// contextWindowSize: that is the CLI's own overflow signal.
+func TestQwenParseContextWindowExceeded(t *testing.T) {
+	ev := qwenStream(t, "context-window-exceeded")
+	if !ev.ContextOverflow || !ev.Failed || ev.APIStatus != 0 {
+		t.Fatalf("overflow/failed/status = %v/%v/%d, want true/true/0 (error %q)", ev.ContextOverflow, ev.Failed, ev.APIStatus, ev.APIError)
+	}
+}
+
 // max_turns reached: Qwen Code stops after that many model round trips
 // and ends the stream without a result event.
 func TestQwenParseMaxTurns(t *testing.T) {
@@ -476,6 +485,21 @@ func TestQwenContextOverflow(t *testing.T) {
 	_, _, err := reviewPass(t, a, newRun(t))
 	if !errors.Is(err, llm.ErrContextOverflow) {
 		t.Fatalf("err = %v, want llm.ErrContextOverflow", err)
+	}
+}
+
+// [agent.llm] context_window reaches Qwen Code as contextWindowSize: a
+// prompt over it is refused by the CLI before any model request, and the
+// ladder gets the overflow it retries clipped.
+func TestQwenContextWindowTooSmall(t *testing.T) {
+	sim := modelsim.StartFunc(t, reportScenario())
+	a := qwenAgent(t, sim, func(c *llm.Config) { c.ContextWindow, c.MaxOutputTokens = 1200, 256 }, "")
+	_, _, err := reviewPass(t, a, newRun(t))
+	if !errors.Is(err, llm.ErrContextOverflow) {
+		t.Fatalf("err = %v, want llm.ErrContextOverflow", err)
+	}
+	if n := len(sim.Requests()); n != 0 {
+		t.Fatalf("%d model requests; Qwen Code should refuse a prompt over its context window before sending", n)
 	}
 }
 
