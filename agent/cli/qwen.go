@@ -120,6 +120,9 @@ func (qwenCode) Configure(s Setup) (Invocation, error) {
 			"truncateToolOutputThreshold": -1,
 		},
 		"permissions": map[string]any{"deny": qwenDenied},
+		// The skill tool is denied; without this every request would
+		// still list Qwen Code's bundled skills to the model.
+		"skills": map[string]any{"disabledLevels": []string{"bundled", "user", "project", "extension"}},
 		"mcpServers": map[string]any{"aicr": map[string]any{
 			"command": s.MCPCommand[0], "args": s.MCPCommand[1:], "trust": true,
 		}},

@@ -360,6 +360,9 @@ func TestQwenReview(t *testing.T) {
 			t.Fatalf("the user message lacks %q:\n%s", want, user)
 		}
 	}
+	if strings.Contains(user, "<available_skills>") {
+		t.Fatalf("the model was offered Qwen Code's skills: %.300q", user)
+	}
 	if err := sim.Err(); err != nil {
 		t.Fatal(err)
 	}
