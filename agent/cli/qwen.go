@@ -62,6 +62,9 @@ var qwenDenied = []string{
 	"exit_plan_mode", "workflow", "tool_search", "tool_call",
 }
 
+// qwenNoContextFile is the only context file name Qwen Code looks for.
+const qwenNoContextFile = "AICR-NO-CONTEXT-FILES.md"
+
 // qwenSystemFile holds aicr's system prompt below HOME; QWEN_SYSTEM_MD
 // makes Qwen Code use it instead of its own coding-agent prompt.
 const qwenSystemFile = ".qwen/aicr-system.md"
@@ -120,6 +123,11 @@ func (qwenCode) Configure(s Setup) (Invocation, error) {
 			"truncateToolOutputThreshold": -1,
 		},
 		"permissions": map[string]any{"deny": qwenDenied},
+		// Qwen Code would load AGENTS.md and QWEN.md from the agent dir
+		// into its system prompt, outside aicr's prompt (and its budget):
+		// the instruction layers are already in QWEN_SYSTEM_MD. No file
+		// of this name is ever written.
+		"context": map[string]any{"fileName": []string{qwenNoContextFile}},
 		// The skill tool is denied; without this every request would
 		// still list Qwen Code's bundled skills to the model.
 		"skills": map[string]any{"disabledLevels": []string{"bundled", "user", "project", "extension"}},
