@@ -32,10 +32,11 @@ func (qwenCode) Spec() Spec {
 		Mangle: qwenMangle,
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
 			IsolatedHome: true, ContextCompaction: "delegated"},
-		Limits: "Chat Completions only. Its built-in tools (shell, file edits, web, sub-agents, skills) are removed " +
-			"by deny rules, so the model sees only the aicr tools. Its own chat compression runs when " +
-			"context_window is set. The prompt reaches it as an @file reference (an inline diff has its @@ hunk " +
-			"headers rewritten). A missing MCP server is reported as \"disconnected\", the run still exits 0.",
+		Limits: "Chat Completions only (its \"openai\" auth type). The user prompt reaches it as an @file " +
+			"reference (an inline diff gets its @@ hunk headers rewritten), so the run dir path must not contain " +
+			"whitespace. Its own tools, skills and context files are switched off: the model sees only the aicr " +
+			"tools. A missing MCP server shows only as \"disconnected\" (exit 0). It compacts its chat itself " +
+			"once context_window is set, and refuses a prompt over it before sending.",
 	}
 }
 

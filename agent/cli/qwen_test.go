@@ -360,6 +360,20 @@ func TestQwenReview(t *testing.T) {
 			t.Fatalf("the user message lacks %q:\n%s", want, user)
 		}
 	}
+	// Nothing Qwen Code wrote (settings, session files, logs) holds the key.
+	err = filepath.WalkDir(run.Dir(), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), testKey) {
+			t.Errorf("%s holds the API key", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if strings.Contains(user, "<available_skills>") {
 		t.Fatalf("the model was offered Qwen Code's skills: %.300q", user)
 	}
