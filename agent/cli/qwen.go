@@ -82,6 +82,10 @@ func (qwenCode) Configure(s Setup) (Invocation, error) {
 		// prompt's path cut short and no change to review.
 		return Invocation{}, fmt.Errorf("qwen-code: the prompt file path %q contains whitespace, which Qwen Code's @file reference cannot carry; use a run directory without spaces", s.UserFile)
 	}
+	if s.AgentDir != "" && !strings.HasPrefix(s.UserFile, strings.TrimSuffix(s.AgentDir, "/")+"/") {
+		// Qwen Code reads @files only inside its workspace (the agent dir).
+		return Invocation{}, fmt.Errorf("qwen-code: the prompt file %s is outside the agent dir %s, where Qwen Code cannot read it", s.UserFile, s.AgentDir)
+	}
 	aicrTools := make([]string, 0, len(review.ToolNames))
 	for _, t := range review.ToolNames {
 		aicrTools = append(aicrTools, qwenMangle(t))

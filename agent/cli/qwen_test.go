@@ -287,12 +287,17 @@ func TestQwenConfigure(t *testing.T) {
 	}
 }
 
-func TestQwenConfigureRefusesPromptPathWithSpace(t *testing.T) {
-	s := qwenSetup()
-	s.UserFile = "/srv/aicr runs/agent/prompt-pass-1.md"
-	_, err := qwenAdapter(t).Configure(s)
-	if err == nil || !strings.Contains(err.Error(), "whitespace") {
-		t.Fatalf("err = %v, want the path with whitespace refused by name", err)
+func TestQwenConfigureRefusesUnreadablePromptFile(t *testing.T) {
+	for _, tc := range []struct{ agentDir, userFile, want string }{
+		{"/srv/aicr runs/agent", "/srv/aicr runs/agent/prompt-pass-1.md", "whitespace"},
+		{"/workspace/agent", "/workspace/prompt-pass-1.md", "outside the agent dir"},
+	} {
+		s := qwenSetup()
+		s.AgentDir, s.UserFile = tc.agentDir, tc.userFile
+		_, err := qwenAdapter(t).Configure(s)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.userFile) {
+			t.Errorf("%s: err = %v, want the path named and %q", tc.userFile, err, tc.want)
+		}
 	}
 }
 
