@@ -543,7 +543,7 @@ func TestQwenContextOverflow(t *testing.T) {
 // ladder gets the overflow it retries clipped.
 func TestQwenContextWindowTooSmall(t *testing.T) {
 	sim := modelsim.StartFunc(t, reportScenario())
-	a := qwenAgent(t, sim, func(c *llm.Config) { c.ContextWindow, c.MaxOutputTokens = 1200, 256 }, "")
+	a := qwenAgent(t, sim, func(c *llm.Config) { c.ContextWindow, c.MaxOutputTokens = 500, 64 }, "")
 	_, _, err := reviewPass(t, a, newRun(t))
 	if !errors.Is(err, llm.ErrContextOverflow) {
 		t.Fatalf("err = %v, want llm.ErrContextOverflow", err)
