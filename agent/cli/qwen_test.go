@@ -559,12 +559,13 @@ func TestQwenCaptureStreams(t *testing.T) {
 	if os.Getenv("AICR_QWEN_CAPTURE") == "" {
 		t.Skip("set AICR_QWEN_CAPTURE=1 to recapture testdata/qwen-code from the real CLI")
 	}
+	var llmEdit func(*llm.Config)
 	capture := func(name string, respond func(modelsim.Request) modelsim.Step, key, binary string, edit func(run rundir.Layout)) {
 		sim := modelsim.StartFunc(t, respond)
 		if key != "" {
 			sim.RequireKey(key)
 		}
-		a := qwenAgent(t, sim, nil, binary)
+		a := qwenAgent(t, sim, llmEdit, binary)
 		run := newRun(t)
 		if edit != nil {
 			edit(run)
@@ -582,9 +583,7 @@ func TestQwenCaptureStreams(t *testing.T) {
 		}
 	}
 	report := reportScenario()
-	if os.Getenv("AICR_QWEN_CAPTURE") == "all" {
-		capture("success", report, "", "", nil)
-	}
+	capture("success", report, "", "", nil)
 	capture("refused", func(r modelsim.Request) modelsim.Step {
 		switch {
 		case r.Offered("report_problem") != "" && r.ToolResults() == 0:
@@ -611,6 +610,11 @@ func TestQwenCaptureStreams(t *testing.T) {
 	capture("context-overflow", func(modelsim.Request) modelsim.Step {
 		return modelsim.Step{ErrorType: "context_length_exceeded"}
 	}, "", "", nil)
+	llmEdit = func(c *llm.Config) { c.ContextWindow, c.MaxOutputTokens = 500, 64 }
+	capture("context-window-exceeded", report, "", "", nil)
+	llmEdit = func(c *llm.Config) { c.MaxTurns = 2 }
+	capture("max-turns", report, "", "", nil)
+	llmEdit = nil
 	// An aicr tool under an "ask" rule: headless, the call is declined.
 	// A workspace settings file in the agent dir adds the rule to the
 	// user settings, as an operator's managed settings could.
