@@ -275,14 +275,9 @@ func codexItemDone(ev *Events, it *codexItem) {
 			ev.PermissionDenials = append(ev.PermissionDenials, it.Tool)
 		}
 		ev.ToolCalls = append(ev.ToolCalls, call)
-	case "error":
-		// Warnings such as "Model metadata for `m` not found"; a failed
-		// MCP server shows here when it is not required.
-		if strings.Contains(it.Message, "MCP client for `"+codexServer+"` failed") ||
-			strings.Contains(it.Message, "MCP startup") && strings.Contains(it.Message, codexServer) {
-			ev.MCPFailure = it.Message
-		}
 	}
+	// Items of type "error" are warnings ("Model metadata for `m` not
+	// found"): the run goes on, and turn.failed says when it did not.
 }
 
 // codexAPIError reads Codex's error text: the model API's JSON body
@@ -315,4 +310,20 @@ func codexStatus(msg string) int {
 		return 0
 	}
 	return st
+}
+
+// ParseStderr finds the one failure Codex reports only on stderr: a
+// required MCP server (aicr's) that did not start, which ends the run
+// before the first model request with nothing on stdout.
+func (codex) ParseStderr(stderr string, ev *Events) {
+	const marker = "required MCP servers failed to initialize: "
+	i := strings.LastIndex(stderr, marker)
+	if i < 0 || ev.MCPFailure != "" {
+		return
+	}
+	msg := stderr[i+len(marker):]
+	if j := strings.IndexAny(msg, "\r\n"); j >= 0 {
+		msg = msg[:j]
+	}
+	ev.MCPFailure = "did not start: " + strings.TrimSpace(msg)
 }
