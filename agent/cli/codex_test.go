@@ -436,3 +436,46 @@ func TestCodexParseMCPServerMissing(t *testing.T) {
 		t.Errorf("MCPFailure = %q for a clean stderr", clean.MCPFailure)
 	}
 }
+
+// TestCodexInPodman runs the pass as the daemon does under [sandbox] kind
+// = "podman": `aicr agent pass` in the node image with Codex mounted
+// read-only, once with the host's network and once with llm-only egress
+// (the model server reached through the egress proxy's tunnel).
+func TestCodexInPodman(t *testing.T) {
+	for _, network := range []string{"host", "llm-only"} {
+		t.Run(network, func(t *testing.T) {
+			sim := modelsim.StartFunc(t, reportScenario())
+			sim.RequireKey(testKey)
+			egress := &egressLog{}
+			a := podmanAgent(t, cli.KindCodex, llm.APIOpenAIResponses, sim.URL, network, egress)
+			run := newRun(t)
+			stats, st, err := reviewPass(t, a, run)
+			if err != nil {
+				t.Fatalf("review in podman (%s): %v (model server: %v)", network, err, sim.Err())
+			}
+			requireReported(t, st)
+			spec, _ := cli.Lookup(cli.KindCodex)
+			reqs := sim.Requests()
+			if len(reqs) == 0 || reqs[0].Offered("report_problem") != spec.Spec().Mangle("aicr.report_problem") {
+				t.Fatalf("requests %d; the model was not offered %s", len(reqs), spec.Spec().Mangle("aicr.report_problem"))
+			}
+			if stats.Agent != cli.KindCodex || stats.InputTokens != 4100 {
+				t.Errorf("stats = %+v, want codex's with 4100 input tokens", stats)
+			}
+			if network == "llm-only" {
+				evs := egress.Events()
+				if len(evs) == 0 {
+					t.Errorf("llm-only: the egress proxy saw no connection; the model server was reached some other way")
+				}
+				// Whatever reached the proxy was the model server (with
+				// the server on loopback the container has no other way
+				// out at all).
+				for _, e := range evs {
+					if !e.Allowed {
+						t.Errorf("llm-only: Codex tried %s:%d (%s)", e.Host, e.Port, e.Reason)
+					}
+				}
+			}
+		})
+	}
+}
