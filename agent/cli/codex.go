@@ -77,6 +77,13 @@ type codexConfig struct {
 	Tools  struct {
 		RequestUserInput toggle `toml:"experimental_request_user_input"`
 	} `toml:"tools"`
+	// Codex installs its own skills (image generation, skill creation…)
+	// into CODEX_HOME and lists them in every request; a review has no
+	// tool to use them with.
+	Skills struct {
+		IncludeInstructions bool   `toml:"include_instructions"`
+		Bundled             toggle `toml:"bundled"`
+	} `toml:"skills"`
 	Features       map[string]bool               `toml:"features"`
 	ModelProviders map[string]codexModelProvider `toml:"model_providers"`
 	MCPServers     map[string]codexMCPServer     `toml:"mcp_servers"`

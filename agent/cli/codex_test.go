@@ -96,6 +96,9 @@ func TestCodexReview(t *testing.T) {
 		if !strings.HasPrefix(r.System, "# aicr review instructions") || strings.Contains(r.System, "You are a coding agent") {
 			t.Errorf("request %d system prompt starts %.80q, want aicr's in place of Codex's", i, r.System)
 		}
+		if strings.Contains(string(r.Raw), "skills_instructions") {
+			t.Errorf("request %d lists Codex's own skills", i)
+		}
 		if !strings.Contains(r.System+textOfMessages(r), "Repository rule: check divisions.") {
 			t.Errorf("request %d does not carry AGENTS.md", i)
 		}
@@ -118,8 +121,8 @@ func TestCodexReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(cfg), testKey) || !strings.Contains(string(cfg), `env_key = "`+testKeyEnv+`"`) {
-		t.Errorf("config.toml must name %s, not hold the key:\n%s", testKeyEnv, cfg)
+	if strings.Contains(string(cfg), testKey) || !strings.Contains(string(cfg), `env_key = "`+cli.KeyEnv+`"`) {
+		t.Errorf("config.toml must name %s, not hold the key:\n%s", cli.KeyEnv, cfg)
 	}
 }
 
