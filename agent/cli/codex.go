@@ -62,8 +62,10 @@ type codexConfig struct {
 	ApprovalPolicy string `toml:"approval_policy"`
 	SandboxMode    string `toml:"sandbox_mode"`
 	// Web search is a hosted tool the model server would run; off.
-	WebSearch                      string `toml:"web_search"`
-	CheckForUpdateOnStartup        bool   `toml:"check_for_update_on_startup"`
+	WebSearch               string `toml:"web_search"`
+	CheckForUpdateOnStartup bool   `toml:"check_for_update_on_startup"`
+	// Codex tells the model its working directory, shell, sandbox and
+	// how to ask for approvals: all about tools a review does not have.
 	IncludeEnvironmentContext      bool   `toml:"include_environment_context"`
 	IncludePermissionsInstructions bool   `toml:"include_permissions_instructions"`
 	IncludeAppsInstructions        bool   `toml:"include_apps_instructions"`
@@ -120,7 +122,10 @@ type codexMCPServer struct {
 // must not have: the shell (exec_command, write_stdin), image viewing and
 // generation, goals, apps and plugins (the latter look up github.com and
 // chatgpt.com at start). With these off and the settings of codexConfig
-// the request offers the model nothing but the aicr namespace.
+// the request offers the model the aicr namespace and Codex's three MCP
+// resource tools (list/read resources of the configured servers: aicr's
+// only), which 0.169.0 cannot switch off. A call of any other tool is
+// answered "unsupported call" (TestCodexRunsNothingButAicrTools).
 var codexFeaturesOff = []string{"shell_tool", "unified_exec", "view_image", "image_generation", "goals", "apps", "plugins",
 	"browser_use", "computer_use", "tool_suggest", "shell_snapshot"}
 
