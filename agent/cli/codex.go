@@ -43,10 +43,11 @@ func (codex) Spec() Spec {
 		},
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
 			IsolatedHome: true, ContextCompaction: "delegated"},
-		Limits: "OpenAI Responses only (wire_api \"chat\" was removed), so a Chat-only server (vLLM, Ollama) needs a Responses gateway; " +
+		Limits: "OpenAI Responses only (wire_api \"chat\" was removed), so a Chat-only server needs a Responses gateway; " +
 			"no setting for max_output_tokens or max_turns (the pass timeout bounds a run); " +
+			"[agent.llm] headers_file is not applied; " +
 			"usage is reported per Codex turn, not per model request; " +
-			"a missing aicr binary fails the run before any model request (exit 1, stderr only)",
+			"Codex's MCP resource tools (list/read aicr's resources) stay offered",
 	}
 }
 
