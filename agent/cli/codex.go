@@ -128,7 +128,10 @@ type codexMCPServer struct {
 // only), which 0.169.0 cannot switch off. A call of any other tool is
 // answered "unsupported call" (TestCodexRunsNothingButAicrTools).
 var codexFeaturesOff = []string{"shell_tool", "unified_exec", "view_image", "image_generation", "goals", "apps", "plugins",
-	"browser_use", "computer_use", "tool_suggest", "shell_snapshot"}
+	"browser_use", "computer_use", "tool_suggest", "shell_snapshot",
+	// Hooks run commands of their own on Codex's events; none are
+	// configured, and a project's would need trust, but a review runs none.
+	"hooks"}
 
 func (codex) Configure(s Setup) (Invocation, error) {
 	if len(s.MCPCommand) == 0 {
