@@ -3,6 +3,7 @@ package cli_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -481,4 +482,68 @@ func TestCodexInPodman(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCodexCanaryProbeSeesAShell is the control of
+// TestCodexRunsNothingButAicrTools: with aicr's config but Codex's shell
+// switched back on, the same probe (a read-only command, which the
+// read-only sandbox allows) does bring the canary to the model. So the
+// probe's silence under aicr's config means the shell is off, not that
+// the probe cannot see it.
+func TestCodexCanaryProbeSeesAShell(t *testing.T) {
+	dir := t.TempDir()
+	canary := filepath.Join(dir, "canary.txt")
+	const secret = "CANARY-0b9d2f3a"
+	if err := os.WriteFile(canary, []byte(secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sim := modelsim.StartFunc(t, func(r modelsim.Request) modelsim.Step {
+		if r.ToolResults() == 0 {
+			return modelsim.Step{ToolCalls: []modelsim.ToolCall{{Name: "exec_command", Arguments: `{"cmd":"cat ` + canary + `"}`}}}
+		}
+		return modelsim.Step{Text: "done"}
+	})
+	run := newRun(t)
+	home := bundle.HomeEnvFor(run.AgentDir())
+	for _, d := range home.Dirs() {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := cli.Lookup(cli.KindCodex)
+	inv, err := a.Configure(cli.Setup{LLM: llm.Config{API: llm.APIOpenAIResponses, BaseURL: sim.URL, Model: testModel}, KeyEnv: cli.KeyEnv,
+		MCPCommand: []string{aicrBinary(t), "mcp", "serve", "--state", run.StatePath(), "--change", run.ChangePath(), "--tool-names", "dotted"},
+		AgentDir:   run.AgentDir(), Home: home, System: "review", User: "review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, b := range inv.Files {
+		s := string(b)
+		if strings.HasSuffix(rel, "config.toml") {
+			on := strings.NewReplacer("shell_tool = false", "shell_tool = true", "unified_exec = false", "unified_exec = true")
+			if s = on.Replace(s); s == string(b) {
+				t.Fatalf("config.toml has no shell switches to turn on:\n%s", b)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(home.HOME, rel), []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := cli.Executable(a, installed(t, cli.KindCodex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, inv.Args...)
+	cmd.Dir = run.AgentDir()
+	cmd.Env = append(home.Env(), cli.KeyEnv+"=none", "PATH="+os.Getenv("PATH"))
+	cmd.Stdin = strings.NewReader(inv.Stdin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("codex: %v\n%s", err, out)
+	}
+	for _, r := range sim.Requests() {
+		if strings.Contains(string(r.Raw), secret) {
+			return
+		}
+	}
+	t.Fatal("with the shell on, the canary never reached the model: the probe of TestCodexRunsNothingButAicrTools proves nothing")
 }
