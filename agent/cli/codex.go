@@ -31,9 +31,13 @@ const codexServer = "aicr"
 // prompt; it lives in CODEX_HOME.
 const codexInstructions = "aicr-instructions.md"
 
+// Spec: MinVersion is the oldest release the native tests pass with
+// (AICR_CODEX_VERSION; also 0.154.0, 0.160.0, 0.165.0, 0.171.0). 0.151.0
+// and older offer an update_plan tool, and 0.140.0 refuses [agents]
+// enabled = false.
 func (codex) Spec() Spec {
 	return Spec{
-		Kind: KindCodex, Package: "@openai/codex", Version: "0.169.0", MinVersion: "0.169.0",
+		Kind: KindCodex, Package: "@openai/codex", Version: "0.169.0", MinVersion: "0.152.0",
 		Bin: "node_modules/.bin/codex", APIs: []string{llm.APIOpenAIResponses}, ToolNames: review.ToolNamingDotted,
 		// The model sees namespace mcp__aicr and function aicr_report_problem;
 		// an OpenAI-compatible server that flattens namespaces (as the

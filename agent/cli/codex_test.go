@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -24,9 +26,33 @@ import (
 // cannot be switched off in 0.169.0.
 var codexResourceTools = []string{"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"}
 
-func codexAgent(t *testing.T, sim *modelsim.Server) *cli.Agent {
+// codexAgent is Codex run natively against sim, with binary as its MCP
+// server ("": the aicr built for the tests). The pinned version unless
+// AICR_CODEX_VERSION names another: how MinVersion or a newer release is
+// proven, by running these tests against it.
+func codexAgent(t *testing.T, sim *modelsim.Server, binary string) *cli.Agent {
 	t.Helper()
-	return nativeAgent(t, cli.KindCodex, llm.APIOpenAIResponses, sim.URL)
+	prefix := installed(t, cli.KindCodex)
+	if version := os.Getenv("AICR_CODEX_VERSION"); version != "" {
+		var out strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		p, err := cli.Install(ctx, cli.InstallOptions{Dir: cacheDir(), Kind: cli.KindCodex, Version: version, Stdout: &out, Stderr: &out})
+		if err != nil {
+			t.Fatalf("install codex %s: %v\n%s", version, err, out.String())
+		}
+		prefix = p
+	}
+	if binary == "" {
+		binary = aicrBinary(t)
+	}
+	t.Setenv(testKeyEnv, testKey)
+	a, err := cli.New(cli.Options{Kind: cli.KindCodex, LLM: llm.Config{API: llm.APIOpenAIResponses, BaseURL: sim.URL, Model: testModel,
+		APIKeyEnv: testKeyEnv, MaxTurns: 8}, KeyEnv: testKeyEnv, Prefix: prefix, Binary: binary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // keepStream copies a run's event stream to $AICR_CODEX_CAPTURE/name
@@ -66,7 +92,7 @@ func TestCodexReview(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(run.AgentDir(), "AGENTS.md"), []byte("Repository rule: check divisions."), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stats, st, err := reviewPass(t, codexAgent(t, sim), run)
+	stats, st, err := reviewPass(t, codexAgent(t, sim, ""), run)
 	keepStream(t, run, "success.jsonl")
 	if err != nil {
 		t.Fatalf("review: %v (model server: %v)", err, sim.Err())
@@ -176,7 +202,7 @@ func TestCodexRunsNothingButAicrTools(t *testing.T) {
 		return modelsim.Step{Text: "done"}
 	})
 	run := newRun(t)
-	_, st, err := reviewPass(t, codexAgent(t, sim), run)
+	_, st, err := reviewPass(t, codexAgent(t, sim, ""), run)
 	keepStream(t, run, "forbidden-tools.jsonl")
 	if err != nil {
 		t.Fatalf("review: %v", err)
@@ -210,12 +236,7 @@ func TestCodexRunsNothingButAicrTools(t *testing.T) {
 
 func TestCodexMCPServerMissing(t *testing.T) {
 	sim := modelsim.StartFunc(t, reportScenario())
-	t.Setenv(testKeyEnv, testKey)
-	a, err := cli.New(cli.Options{Kind: cli.KindCodex, LLM: llm.Config{API: llm.APIOpenAIResponses, BaseURL: sim.URL, Model: testModel},
-		KeyEnv: testKeyEnv, Prefix: installed(t, cli.KindCodex), Binary: filepath.Join(t.TempDir(), "no-such-aicr")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := codexAgent(t, sim, filepath.Join(t.TempDir(), "no-such-aicr"))
 	run := newRun(t)
 	_, st, err := reviewPass(t, a, run)
 	if out := keepStream(t, run, "mcp-missing.jsonl"); out != "" {
@@ -240,7 +261,7 @@ func TestCodexWrongKey(t *testing.T) {
 	sim := modelsim.StartFunc(t, reportScenario())
 	sim.RequireKey("sk-another-key-0000")
 	run := newRun(t)
-	_, _, err := reviewPass(t, codexAgent(t, sim), run)
+	_, _, err := reviewPass(t, codexAgent(t, sim, ""), run)
 	keepStream(t, run, "unauthorized.jsonl")
 	if !errors.Is(err, llm.ErrAuth) {
 		t.Fatalf("err = %v, want llm.ErrAuth", err)
@@ -259,7 +280,7 @@ func TestCodexContextOverflow(t *testing.T) {
 		return modelsim.Step{ErrorType: "context_length_exceeded"}
 	})
 	run := newRun(t)
-	_, _, err := reviewPass(t, codexAgent(t, sim), run)
+	_, _, err := reviewPass(t, codexAgent(t, sim, ""), run)
 	keepStream(t, run, "context-overflow.jsonl")
 	if !errors.Is(err, llm.ErrContextOverflow) {
 		t.Fatalf("err = %v, want llm.ErrContextOverflow", err)
@@ -285,7 +306,7 @@ func TestCodexRefusedCall(t *testing.T) {
 		return modelsim.Step{Text: "done"}
 	})
 	run := newRun(t)
-	_, st, err := reviewPass(t, codexAgent(t, sim), run)
+	_, st, err := reviewPass(t, codexAgent(t, sim, ""), run)
 	stream := keepStream(t, run, "refused-call.jsonl")
 	if err != nil {
 		t.Fatal(err)
