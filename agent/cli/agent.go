@@ -64,6 +64,13 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
+// StderrParser is an Adapter whose CLI reports some failures on stderr
+// only (Codex: a required MCP server that did not start ends the run
+// before its event stream begins); ParseStderr adds them to ev.
+type StderrParser interface {
+	ParseStderr(stderr string, ev *Events)
+}
+
 // Agent runs one pass of a CLI: it implements agent.Agent.
 type Agent struct {
 	o       Options
@@ -153,6 +160,9 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	runErr := cmd.Run()
 	events.Close()
 	ev, perr := parseFile(a.adapter, eventsPath)
+	if sp, ok := a.adapter.(StderrParser); ok {
+		sp.ParseStderr(stderr.String(), &ev)
+	}
 	stats.Turns, stats.InputTokens, stats.OutputTokens = ev.Turns, ev.InputTokens, ev.OutputTokens
 	stats.Text = ev.FinalText
 	if ev.Model != "" {
