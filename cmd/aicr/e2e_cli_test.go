@@ -11,6 +11,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/doctor"
 	"github.com/aicr-dev/aicr/internal/modelsim"
 )
 
@@ -87,6 +88,7 @@ func cliReviewer(path string, line int) func(modelsim.Request) modelsim.Step {
 // server.
 var e2eCLIs = []struct{ kind, api string }{
 	{"claude-code", llm.APIAnthropic},
+	{"codex", llm.APIOpenAIResponses},
 }
 
 // Each agent CLI reviews a real SVN revision inside Podman: post-commit
@@ -174,5 +176,61 @@ pids_limit = 1024
 			e.stopDaemon()
 			assertNoKey(t, e.dir)
 		})
+	}
+}
+
+// aicr doctor checks the configured agent CLI: missing → the install
+// command as the fix; installed → its version runs in the sandbox's image.
+func TestDoctorChecksTheAgentCLI(t *testing.T) {
+	requireSVN(t)
+	e := newEnv(t, 1)
+	image := nodeImageForE2E(t)
+	installCLI(t, e, "claude-code")
+	base, err := os.ReadFile(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configure := func(installDir string) {
+		t.Helper()
+		cfg := string(base) + fmt.Sprintf(`
+[agent]
+kind = "claude-code"
+
+[agent.llm]
+api = "anthropic"
+base_url = "http://127.0.0.1:9/v1"
+model = "scripted-coder"
+
+[agent.cli]
+install_dir = %q
+
+[sandbox]
+kind = "podman"
+
+[sandbox.podman]
+runtime = "runc"
+image = %q
+containers_conf = %q
+`, installDir, image, sandboxContainersConf(t))
+		if err := os.WriteFile(e.config, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	configure(t.TempDir())
+	rep, _, _ := runDoctor(t, e)
+	c := findCheck(t, rep, doctor.CheckAgentCLI)
+	if c.OK || !strings.Contains(c.Fix, "aicr agent install claude-code") {
+		t.Errorf("agent-cli check without an install: %+v", c)
+	}
+
+	configure(cliCache())
+	rep, _, _ = runDoctor(t, e)
+	if c := findCheck(t, rep, doctor.CheckAgentCLI); !c.OK {
+		t.Errorf("agent-cli check with the install: %+v", c)
+	}
+	runs := findCheck(t, rep, doctor.CheckAgentCLIRuns)
+	if !runs.OK || !strings.Contains(runs.Detail, "2.1.") {
+		t.Errorf("agent-cli-runs: %+v", runs)
 	}
 }
