@@ -285,7 +285,7 @@ func (qwenCode) Parse(r io.Reader) (Events, error) {
 				}
 			}
 			if e.IsError || e.Subtype != "success" {
-				ev.Failed = true
+				ev.Failed, ev.Reason = true, e.Subtype
 				msg := e.Subtype
 				if e.Error != nil && e.Error.Message != "" {
 					msg = e.Error.Message

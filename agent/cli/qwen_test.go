@@ -123,6 +123,9 @@ func TestQwenParseUnauthorized(t *testing.T) {
 	if !ev.Failed || ev.APIStatus != 401 || !strings.Contains(ev.APIError, "Incorrect API key") {
 		t.Fatalf("failed/status/error = %v/%d/%q, want true/401/Incorrect API key", ev.Failed, ev.APIStatus, ev.APIError)
 	}
+	if ev.Reason != "error_during_execution" {
+		t.Fatalf("reason = %q, want the result's subtype error_during_execution", ev.Reason)
+	}
 	if ev.FinalText != "" {
 		t.Fatalf("the CLI's error report became the model's prose: %q", ev.FinalText)
 	}
