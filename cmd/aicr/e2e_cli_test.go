@@ -89,6 +89,7 @@ func cliReviewer(path string, line int) func(modelsim.Request) modelsim.Step {
 var e2eCLIs = []struct{ kind, api string }{
 	{"claude-code", llm.APIAnthropic},
 	{"codex", llm.APIOpenAIResponses},
+	{"qwen-code", llm.APIOpenAIChat},
 }
 
 // Each agent CLI reviews a real SVN revision inside Podman: post-commit
