@@ -206,8 +206,8 @@ type claudeResult struct {
 	TerminalReason string `json:"terminal_reason"`
 	// Errors are Claude Code's own words for a failed run ("Reached
 	// maximum number of turns (8)").
-	Errors []string `json:"errors"`
-	APIErrorStatus int    `json:"api_error_status"`
+	Errors         []string `json:"errors"`
+	APIErrorStatus int      `json:"api_error_status"`
 	Usage          struct {
 		InputTokens              int `json:"input_tokens"`
 		OutputTokens             int `json:"output_tokens"`
