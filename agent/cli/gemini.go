@@ -39,7 +39,8 @@ func (geminiCLI) Spec() Spec {
 			return "mcp_" + geminiServer + "_" + strings.ReplaceAll(tool, ".", "_")
 		},
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
-			IsolatedHome: true, ContextCompaction: "delegated"},
+			IsolatedHome: true, ContextCompaction: "delegated",
+			ModelMetadata: map[string]string{"context_window": "not_applicable", "max_output_tokens": "injected", "prices": "not_applicable"}},
 		Limits: "Gemini API only (base_url is the server root); [agent.llm] context_window has no setting in the CLI, which assumes " +
 			"1M tokens for a model it does not know and ends a run it thinks would overflow without a signal; " +
 			"a missing MCP server shows only on stderr (nothing recorded, the ladder repairs)",
