@@ -44,7 +44,8 @@ func (o openCode) Spec() Spec {
 	}
 	if o.kilo {
 		s.Kind, s.Package, s.Version, s.MinVersion, s.Bin = KindKilo, "@kilocode/cli", "7.7.7", "7.7.7", "node_modules/.bin/kilo"
-		s.Limits += "; starts about 7 s slower than OpenCode (git and sandbox probes before the MCP server starts)"
+		s.Limits += "; puts its own short persona paragraph (\"You are Kilo…\") before aicr's system prompt; " +
+			"starts several seconds slower than OpenCode (git and sandbox probes before the MCP server starts)"
 	}
 	return s
 }
