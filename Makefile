@@ -12,7 +12,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench-llm image image-node
+.PHONY: all build demo test lint deps clean bench-llm image image-node agent-clis
 
 all: build
 
@@ -27,7 +27,7 @@ demo: deps build
 
 # -race needs cgo and a C compiler (deps installs gcc); the suite takes a
 # few minutes on 2 cores with it.
-test: deps lint image image-node
+test: deps lint image image-node agent-clis
 	@sh scripts/install-tsclient.sh
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m ./...
 
@@ -69,6 +69,13 @@ image-node:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$ctx/aicr" ./cmd/aicr; \
 	sh scripts/build-node-image.sh "$$ctx/aicr" $(NODE_IMAGE):$(VERSION) $(NODE_IMAGE):latest; \
 	echo "built $(NODE_IMAGE):$(VERSION)"
+
+# The agent CLIs (Claude Code, Codex, OpenCode, Kilo, Qwen Code, Gemini
+# CLI) at their pinned versions, from npm, into the tests' cache
+# (scripts/install-agent-clis.sh; kept between runs).
+agent-clis: build
+	@sh scripts/install-deps.sh npm
+	@sh scripts/install-agent-clis.sh ./$(BIN)
 
 clean:
 	rm -rf bin

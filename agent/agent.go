@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/agent/prompt"
@@ -30,6 +32,7 @@ type Agent interface {
 var (
 	_ Agent = (*builtin.Agent)(nil)
 	_ Agent = (*llm.Agent)(nil)
+	_ Agent = (*cli.Agent)(nil)
 )
 
 // Agent kinds accepted in config.
@@ -39,7 +42,10 @@ const (
 )
 
 // kindList names the kinds in errors.
-const kindList = KindBuiltin + ", " + KindLLM
+var kindList = KindBuiltin + ", " + KindLLM + ", " + strings.Join(cli.Kinds(), ", ")
+
+// IsCLI says whether kind is an agent CLI (claude-code, codex, ...).
+func IsCLI(kind string) bool { return cli.IsKind(kind) }
 
 var (
 	// ErrUnknownKind: the configured agent kind is not implemented.
@@ -55,10 +61,14 @@ const DefaultTimeout = 10 * time.Minute
 
 // Config selects and configures the agent.
 type Config struct {
-	// Kind is the agent adapter: "builtin" (rules, no model) or "llm".
+	// Kind is the agent adapter: "builtin" (rules, no model), "llm", or
+	// an agent CLI (cli.Kinds).
 	Kind string `toml:"kind"`
-	// LLM is the [agent.llm] table, used when Kind is "llm".
+	// LLM is the [agent.llm] table: the model of the llm agent and of the
+	// agent CLIs.
 	LLM llm.Config `toml:"llm"`
+	// CLI is the [agent.cli] table, used when Kind is an agent CLI.
+	CLI cli.Config `toml:"cli"`
 	// Per-pass bounds on what the agent may record (zero: the review
 	// server's defaults, see docs/agent-contract.md).
 	MaxProblems            int `toml:"max_problems"`
@@ -108,11 +118,21 @@ func (c Config) Validate() error {
 	case "":
 		return fmt.Errorf("agent.kind: is required (one of: %s)", kindList)
 	}
+	if cli.IsKind(c.Kind) {
+		err := cli.Validate(c.Kind, c.CLI, c.LLM)
+		if c.CLI.FallbackLLM && c.LLM.API == llm.APIGemini {
+			err = errors.Join(err, fmt.Errorf("agent.cli.fallback_llm: the llm agent does not speak api = %q; turn the fallback off", llm.APIGemini))
+		}
+		return err
+	}
 	return fmt.Errorf("agent.kind: %w %q (one of: %s)", ErrUnknownKind, c.Kind, kindList)
 }
 
 // Deps are what agents need from the process that runs them.
 type Deps struct {
+	// CLIInstallDir is [agent.cli] install_dir with its default applied
+	// (the daemon's <data_dir>/agent-clis).
+	CLIInstallDir string
 	// MCPCommand starts the aicr MCP tool server, e.g.
 	// {"/usr/local/bin/aicr", "mcp", "serve"}; the agent appends
 	// --state, --change and the limit flags.
@@ -148,7 +168,18 @@ func New(cfg Config, deps Deps) (Agent, error) {
 		}
 		a = l
 	default:
-		return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
+		if !cli.IsKind(cfg.Kind) {
+			return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
+		}
+		c, err := NewCLI(cfg, CLIDeps{Prefix: CLIPrefix(cfg, deps.CLIInstallDir), Binary: deps.MCPCommand[0],
+			APIKey: func() (string, error) {
+				k, err := cfg.LLM.ReadAPIKey()
+				return k.Reveal(), err
+			}, Limits: deps.Limits, Logger: deps.Logger})
+		if err != nil {
+			return nil, err
+		}
+		a = c
 	}
 	return WithTimeout(a, cfg.PassTimeout()), nil
 }

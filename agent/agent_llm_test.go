@@ -23,7 +23,7 @@ func TestLLMKind(t *testing.T) {
 		t.Fatal("an empty [agent.llm] must be refused")
 	}
 	for _, want := range []string{
-		`agent.llm.api: unknown API "openai" (one of: openai-chat, openai-responses, anthropic)`,
+		`agent.llm.api: unknown API "openai" (one of: openai-chat, openai-responses, anthropic, gemini)`,
 		`agent.llm.base_url: must be an http:// or https:// URL, got "ftp://x"`,
 		"agent.llm.model: is required",
 		"agent.llm.max_turns: must not be negative, got -1",

@@ -19,7 +19,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("builtin: %v", err)
 	}
 	err := agent.Config{Kind: "gpt-7"}.Validate()
-	if !errors.Is(err, agent.ErrUnknownKind) || !strings.Contains(err.Error(), `agent.kind: unknown agent kind "gpt-7" (one of: builtin, llm)`) {
+	if !errors.Is(err, agent.ErrUnknownKind) || !strings.Contains(err.Error(), `agent.kind: unknown agent kind "gpt-7" (one of: builtin, llm, claude-code, codex, gemini-cli, kilo, opencode, qwen-code)`) {
 		t.Errorf("unknown kind: %v", err)
 	}
 	if err := (agent.Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "agent.kind: is required") {

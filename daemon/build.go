@@ -134,7 +134,8 @@ func buildAgent(cfg *Config, deps Deps) (agent.Agent, error) {
 	}
 	// [sandbox] kind = "none" is the operator's explicit choice of no
 	// sandbox: the agent runs in this process as it always did.
-	ag, err := agent.New(cfg.Agent, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Limits: cfg.Agent.Limits(), Logger: deps.Logger})
+	ag, err := agent.New(cfg.Agent, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Limits: cfg.Agent.Limits(), Logger: deps.Logger,
+		CLIInstallDir: cfg.Agent.CLI.InstallDir})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -160,7 +161,7 @@ func buildSandboxedAgent(cfg *Config, deps Deps, bin string) (agent.Agent, error
 		}
 	}
 	ag, err := sandboxed.New(sandboxed.Options{Config: cfg.Agent, Runner: runner, Network: cfg.Sandbox.Network,
-		Binary: bin, Env: containerEnv(), RecordEgress: record, Logger: deps.Logger})
+		Binary: bin, Env: containerEnv(), RecordEgress: record, Logger: deps.Logger, CLIInstallDir: cfg.Agent.CLI.InstallDir})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}

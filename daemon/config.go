@@ -323,6 +323,12 @@ func (c *Config) applyDefaults() {
 	if c.Agent.Kind == "" {
 		c.Agent.Kind = "builtin"
 	}
+	if c.Agent.CLI.InstallDir == "" {
+		c.Agent.CLI.InstallDir = filepath.Join(d.DataDir, "agent-clis")
+	}
+	if agent.IsCLI(c.Agent.Kind) && c.Sandbox.Podman.Image == "" {
+		c.Sandbox.Podman.Image = sandbox.DefaultNodeImage()
+	}
 	// Channel policy keys stay empty when unset: PolicyFor layers them
 	// over the repo's and the global ones.
 	c.Dispatch.ApplyDefaults()
@@ -345,6 +351,7 @@ func (c *Config) resolvePaths(base string) {
 	abs(&c.Notify.SpoolDir)
 	c.Agent.LLM = c.Agent.LLM.InDir(base)
 	abs(&c.Agent.RulesFile)
+	abs(&c.Agent.CLI.InstallDir)
 	c.Sandbox.ResolvePaths(base)
 	for _, r := range c.Repos {
 		if pr, ok := r.Settings.(vcs.PathResolver); ok {

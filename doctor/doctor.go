@@ -30,6 +30,10 @@ const (
 	CheckP4          = "p4"          // p4 client present and new enough
 	CheckRepoSkipped = "local-path"  // repo not on this host
 	CheckAccess      = "access"      // notify's dry run could not be started at all
+	// CheckAgentCLI: the configured agent CLI installed at a proven version.
+	CheckAgentCLI = "agent-cli"
+	// CheckAgentCLIRuns: the agent CLI answers --version where reviews run it.
+	CheckAgentCLIRuns = "agent-cli-runs"
 )
 
 const (
@@ -108,6 +112,7 @@ func Diagnose(ctx context.Context, opts Options) (Report, error) {
 	daemonCheck, remoteHost := checkDaemon(ctx, cfg)
 	rep.Checks = append(rep.Checks, daemonCheck)
 	rep.Checks = append(rep.Checks, checkTools(ctx, cfg, opts.Repo, remoteHost)...)
+	rep.Checks = append(rep.Checks, checkAgentCLI(ctx, cfg, opts.Exe)...)
 	rep.OK = true
 	for _, c := range rep.Checks {
 		if !c.OK && !c.Skipped {

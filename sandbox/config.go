@@ -57,6 +57,10 @@ type PodmanConfig struct {
 // DefaultImage is the image `make image` builds for this version.
 func DefaultImage() string { return "localhost/aicr-agent:" + Version }
 
+// DefaultNodeImage is the image `make image-node` builds for this
+// version: the agent CLIs need Node.js (or at least a libc).
+func DefaultNodeImage() string { return "localhost/aicr-agent-node:" + Version }
+
 // ApplyDefaults fills unset keys. agentTimeout is the agent's pass limit:
 // the container gets the same unless [sandbox.podman] timeout says otherwise.
 func (c *Config) ApplyDefaults(agentTimeout time.Duration) {

@@ -3,7 +3,8 @@
 # machine: Subversion (the real svnadmin/svn/svnlook/svnserve the tests and
 # the demo drive) and a Go toolchain; with the argument `podman`, also
 # Podman and runc for the sandbox (`make image`, `make test`); with
-# `mmdebstrap`, also mmdebstrap (`make image-node`). Run as root
+# `mmdebstrap`, also mmdebstrap (`make image-node`); with `npm`, Node.js
+# and npm (`make agent-clis`). Run as root
 # to install; otherwise it only says what is missing.
 set -eu
 
@@ -31,6 +32,12 @@ for arg in "$@"; do
 	if [ "$arg" = mmdebstrap ] && ! command -v mmdebstrap >/dev/null 2>&1; then
 		missing="$missing mmdebstrap"
 		pkgs_missing="$pkgs_missing mmdebstrap"
+	fi
+	# npm fetches the agent CLIs (`aicr agent install`); they run on the
+	# image's Node, not this one.
+	if [ "$arg" = npm ] && ! command -v npm >/dev/null 2>&1; then
+		missing="$missing npm"
+		pkgs_missing="$pkgs_missing nodejs npm"
 	fi
 done
 need_go=""

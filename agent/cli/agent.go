@@ -28,6 +28,11 @@ import (
 	"github.com/aicr-dev/aicr/sandbox/egress"
 )
 
+// KeyEnv is the variable that holds the model server's key in the CLI's
+// environment; adapters name it in the CLI's config (codex env_key,
+// opencode {env:…}) or copy it into the CLI's own variables (KeyAs).
+const KeyEnv = "AICR_LLM_API_KEY"
+
 // ForwardAddr is where the egress forwarder listens inside the container
 // for CLIs that honour HTTPS_PROXY.
 const ForwardAddr = "127.0.0.1:3128"
@@ -38,9 +43,11 @@ const eventCap = 8 << 20
 // Options configure Agent.
 type Options struct {
 	Kind string
-	// LLM is [agent.llm]; KeyEnv names the variable of this process's
-	// environment that holds the key ("" when the server needs none).
+	// LLM is [agent.llm]. APIKey reads the model server's key at each
+	// pass; when nil, KeyEnv names the variable of this process's
+	// environment that holds it; both unset: the server needs none.
 	LLM    llm.Config
+	APIKey func() (string, error)
 	KeyEnv string
 	// Prefix is the install prefix of the CLI's version (the dir that
 	// holds node_modules), as this process sees it.
@@ -226,18 +233,8 @@ func (a *Agent) setup(run rundir.Layout, p pass.Pass) (Setup, error) {
 	mcp := []string{a.o.Binary, "mcp", "serve", "--state", run.StatePath(), "--change", run.ChangePath(),
 		"--tool-names", string(spec.ToolNames)}
 	mcp = append(mcp, a.o.Limits.ServeArgs()...)
-	return Setup{LLM: a.o.LLM, KeyEnv: keyEnvFor(a.o.KeyEnv), MCPCommand: mcp, AgentDir: agentDir, Home: home,
+	return Setup{LLM: a.o.LLM, KeyEnv: KeyEnv, MCPCommand: mcp, AgentDir: agentDir, Home: home,
 		System: pr.System, User: pr.User, UserFile: userFile, DiffFile: run.DiffPath(), SeenName: mangle}, nil
-}
-
-// keyEnvFor is the variable the CLI's config names for the key; a server
-// without a key still gets a placeholder, because some CLIs refuse to
-// start without one.
-func keyEnvFor(env string) string {
-	if env == "" {
-		return "AICR_NO_KEY"
-	}
-	return env
 }
 
 // environment builds the CLI's environment: the allowlist, the isolated
@@ -246,21 +243,18 @@ func keyEnvFor(env string) string {
 func (a *Agent) environment(ctx context.Context, s Setup, inv Invocation) ([]string, func(), error) {
 	set := append([]string(nil), s.Home.Env()...)
 	set = append(set, inv.Env...)
-	key := ""
-	if a.o.KeyEnv != "" {
-		key = os.Getenv(a.o.KeyEnv)
+	key, err := a.key()
+	if err != nil {
+		return nil, nil, err
 	}
-	if a.o.KeyEnv == "" {
-		set = append(set, "AICR_NO_KEY=none")
-	} else {
-		set = append(set, a.o.KeyEnv+"="+key)
+	if key == "" {
+		// A server without authentication: some CLIs refuse to start
+		// without a key, so they get a placeholder.
+		key = "none"
 	}
+	set = append(set, KeyEnv+"="+key)
 	for _, name := range inv.KeyAs {
-		v := key
-		if v == "" {
-			v = "none"
-		}
-		set = append(set, name+"="+v)
+		set = append(set, name+"="+key)
 	}
 	stop := func() {}
 	if a.o.EgressSocket != "" {
@@ -272,6 +266,20 @@ func (a *Agent) environment(ctx context.Context, s Setup, inv Invocation) ([]str
 		stop = stopFn
 	}
 	return childenv.Build(nil, set...), stop, nil
+}
+
+func (a *Agent) key() (string, error) {
+	if a.o.APIKey != nil {
+		k, err := a.o.APIKey()
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", llm.ErrAuth, err)
+		}
+		return k, nil
+	}
+	if a.o.KeyEnv != "" {
+		return os.Getenv(a.o.KeyEnv), nil
+	}
+	return "", nil
 }
 
 // startEgress opens the container's only ways out. A model server on the

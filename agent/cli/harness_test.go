@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/pass"
@@ -227,8 +228,8 @@ func nativeAgent(t testing.TB, kind, api, baseURL string) *cli.Agent {
 	return a
 }
 
-// reviewPass runs pass 1 and returns what the state file holds.
-func reviewPass(t testing.TB, a *cli.Agent, run rundir.Layout) (pass.Stats, *review.State, error) {
+// reviewPass runs pass 1 of a (native or sandboxed) and returns what the state file holds.
+func reviewPass(t testing.TB, a agent.Agent, run rundir.Layout) (pass.Stats, *review.State, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -75,6 +75,17 @@ func Install(ctx context.Context, o InstallOptions) (string, error) {
 		return "", errors.New("agent install: no install dir; set [agent.cli] install_dir or pass --dir")
 	}
 	prefix := Prefix(o.Dir, o.Kind, version)
+	if err := os.MkdirAll(filepath.Dir(prefix), 0o755); err != nil {
+		return "", fmt.Errorf("agent install: %w", err)
+	}
+	// One install of a version at a time, across processes: a second one
+	// waits, then finds the first one's finished install and keeps it
+	// (renaming over it would pull the files from under a running review).
+	unlock, err := lockFile(prefix + ".lock")
+	if err != nil {
+		return "", fmt.Errorf("agent install: %w", err)
+	}
+	defer unlock()
 	if !o.Force {
 		if _, err := os.Stat(filepath.Join(prefix, MarkerName)); err == nil {
 			if _, err := Executable(a, prefix); err == nil {
@@ -82,8 +93,11 @@ func Install(ctx context.Context, o InstallOptions) (string, error) {
 			}
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(prefix), 0o755); err != nil {
-		return "", fmt.Errorf("agent install: %w", err)
+	// Partial installs of a crashed run are not worth keeping.
+	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(prefix), "."+version+".partial-*")); len(old) > 0 {
+		for _, p := range old {
+			_ = os.RemoveAll(p)
+		}
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(prefix), "."+version+".partial-")
 	if err != nil {

@@ -71,8 +71,12 @@ type Config struct {
 	PricePerMTokOut float64 `toml:"price_per_mtok_out"`
 }
 
-// APIs lists the accepted values of api.
-var APIs = []string{APIOpenAIChat, APIOpenAIResponses, APIAnthropic, APIGemini}
+// APIs lists the APIs the llm agent speaks.
+var APIs = []string{APIOpenAIChat, APIOpenAIResponses, APIAnthropic}
+
+// ConfigAPIs are the values [agent.llm] api accepts: the llm agent's APIs
+// and the Gemini API of the gemini-cli agent.
+var ConfigAPIs = []string{APIOpenAIChat, APIOpenAIResponses, APIAnthropic, APIGemini}
 
 // WithDefaults fills max_turns, max_output_tokens and base_url when the
 // config leaves them out.
@@ -117,9 +121,9 @@ func (c Config) Validate() error {
 	switch c.API {
 	case APIOpenAIChat, APIOpenAIResponses, APIAnthropic, APIGemini:
 	case "":
-		fail("api", "is required (one of: %s)", strings.Join(APIs, ", "))
+		fail("api", "is required (one of: %s)", strings.Join(ConfigAPIs, ", "))
 	default:
-		fail("api", "unknown API %q (one of: %s)", c.API, strings.Join(APIs, ", "))
+		fail("api", "unknown API %q (one of: %s)", c.API, strings.Join(ConfigAPIs, ", "))
 	}
 	if c.BaseURL != "" {
 		if msg := checkBaseURL(c.BaseURL); msg != "" {

@@ -21,7 +21,7 @@ func TestConfigValidateNamesTheKey(t *testing.T) {
 		mod  func(*llm.Config)
 		want string
 	}{
-		{"no api", func(c *llm.Config) { c.API = "" }, "agent.llm.api: is required (one of: openai-chat, openai-responses, anthropic)"},
+		{"no api", func(c *llm.Config) { c.API = "" }, "agent.llm.api: is required (one of: openai-chat, openai-responses, anthropic, gemini)"},
 		{"credentials in url", func(c *llm.Config) { c.BaseURL = "https://user:pw@gw.example/v1" }, "agent.llm.base_url: must not carry credentials"},
 		{"no host", func(c *llm.Config) { c.BaseURL = "http:///v1" }, "agent.llm.base_url: has no host"},
 		{"query", func(c *llm.Config) { c.BaseURL = "http://gw/v1?key=x" }, "agent.llm.base_url: must not have a query"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/bundle"
+	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/rundir"
@@ -35,6 +36,9 @@ type Options struct {
 	// Env are non-secret NAME=value entries for the container, already
 	// allowlisted by the caller.
 	Env []string
+	// CLIInstallDir is [agent.cli] install_dir on the host (an agent CLI's
+	// install prefix under it is mounted read-only at cli.PrefixInside).
+	CLIInstallDir string
 	// RecordEgress receives every decision of the run's egress proxy; nil
 	// drops them (tests only: the daemon records them in the audit trail).
 	RecordEgress func(runID int64, e egress.Event)
@@ -86,8 +90,9 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if err != nil {
 		return stats, err
 	}
+	usesModel := cfg.Kind == agent.KindLLM || agent.IsCLI(cfg.Kind)
 	var secrets, secretEnv []string
-	if cfg.Kind == agent.KindLLM {
+	if usesModel {
 		key, err := cfg.LLM.ReadAPIKey()
 		if err != nil {
 			return stats, fmt.Errorf("agent.llm: read the API key: %w", err)
@@ -107,8 +112,19 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 
 	network := a.o.Network
 	var mounts []sandbox.Mount
+	caps := bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true, IsolatedHome: true, ContextCompaction: "not_applicable"}
+	if agent.IsCLI(cfg.Kind) {
+		c, _ := cli.Lookup(cfg.Kind)
+		caps = c.Spec().Capabilities
+		prefix := agent.CLIPrefix(cfg, a.o.CLIInstallDir)
+		if _, err := cli.Installed(prefix); err != nil {
+			return stats, fmt.Errorf("%w: run `aicr agent install %s%s` on this host ([agent.cli] install_dir = %s)",
+				err, cfg.Kind, versionFlag(cfg), a.o.CLIInstallDir)
+		}
+		mounts = append(mounts, sandbox.Mount{Host: prefix, Container: cli.PrefixInside, ReadOnly: true})
+	}
 	if network == "llm-only" {
-		if cfg.Kind != agent.KindLLM {
+		if !usesModel {
 			// Nothing in a builtin pass talks to the network.
 			network = "none"
 		} else {
@@ -138,7 +154,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	in := bundle.Input{Layout: run, OperatorRules: rules, RepoFiles: repoFiles(run), ChangedPaths: changedPaths(change),
 		EnvNames: envNames(a.o.Env, secretEnv), Adapter: cfg.Kind, Secrets: secrets,
 		ExtraFiles:   map[string][]byte{PassFileName: pfJSON},
-		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true, IsolatedHome: true, ContextCompaction: "not_applicable"}}
+		Capabilities: caps}
 	manifest, err := bundle.Materialise(in)
 	if err != nil {
 		return stats, err
@@ -179,6 +195,13 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		return stats, fmt.Errorf("agent pass %d exited %d in the sandbox: %s", p.Number, res.ExitCode, stderrTail(spec.StderrPath))
 	}
 	return stats, nil
+}
+
+func versionFlag(cfg agent.Config) string {
+	if cfg.CLI.Version == "" {
+		return ""
+	}
+	return " --version " + cfg.CLI.Version
 }
 
 func passTimeout(cfg agent.Config) time.Duration {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/builtin"
+	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/sandbox/egress"
@@ -84,6 +85,14 @@ func buildInside(pf PassFile, o InsideOptions) (agent.Agent, error) {
 		return llm.New(opts)
 	case "":
 		return nil, errors.New("pass.json: agent.kind is empty")
+	}
+	if agent.IsCLI(cfg.Kind) {
+		lc := cfg.LLM
+		lc.APIKeyEnv, lc.APIKeyFile = APIKeyEnv, ""
+		cfg.LLM = lc
+		return agent.NewCLI(cfg, agent.CLIDeps{Prefix: cli.PrefixInside, Binary: o.Binary,
+			APIKey: func() (string, error) { return os.Getenv(APIKeyEnv), nil },
+			Limits: limits, OperatorRules: pf.OperatorRules, EgressSocket: pf.EgressSocket, Logger: o.Logger})
 	}
 	return nil, fmt.Errorf("pass.json: %w %q", agent.ErrUnknownKind, cfg.Kind)
 }

@@ -22,9 +22,10 @@ import (
 )
 
 func newCmdAgent(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "agent", Short: "Check the configured review agent"}
+	cmd := &cobra.Command{Use: "agent", Short: "Check the configured review agent, install agent CLIs"}
 	cmd.AddCommand(newCmdAgentTest(f, nil))
 	cmd.AddCommand(newCmdAgentPass(f))
+	cmd.AddCommand(newCmdAgentInstall(f, nil))
 	return cmd
 }
 
