@@ -24,3 +24,4 @@ func TestKiloMCPMissing(t *testing.T) { checkOpenCodeMCPMissing(t, cli.KindKilo)
 func TestKiloAuth(t *testing.T) { checkOpenCodeAuth(t, cli.KindKilo) }
 
 func TestKiloContextOverflow(t *testing.T) { checkOpenCodeContextOverflow(t, cli.KindKilo) }
+func TestKiloPodman(t *testing.T)          { checkOpenCodePodman(t, cli.KindKilo) }

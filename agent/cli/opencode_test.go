@@ -4,18 +4,24 @@ package cli_test
 // run either, and kilo_test.go runs them for Kilo.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aicr-dev/aicr/agent/bundle"
 	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
+	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 )
 
 // openCodeTools are the names OpenCode and Kilo give aicr's tools.
@@ -423,3 +429,54 @@ func checkOpenCodeContextOverflow(t *testing.T, kind string) {
 }
 
 func TestOpenCodeContextOverflow(t *testing.T) { checkOpenCodeContextOverflow(t, cli.KindOpenCode) }
+
+// checkOpenCodePodman runs a review pass the way the daemon does under
+// [sandbox] kind = "podman", network = "llm-only": the CLI in the node
+// image with its install mounted read-only and no network but the egress
+// proxy's tunnel to the model server. The provider package is bundled in
+// the CLI's binary, so nothing is fetched.
+func checkOpenCodePodman(t *testing.T, kind string) {
+	sim := modelsim.StartFunc(t, reportScenario())
+	var log egressLog
+	a := podmanAgent(t, kind, llm.APIOpenAIChat, sim.URL, "llm-only", &log)
+	run := uniqueRun(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	stats, err := a.Review(ctx, run, pass.Pass{Number: 1, Kind: pass.Review})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := review.LoadState(run.StatePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireReported(t, st)
+	for i, r := range sim.Requests() {
+		if got := slices.Sorted(slices.Values(r.Tools)); !slices.Equal(got, openCodeTools) {
+			t.Errorf("request %d offered %v, want exactly aicr's tools", i, got)
+		}
+	}
+	if stats.Turns != 3 {
+		t.Errorf("stats = %+v, want 3 turns", stats)
+	}
+	for _, e := range log.Events() {
+		if !e.Allowed {
+			t.Errorf("the CLI tried to leave the sandbox: %+v", e)
+		}
+	}
+}
+
+func TestOpenCodePodman(t *testing.T) { checkOpenCodePodman(t, cli.KindOpenCode) }
+
+// uniqueRun is newRun under a directory named like a daemon's run
+// (<runs>/<id>), the id unique on this host: the container is named
+// after it, and other test processes run containers at the same time.
+func uniqueRun(t *testing.T) rundir.Layout {
+	t.Helper()
+	run := newRun(t)
+	dir := filepath.Join(filepath.Dir(run.Dir()), strconv.Itoa(900000000+os.Getpid()))
+	if err := os.Rename(run.Dir(), dir); err != nil {
+		t.Fatal(err)
+	}
+	return rundir.New(dir)
+}
