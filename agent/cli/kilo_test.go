@@ -25,3 +25,5 @@ func TestKiloAuth(t *testing.T) { checkOpenCodeAuth(t, cli.KindKilo) }
 
 func TestKiloContextOverflow(t *testing.T) { checkOpenCodeContextOverflow(t, cli.KindKilo) }
 func TestKiloPodman(t *testing.T)          { checkOpenCodePodman(t, cli.KindKilo) }
+
+func TestKiloUnreachable(t *testing.T) { checkOpenCodeUnreachable(t, cli.KindKilo) }

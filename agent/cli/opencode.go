@@ -94,6 +94,11 @@ func (o openCode) Configure(s Setup) (Invocation, error) {
 		p + "DISABLE_PROJECT_CONFIG=1",
 	}
 	if o.kilo {
+		// Without a limit Kilo retries an unreachable model server for
+		// ever (its "offline" state waits for a user); with one, the pass
+		// ends in an API error after a few backed-off attempts, as
+		// OpenCode's does by default.
+		env = append(env, "KILO_SESSION_RETRY_LIMIT=3")
 		env = append(env, "KILO_TELEMETRY_LEVEL=off", "KILO_DISABLE_SESSION_INGEST=1", "KILO_DISABLE_CODEBASE_INDEXING=1",
 			"KILO_DISABLE_PRESENCE=1")
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -207,7 +208,11 @@ func checkOpenCodeConfigure(t *testing.T, kind, configFile string) {
 		t.Errorf("stdin %q args %q", inv.Stdin, inv.Args)
 	}
 	prefix := map[string]string{cli.KindOpenCode: "OPENCODE_", cli.KindKilo: "KILO_"}[kind]
-	for _, want := range []string{"DISABLE_MODELS_FETCH=1", "DISABLE_AUTOUPDATE=1", "DISABLE_SHARE=1", "DISABLE_PROJECT_CONFIG=1"} {
+	wantEnv := []string{"DISABLE_MODELS_FETCH=1", "DISABLE_AUTOUPDATE=1", "DISABLE_SHARE=1", "DISABLE_PROJECT_CONFIG=1"}
+	if kind == cli.KindKilo {
+		wantEnv = append(wantEnv, "TELEMETRY_LEVEL=off", "SESSION_RETRY_LIMIT=3")
+	}
+	for _, want := range wantEnv {
 		if !slices.Contains(inv.Env, prefix+want) {
 			t.Errorf("env %v lacks %s%s", inv.Env, prefix, want)
 		}
@@ -425,6 +430,30 @@ func checkOpenCodeContextOverflow(t *testing.T, kind string) {
 	_, _, err := reviewPass(t, openCodeAgent(t, kind, sim, aicrBinary(t)), run)
 	if !errors.Is(err, llm.ErrContextOverflow) {
 		t.Fatalf("err = %v, want llm.ErrContextOverflow", err)
+	}
+}
+
+// checkOpenCodeUnreachable: a model server that refuses connections ends
+// the pass with the CLI's API error after its retries, instead of holding
+// it until the pass's timeout. Run for Kilo only, whose retries aicr
+// bounds (KILO_SESSION_RETRY_LIMIT): OpenCode bounds its own (about a
+// minute of backed-off attempts), and each run costs that minute.
+func checkOpenCodeUnreachable(t *testing.T, kind string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseURL := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	t.Setenv(testKeyEnv, testKey)
+	a, err := cli.New(cli.Options{Kind: kind, LLM: llm.Config{API: llm.APIOpenAIChat, BaseURL: baseURL, Model: testModel,
+		APIKeyEnv: testKeyEnv, MaxTurns: 8}, KeyEnv: testKeyEnv, Prefix: installed(t, kind), Binary: aicrBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = reviewPass(t, a, newRun(t))
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "model API error") {
+		t.Fatalf("err = %v, want the CLI's API error once its retries are spent", err)
 	}
 }
 
