@@ -230,6 +230,10 @@ var openCodeDenials = []string{
 func (o openCode) Parse(r io.Reader) (Events, error) {
 	var ev Events
 	aicrTool := openCodeServer + "_"
+	known := map[string]bool{}
+	for _, name := range seenNames(o.Spec().Mangle) {
+		known[name] = true
+	}
 	err := openCodeLines(r, func(line []byte) {
 		ev.Lines++
 		var e openCodeEvent
@@ -258,6 +262,12 @@ func (o openCode) Parse(r io.Reader) (Events, error) {
 			call := ToolCall{Name: e.Part.Tool}
 			if e.Part.State.Status == "error" {
 				call.Failed, call.Error = true, openCodeErrorText(e.Part.State.Error)
+				// A misspelt name is the model's slip; one of aicr's own
+				// tools refused or missing is the config's.
+				if !known[e.Part.Tool] {
+					ev.ToolCalls = append(ev.ToolCalls, call)
+					return
+				}
 				for _, d := range openCodeDenials {
 					if strings.Contains(call.Error, d) {
 						ev.PermissionDenials = append(ev.PermissionDenials, e.Part.Tool)

@@ -104,6 +104,25 @@ func checkOpenCodeParse(t *testing.T, kind string) {
 			t.Errorf("events = %+v", ev)
 		}
 	})
+	t.Run("aicr tool refused by the CLI", func(t *testing.T) {
+		// The captured bash call's line, as the CLI writes it when one of
+		// aicr's tools is not in its tool list (a config that denies it),
+		// and a misspelt aicr name, which is the model's slip.
+		b, err := os.ReadFile(filepath.Join("testdata", kind, "bash.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.SplitN(string(b), "\n", 3)[1]
+		denied := strings.Replace(line, `"tool":"bash"`, `"tool":"aicr_aicr_report_problem"`, 1)
+		misspelt := strings.Replace(line, `"tool":"bash"`, `"tool":"aicr_aicr_report"`, 1)
+		ev, err := a.Parse(strings.NewReader(denied + "\n" + misspelt + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ev.PermissionDenials, []string{"aicr_aicr_report_problem"}) || len(ev.ToolCalls) != 2 {
+			t.Errorf("denials %v, calls %+v", ev.PermissionDenials, ev.ToolCalls)
+		}
+	})
 	t.Run("garbage", func(t *testing.T) {
 		ev, err := a.Parse(strings.NewReader("not json\n\n{\"type\":\"text\",\"part\":{\"text\":\"hi\"}}\n"))
 		if err != nil || ev.Malformed != 1 || ev.Lines != 2 || ev.FinalText != "hi" {
