@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -359,6 +360,42 @@ func assertNoKeyIn(t *testing.T, dir string) {
 		}
 		return nil
 	})
+}
+
+// A diff larger than one argv string may be (128 KiB on Linux) reaches
+// the model whole: the prompt goes through stdin.
+func TestOpenCodeLargePrompt(t *testing.T) {
+	sim := modelsim.StartFunc(t, reportScenario())
+	run := newRun(t)
+	var big strings.Builder
+	big.WriteString(calcDiff)
+	big.WriteString("Index: docs/table.txt\n--- docs/table.txt\n+++ docs/table.txt\n@@ -0,0 +1,6000 @@\n")
+	for i := range 6000 {
+		fmt.Fprintf(&big, "+row %04d of a generated table that makes this diff larger than one argument may be\n", i)
+	}
+	const last = "+row 5999 of a generated table"
+	if big.Len() < 256<<10 {
+		t.Fatalf("diff is %d bytes, want more than 256 KiB", big.Len())
+	}
+	if err := os.WriteFile(run.DiffPath(), []byte(big.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(testKeyEnv, testKey)
+	a, err := cli.New(cli.Options{Kind: cli.KindOpenCode, LLM: llm.Config{API: llm.APIOpenAIChat, BaseURL: sim.URL,
+		Model: testModel, APIKeyEnv: testKeyEnv, MaxTurns: 8}, KeyEnv: testKeyEnv,
+		Prefix: installed(t, cli.KindOpenCode), Binary: aicrBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := reviewPass(t, a, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireReported(t, st)
+	reqs := sim.Requests()
+	if len(reqs) == 0 || len(reqs[0].Messages) == 0 || !strings.Contains(reqs[0].Messages[0].Text, last) {
+		t.Fatal("the model did not get the whole diff")
+	}
 }
 
 // checkOpenCodeOnlyAicrTools scripts a model that first runs a shell
