@@ -12,7 +12,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench-llm image image-node agent-clis
+.PHONY: all build demo test lint deps clean bench-llm bench-sandbox image image-node agent-clis
 
 all: build
 
@@ -40,6 +40,12 @@ lint:
 # table of medians (scripts/bench-llm-overhead.sh; about a minute).
 bench-llm:
 	@sh scripts/bench-llm-overhead.sh
+
+# What the Podman sandbox adds per run: a trivial pass and an llm review
+# with "llm-only" egress, each against running natively; a table of
+# medians and ratios (scripts/bench-sandbox.sh; about two minutes).
+bench-sandbox:
+	@sh scripts/bench-sandbox.sh
 
 # The agent image, built locally FROM scratch (no registry is needed or
 # used). Cached: skipped when the image for this version exists, except

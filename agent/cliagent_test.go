@@ -45,6 +45,10 @@ func TestCLIKindValidation(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "agent.cli.version") {
 		t.Errorf("codex older than the proven minimum: %v", err)
 	}
+	err = agent.Config{Kind: "codex", LLM: llm.Config{API: llm.APIOpenAIResponses, Model: "m", HeadersFile: "/etc/aicr/h"}}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "agent.llm.headers_file: not passed to agent CLIs") {
+		t.Errorf("headers_file with an agent CLI: %v", err)
+	}
 	if err := (agent.Config{Kind: "qwen-code", LLM: llm.Config{API: llm.APIOpenAIChat, Model: "m"}}).Validate(); err != nil {
 		t.Errorf("a valid qwen-code config: %v", err)
 	}

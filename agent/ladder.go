@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
@@ -36,6 +35,15 @@ const RepoRulesFile = ".aicr/instructions.md"
 const (
 	maxRepoRulesBytes = 16 << 10
 	maxAnswerBytes    = 32 << 10
+	// maxRepoFileBytes caps each AGENTS.md and SKILL.md read; it is above
+	// the bundle's own caps, so the bundle still sees (and records) a file
+	// that is over them.
+	maxRepoFileBytes = 64 << 10
+	// maxAgentsDirs and maxRepoSkills bound the VCS reads one review spends
+	// on instructions: a change touching a thousand directories asks for
+	// the root's and the first ones, not a thousand AGENTS.md.
+	maxAgentsDirs = 64
+	maxRepoSkills = 32
 	// defaultAnswerLines is the range of a request without one.
 	defaultAnswerLines = 200
 )
@@ -119,7 +127,7 @@ func (l *Ladder) Run(ctx context.Context, run rundir.Layout, tgt Target) (Outcom
 	if err := review.ClearState(run.StatePath()); err != nil {
 		return out, fmt.Errorf("clear stale state: %w", err)
 	}
-	out.RepoRules = l.readRepoRules(ctx, run, tgt, log)
+	out.RepoRules = l.readRepoFiles(ctx, run, tgt, log)
 	var pre []review.Problem
 	if l.PrePass != nil {
 		var err error
@@ -340,33 +348,6 @@ func (l *Ladder) mergePrePass(run rundir.Layout, st *review.State, pre []review.
 	}
 	out.Steps = append(out.Steps, fmt.Sprintf("pre-pass:+%d", added))
 	return review.SaveState(run.StatePath(), st)
-}
-
-// readRepoRules copies the repository's instructions at the reviewed
-// revision into the run directory, capped. A repository without them is
-// the common case and is not logged; a failure to read them is logged and
-// the review goes on without.
-func (l *Ladder) readRepoRules(ctx context.Context, run rundir.Layout, tgt Target, log *slog.Logger) bool {
-	if tgt.Replayer == nil {
-		return false
-	}
-	w := &cappedBuffer{limit: maxRepoRulesBytes}
-	err := tgt.Replayer.Cat(ctx, RepoRulesFile, tgt.Revision, w)
-	switch {
-	case errors.Is(err, vcs.ErrNoSuchPath) || errors.Is(err, vcs.ErrPathOutOfScope):
-		return false
-	case err != nil && !errors.Is(err, errCapped) && !errors.Is(err, vcs.ErrTooLarge):
-		log.Warn("repository review instructions unreadable; reviewing without them", "file", RepoRulesFile, "err", err)
-		return false
-	}
-	if w.capped {
-		log.Warn("repository review instructions truncated", "file", RepoRulesFile, "limit_bytes", maxRepoRulesBytes)
-	}
-	if err := os.WriteFile(run.RepoRulesPath(), w.buf, 0o640); err != nil {
-		log.Warn("write repository review instructions", "err", err)
-		return false
-	}
-	return true
 }
 
 var errCapped = errors.New("output over the cap")

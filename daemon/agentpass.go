@@ -8,6 +8,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/cli"
+	"github.com/aicr-dev/aicr/agent/sandboxed"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -38,7 +39,8 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 	log := a.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
 	a.record(ctx, run, out, log)
 	if err != nil {
-		if errors.Is(err, sandbox.ErrUnavailable) || errors.Is(err, cli.ErrNotInstalled) || errors.Is(err, cli.ErrMisconfigured) {
+		if errors.Is(err, sandbox.ErrUnavailable) || errors.Is(err, cli.ErrNotInstalled) || errors.Is(err, cli.ErrMisconfigured) ||
+			errors.Is(err, sandboxed.ErrMemoryLimit) {
 			// Waiting does not install podman or build the image: the run
 			// fails now with the remedy, and never runs the agent natively.
 			return review.Result{}, fmt.Errorf("%w (%w)", err, errPermanent)

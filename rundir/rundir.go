@@ -8,6 +8,9 @@
 //	              .aicr-output-state.json the review tools write
 //	home/         HOME of the agent process, so an agent CLI's config and
 //	              caches stay inside the run and out of the service user's
+//	repo/<path>   the repository's instruction files and skills at the
+//	              reviewed revision (.aicr/instructions.md, AGENTS.md,
+//	              .agents/skills/<name>/SKILL.md), listed in repo.json
 //
 // Every other package (the adapters, the review server, the agents, the
 // daemon) asks a Layout for these paths instead of joining names itself.
@@ -45,6 +48,12 @@ const (
 	// egress.SocketName); the runner mounts this directory into the container.
 	EgressDirName    = "egress"
 	EgressSocketName = "proxy.sock"
+	// RepoDirName holds the repository's instruction files and skills as
+	// of the reviewed revision, at their repository paths; RepoIndexName
+	// lists them and the symlinks that were refused. Like repo-rules.md
+	// they sit beside src/, never in it.
+	RepoDirName   = "repo"
+	RepoIndexName = "repo.json"
 )
 
 // ErrNoChange: the run directory has no change.json (never fetched, or
@@ -97,6 +106,80 @@ func (l Layout) StatePath() string { return filepath.Join(l.AgentDir(), StateFil
 // revision; absent when the repository has none. Model-backed agents pass
 // its content to prompt.Build as RepoRules.
 func (l Layout) RepoRulesPath() string { return filepath.Join(l.dir, RepoRulesFileName) }
+
+// RepoDir holds the repository files the ladder read at the reviewed
+// revision (RepoFilePath).
+func (l Layout) RepoDir() string { return filepath.Join(l.dir, RepoDirName) }
+
+// RepoIndexPath is the RepoIndex of RepoDir.
+func (l Layout) RepoIndexPath() string { return filepath.Join(l.dir, RepoIndexName) }
+
+// RepoFilePath is where the repository file rel (slash-separated, e.g.
+// ".agents/skills/go/SKILL.md") is kept; it refuses names that would land
+// outside repo/, like SrcPath.
+func (l Layout) RepoFilePath(rel string) (string, error) {
+	if err := checkRelPath(rel); err != nil {
+		return "", err
+	}
+	dir := l.RepoDir()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+		return "", fmt.Errorf("path %q: resolves outside the run directory", rel)
+	}
+	return p, nil
+}
+
+// RepoIndex is repo.json: what the ladder read from the repository at the
+// reviewed revision for the agent's instructions and skills.
+type RepoIndex struct {
+	// Files are the repository paths kept under repo/.
+	Files []string `json:"files"`
+	// Symlinks are instruction or skill paths that are symlinks at the
+	// revision: refused, never followed, listed so the bundle records why.
+	Symlinks []string `json:"symlinks"`
+}
+
+// WriteRepoIndex writes repo.json.
+func (l Layout) WriteRepoIndex(ix RepoIndex) error {
+	b, err := json.MarshalIndent(ix, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", RepoIndexName, err)
+	}
+	if err := os.WriteFile(l.RepoIndexPath(), append(b, '\n'), 0o640); err != nil {
+		return fmt.Errorf("write %s: %w", RepoIndexName, err)
+	}
+	return nil
+}
+
+// ReadRepoIndex reads repo.json and the files it lists, keyed by their
+// repository paths. A run without one (the repository has none of these
+// files, or the run predates them) reads as empty.
+func (l Layout) ReadRepoIndex() (RepoIndex, map[string][]byte, error) {
+	var ix RepoIndex
+	b, err := os.ReadFile(l.RepoIndexPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return ix, nil, nil
+	}
+	if err != nil {
+		return ix, nil, fmt.Errorf("read %s: %w", RepoIndexName, err)
+	}
+	if err := json.Unmarshal(b, &ix); err != nil {
+		return ix, nil, fmt.Errorf("decode %s: %w", RepoIndexName, err)
+	}
+	files := make(map[string][]byte, len(ix.Files))
+	for _, rel := range ix.Files {
+		p, err := l.RepoFilePath(rel)
+		if err != nil {
+			return ix, nil, fmt.Errorf("%s: %w", RepoIndexName, err)
+		}
+		content, err := os.ReadFile(p)
+		if err != nil {
+			return ix, nil, fmt.Errorf("%s lists %s: %w", RepoIndexName, rel, err)
+		}
+		files[rel] = content
+	}
+	return ix, files, nil
+}
 
 // SrcPath is where the new content of file (a vcs.FileChange.Path:
 // slash-separated, relative to the reviewed root) lives. It refuses names

@@ -96,3 +96,35 @@ func TestChangeRoundTrip(t *testing.T) {
 		t.Errorf("ReadChange of a torn file = %v, want a decode error", err)
 	}
 }
+
+func TestRepoIndexRoundTripAndEscapes(t *testing.T) {
+	run := rundir.New(t.TempDir())
+	for _, bad := range []string{"../x", "/etc/passwd", "a/../../b", ""} {
+		if _, err := run.RepoFilePath(bad); err == nil {
+			t.Errorf("RepoFilePath(%q) accepted", bad)
+		}
+	}
+	p, err := run.RepoFilePath(".agents/skills/go/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("skill"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.WriteRepoIndex(rundir.RepoIndex{Files: []string{".agents/skills/go/SKILL.md"}, Symlinks: []string{"src/AGENTS.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	ix, files, err := run.ReadRepoIndex()
+	if err != nil || string(files[".agents/skills/go/SKILL.md"]) != "skill" || len(ix.Symlinks) != 1 {
+		t.Errorf("read back: %+v %q %v", ix, files, err)
+	}
+	if err := run.WriteRepoIndex(rundir.RepoIndex{Files: []string{"../../etc/passwd"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run.ReadRepoIndex(); err == nil {
+		t.Errorf("an index naming a path outside repo/ was read")
+	}
+}

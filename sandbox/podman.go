@@ -3,6 +3,8 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,6 +100,9 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err := available(ctx, p); err != nil {
 		return Result{}, err
 	}
+	if err := checkRootlessLimits(ctx, p); err != nil {
+		return Result{}, err
+	}
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = p.Timeout
@@ -114,6 +119,13 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, err
 	}
 	name := fmt.Sprintf("%s%d-%d", containerPrefix, s.RunID, s.Pass)
+	if s.RunID == 0 {
+		// A run outside the daemon's queue (aicr agent test, doctor,
+		// tests): nothing makes its id unique, so the name gets a suffix.
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		name += "-" + hex.EncodeToString(b[:])
+	}
 	args, cleanupEnv, err := createArgs(p, s, name, user, network)
 	if err != nil {
 		return Result{}, err
@@ -300,7 +312,7 @@ func createArgs(p PodmanConfig, s Spec, name, user, network string) (args []stri
 		"--http-proxy=false",
 		"-v", s.AgentDir + ":" + AgentMount + ":rw",
 	}
-	if os.Geteuid() != 0 {
+	if rootless() {
 		// Rootless: keep the user's own uid inside, so the agent dir's
 		// owner can write it (otherwise uid N maps to a subordinate uid).
 		args = append(args, "--userns", "keep-id")

@@ -224,3 +224,26 @@ type Lister interface {
 	// oldest first, at most limit.
 	ChangesAfter(ctx context.Context, after string, limit int) ([]string, error)
 }
+
+// TreeReader is implemented by adapters that can look at the tree at a
+// revision beyond the changed files: the ladder lists the repository's
+// skills (.agents/skills) and refuses instruction files that are symlinks.
+// Paths are relative to the reviewed root, like FileChange.Path; "" is the
+// root itself.
+type TreeReader interface {
+	// List returns the names of dir's entries at rev, sorted, with a
+	// trailing "/" on directories. A dir that does not exist at rev (or
+	// is a file there) fails with ErrNoSuchPath.
+	List(ctx context.Context, dir, rev string) ([]string, error)
+	// IsSymlink reports whether the file at path is a symbolic link at rev
+	// (svn:special in Subversion, the symlink file type in Perforce).
+	IsSymlink(ctx context.Context, path, rev string) (bool, error)
+}
+
+// Rooter is implemented by adapters whose paths carry the location of the
+// reviewed tree (Perforce: depot paths without "//"). RepoRoots are the
+// roots of the configured trees, where repository instructions and skills
+// live; an adapter without it has one root, "".
+type Rooter interface {
+	RepoRoots() []string
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/sandbox/egress"
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // KeyEnv is the variable that holds the model server's key in the CLI's
@@ -62,6 +63,13 @@ type Options struct {
 	// connects directly.
 	EgressSocket string
 	Logger       *slog.Logger
+}
+
+// StderrParser is an Adapter whose CLI reports some failures on stderr
+// only (Codex: a required MCP server that did not start ends the run
+// before its event stream begins); ParseStderr adds them to ev.
+type StderrParser interface {
+	ParseStderr(stderr string, ev *Events)
 }
 
 // Agent runs one pass of a CLI: it implements agent.Agent.
@@ -153,6 +161,9 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	runErr := cmd.Run()
 	events.Close()
 	ev, perr := parseFile(a.adapter, eventsPath)
+	if sp, ok := a.adapter.(StderrParser); ok {
+		sp.ParseStderr(stderr.String(), &ev)
+	}
 	stats.Turns, stats.InputTokens, stats.OutputTokens = ev.Turns, ev.InputTokens, ev.OutputTokens
 	stats.Text = ev.FinalText
 	if ev.Model != "" {
@@ -174,7 +185,10 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		}
 		return stats, nil
 	}
-	return stats, a.explain(ev, runErr, stderr.String(), eventsPath)
+	// A server or CLI that echoes the credential it refused must not put
+	// it into the run's error, the log or the audit trail.
+	key, _ := a.key()
+	return stats, scrub(a.explain(ev, runErr, stderr.String(), eventsPath), key)
 }
 
 // explain says why a pass recorded nothing.
@@ -194,6 +208,8 @@ func (a *Agent) explain(ev Events, runErr error, stderr, eventsPath string) erro
 			llm.ErrAuth, kind, ev.APIStatus, ev.APIError)
 	case ev.APIError != "":
 		return fmt.Errorf("%s: model API error: %s", kind, ev.APIError)
+	case ev.Failed && ev.Reason != "":
+		return fmt.Errorf("%s stopped without recording a result: %s (events: %s)", kind, ev.Reason, eventsPath)
 	case runErr != nil:
 		return fmt.Errorf("%s exited with %v: %s (events: %s)", kind, runErr, oneLine(stderr), eventsPath)
 	}
@@ -408,3 +424,19 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// scrub takes key out of err's text while errors.Is still sees the chain.
+func scrub(err error, key string) error {
+	if err == nil || key == "" || key == "none" || !strings.Contains(err.Error(), key) {
+		return err
+	}
+	return &scrubbedError{err: err, key: key}
+}
+
+type scrubbedError struct {
+	err error
+	key string
+}
+
+func (e *scrubbedError) Error() string { return secret.Scrub(e.err.Error(), e.key) }
+func (e *scrubbedError) Unwrap() error { return e.err }

@@ -132,8 +132,10 @@ type Events struct {
 	// its HTTP status when known.
 	APIError  string
 	APIStatus int
-	// Failed: the stream ended in the CLI's own failure result.
+	// Failed: the stream ended in the CLI's own failure result; Reason
+	// is the CLI's word for why ("error_max_turns"), when it says.
 	Failed bool
+	Reason string
 	// Lines counts events read; Malformed those that were not JSON.
 	Lines, Malformed int
 }
@@ -222,6 +224,11 @@ func Validate(kind string, c Config, l llm.Config) error {
 	if l.API != "" && !contains(spec.APIs, l.API) {
 		errs = append(errs, fmt.Errorf("agent.llm.api: %s speaks %s, not %q; point [agent.llm] at a server that speaks it",
 			kind, strings.Join(spec.APIs, " or "), l.API))
+	}
+	if l.HeadersFile != "" {
+		// Each CLI takes headers its own way, and they may be secrets
+		// that must not land in its config files: not wired yet.
+		errs = append(errs, fmt.Errorf("agent.llm.headers_file: not passed to agent CLIs yet; remove it or use [agent] kind = \"llm\""))
 	}
 	if c.Version != "" {
 		if err := checkVersion(spec, c.Version); err != nil {

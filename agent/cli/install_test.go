@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/aicr-dev/aicr/agent/cli"
+	"github.com/aicr-dev/aicr/agent/llm"
+	"github.com/aicr-dev/aicr/agent/pass"
 )
 
 // Install refuses what it cannot install before touching npm, and a
@@ -37,5 +39,31 @@ func TestInstallRefusesAndLeavesNothing(t *testing.T) {
 	}
 	if _, err := cli.Installed(prefix); !errors.Is(err, cli.ErrNotInstalled) {
 		t.Errorf("Installed after a failed install: %v", err)
+	}
+}
+
+// A CLI that prints the key it was refused with does not put it into
+// the pass's error.
+func TestPassErrorNeverCarriesTheKey(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := cli.Lookup(cli.KindCodex)
+	prefix := filepath.Join(dir, "prefix")
+	bin := filepath.Join(prefix, filepath.FromSlash(a.Spec().Bin))
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Stands in for a CLI that echoes its credential on stderr and fails.
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"refused key $AICR_LLM_API_KEY\" >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const key = "sk-echoed-by-the-cli-42"
+	ag, err := cli.New(cli.Options{Kind: cli.KindCodex, LLM: llm.Config{API: llm.APIOpenAIResponses, BaseURL: "http://127.0.0.1:9/v1", Model: "m"},
+		APIKey: func() (string, error) { return key, nil }, Prefix: prefix, Binary: "/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ag.Review(context.Background(), newRun(t), pass.Pass{Number: 1, Kind: pass.Review})
+	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "refused key") {
+		t.Fatalf("err = %v", err)
 	}
 }

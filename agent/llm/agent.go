@@ -38,6 +38,11 @@ type Options struct {
 	NewModel func(ModelOptions) (Model, error)
 	// HTTPClient is handed to the provider client; nil is its default.
 	HTTPClient *http.Client
+	// Headers, when not nil, are the extra request headers instead of
+	// Config.HeadersFile: the sandboxed pass gets them from the host,
+	// which read headers_file for this pass. Their values are treated as
+	// secrets (scrubbed from errors).
+	Headers map[string]string
 }
 
 // Agent reviews a change by talking to a model server directly.
@@ -48,6 +53,7 @@ type Agent struct {
 	log       *slog.Logger
 	newModel  func(ModelOptions) (Model, error)
 	http      *http.Client
+	headers   map[string]string
 }
 
 // New checks the config and returns the agent. Nothing is read or
@@ -70,7 +76,7 @@ func New(o Options) (*Agent, error) {
 		nm = NewModel
 	}
 	return &Agent{cfg: o.Config.WithDefaults(), limits: o.Limits, rulesFile: o.OperatorRulesFile,
-		log: log.With("agent", Kind), newModel: nm, http: o.HTTPClient}, nil
+		log: log.With("agent", Kind), newModel: nm, http: o.HTTPClient, headers: o.Headers}, nil
 }
 
 // Review runs one pass over run: the prompt for p, then the tool loop
@@ -94,7 +100,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if err != nil {
 		return stats, fmt.Errorf("read repository rules: %w", err)
 	}
-	model, key, err := a.connect()
+	model, secrets, err := a.connect()
 	if err != nil {
 		return stats, err
 	}
@@ -119,7 +125,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		err = cerr
 	}
 	if err != nil {
-		return stats, a.explain(scrub(err, key))
+		return stats, a.explain(scrub(err, secrets...))
 	}
 	log.Info("llm pass done", "model", stats.Model, "turns", stats.Turns,
 		"input_tokens", stats.InputTokens, "output_tokens", stats.OutputTokens)
@@ -151,25 +157,31 @@ func BuildPrompt(cfg Config, in prompt.Input, scale float64) prompt.Prompt {
 }
 
 // connect reads the key and the headers now and builds the client. The
-// key goes to the client and nowhere else; it is returned only so errors
-// can be scrubbed of it.
-func (a *Agent) connect() (Model, string, error) {
+// key and header values go to the client and nowhere else; they are
+// returned only so errors can be scrubbed of them.
+func (a *Agent) connect() (Model, []string, error) {
 	key, err := a.cfg.ReadAPIKey()
 	if err != nil {
 		// A key that cannot be read fails like a refused one: waiting
 		// does not make it appear.
-		return nil, "", fmt.Errorf("%w: %w", ErrAuth, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrAuth, err)
 	}
-	headers, err := a.cfg.ReadHeaders()
-	if err != nil {
-		return nil, "", err
+	headers := a.headers
+	if headers == nil {
+		if headers, err = a.cfg.ReadHeaders(); err != nil {
+			return nil, nil, err
+		}
+	}
+	secrets := []string{key.Reveal()}
+	for _, v := range headers {
+		secrets = append(secrets, v)
 	}
 	m, err := a.newModel(ModelOptions{API: a.cfg.API, BaseURL: a.cfg.BaseURL, Model: a.cfg.Model, APIKey: key.Reveal(),
 		Headers: headers, Timeout: a.cfg.Timeout, HTTPClient: a.http, Stream: a.cfg.Stream})
 	if err != nil {
-		return nil, "", a.explain(scrub(fmt.Errorf("%s client: %w", a.cfg.API, err), key.Reveal()))
+		return nil, nil, a.explain(scrub(fmt.Errorf("%s client: %w", a.cfg.API, err), secrets...))
 	}
-	return m, key.Reveal(), nil
+	return m, secrets, nil
 }
 
 // explain adds the operator's remedy to the errors that need one.
@@ -197,17 +209,23 @@ func readOptional(path string) (string, error) {
 
 // scrub keeps a key out of an error's text (a server or SDK that echoes
 // the credential it refused) while errors.Is still sees the chain.
-func scrub(err error, key string) error {
-	if err == nil || key == "" || !strings.Contains(err.Error(), key) {
+func scrub(err error, secrets ...string) error {
+	if err == nil {
 		return err
 	}
-	return &scrubbedError{err: err, key: key}
+	msg := err.Error()
+	for _, s := range secrets {
+		if s != "" && strings.Contains(msg, s) {
+			return &scrubbedError{err: err, secrets: secrets}
+		}
+	}
+	return err
 }
 
 type scrubbedError struct {
-	err error
-	key string
+	err     error
+	secrets []string
 }
 
-func (e *scrubbedError) Error() string { return secret.Scrub(e.err.Error(), e.key) }
+func (e *scrubbedError) Error() string { return secret.Scrub(e.err.Error(), e.secrets...) }
 func (e *scrubbedError) Unwrap() error { return e.err }

@@ -525,3 +525,30 @@ func TestTinyContextWindowSendsNoDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Options.Headers (what the sandboxed pass gets from the host) replace
+// headers_file, and their values are scrubbed from errors like the key.
+func TestHeadersOptionReplacesTheFileAndIsScrubbed(t *testing.T) {
+	const token = "gw-token-from-host-5e2a90"
+	t.Setenv(apiKeyEnvVar, apiKeyValue)
+	model := &scripted{t: t, steps: []step{{err: fmt.Errorf("%w: gateway refused token %s", llm.ErrBadRequest, token)}}}
+	var got map[string]string
+	a, err := llm.New(llm.Options{
+		Config:  llm.Config{API: llm.APIOpenAIChat, BaseURL: "http://gpu-box:8000/v1", Model: "m", APIKeyEnv: apiKeyEnvVar, HeadersFile: "/nonexistent/headers"},
+		Headers: map[string]string{"X-Gateway-Token": token},
+		NewModel: func(o llm.ModelOptions) (llm.Model, error) {
+			got = o.Headers
+			return model, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Review(context.Background(), newRun(t), firstPass)
+	if got["X-Gateway-Token"] != token {
+		t.Errorf("headers given to the client: %v (the file must not be read when Headers is set)", got)
+	}
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "<secret>") {
+		t.Errorf("error must carry the refusal with the header value scrubbed: %v", err)
+	}
+}

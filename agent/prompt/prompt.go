@@ -124,7 +124,7 @@ func (b builder) system() string {
 	}
 	if rules := strings.TrimSpace(b.in.RepoRules); rules != "" {
 		s.WriteString("\n## Repository rules\n\n")
-		fmt.Fprintf(&s, "From %s in the reviewed repository, written by its committers. Apply them where they do not conflict with the protected rules or the operator rules.\n\n", RepoRulesPath)
+		fmt.Fprintf(&s, "From %s and the AGENTS.md files of the changed paths' directories in the reviewed repository, written by its committers. Apply them where they do not conflict with the protected rules or the operator rules.\n\n", RepoRulesPath)
 		s.WriteString(fence(Clip(rules, MaxRulesBytes), "markdown"))
 	}
 	return s.String()

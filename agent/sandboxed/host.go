@@ -2,6 +2,7 @@ package sandboxed
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -45,6 +46,11 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
+// ErrMemoryLimit: the pass was killed for going over [sandbox.podman]
+// memory. The same review would go over it again, so the run fails at
+// once instead of being retried for retry_for.
+var ErrMemoryLimit = errors.New("sandbox memory limit reached")
+
 // Agent runs each pass in the sandbox. It implements agent.Agent; the
 // results are in the state file the container wrote in the agent dir.
 type Agent struct{ o Options }
@@ -62,14 +68,15 @@ func New(o Options) (*Agent, error) {
 	if o.Binary == "" {
 		return nil, errors.New("sandboxed agent: no aicr binary to mount (set [daemon] aicr_binary to the static aicr binary)")
 	}
-	if o.Config.Kind == agent.KindLLM && o.Config.LLM.HeadersFile != "" {
-		return nil, errors.New("agent.llm.headers_file: not supported yet with [sandbox] kind = \"podman\" (the headers may be secrets and are not passed into the container); remove it or use [sandbox] kind = \"none\"")
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Agent{o: o}, nil
 }
+
+// minHeaderSecretLen is the shortest header value the bundle's guard
+// treats as a secret; tokens are far longer.
+const minHeaderSecretLen = 8
 
 // runID is the run's id from its directory name (<data_dir>/runs/<id>);
 // 0 for a run dir outside the daemon's (aicr agent test).
@@ -99,6 +106,27 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		}
 		secrets = append(secrets, key.Reveal())
 		secretEnv = append(secretEnv, APIKeyEnv+"="+key.Reveal())
+		// Read at each pass, like the key, so an edited file applies to
+		// the next pass; values are secrets to the bundle's guard.
+		headers, err := cfg.LLM.ReadHeaders()
+		if err != nil {
+			return stats, err
+		}
+		if len(headers) > 0 {
+			b, err := json.Marshal(headers)
+			if err != nil {
+				return stats, fmt.Errorf("agent.llm.headers_file: encode: %w", err)
+			}
+			for _, v := range headers {
+				// A value as short as a tenant name ("acme") is no
+				// credential and may well appear in the change; refusing
+				// every bundle that mentions it would stop reviews.
+				if len(v) >= minHeaderSecretLen {
+					secrets = append(secrets, v)
+				}
+			}
+			secretEnv = append(secretEnv, HeadersEnv+"="+string(b))
+		}
 	}
 	change, err := run.ReadChange()
 	if err != nil {
@@ -109,6 +137,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	// the environment, the rules inline.
 	pf.Agent.RulesFile = ""
 	pf.Agent.LLM.APIKeyEnv, pf.Agent.LLM.APIKeyFile = APIKeyEnv, ""
+	pf.Agent.LLM.HeadersFile = ""
 
 	network := a.o.Network
 	var mounts []sandbox.Mount
@@ -151,7 +180,11 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if err != nil {
 		return stats, err
 	}
-	in := bundle.Input{Layout: run, OperatorRules: rules, RepoFiles: repoFiles(run), ChangedPaths: changedPaths(change),
+	repoFiles, repoSymlinks, err := readRepoFiles(run)
+	if err != nil {
+		return stats, err
+	}
+	in := bundle.Input{Layout: run, OperatorRules: rules, RepoFiles: repoFiles, RepoSymlinks: repoSymlinks, ChangedPaths: changedPaths(change),
 		EnvNames: envNames(a.o.Env, secretEnv), Adapter: cfg.Kind, Secrets: secrets,
 		ExtraFiles:   map[string][]byte{PassFileName: pfJSON},
 		Capabilities: caps}
@@ -190,7 +223,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		return stats, fmt.Errorf("%w: the sandboxed pass %d was stopped after %s; raise [agent] timeout or look at %s",
 			agent.ErrTimeout, p.Number, spec.Timeout, spec.StderrPath)
 	case res.OOMKilled:
-		return stats, fmt.Errorf("agent pass %d: killed by the sandbox's memory limit; raise [sandbox.podman] memory", p.Number)
+		return stats, fmt.Errorf("%w: agent pass %d was killed by the sandbox's memory limit; raise [sandbox.podman] memory", ErrMemoryLimit, p.Number)
 	case res.ExitCode != 0:
 		return stats, fmt.Errorf("agent pass %d exited %d in the sandbox: %s", p.Number, res.ExitCode, stderrTail(spec.StderrPath))
 	}
@@ -258,14 +291,30 @@ func shareReadOnly(run rundir.Layout) ([]sandbox.Mount, error) {
 	return mounts, nil
 }
 
-// repoFiles are the repository's instructions as the ladder read them at
-// the reviewed revision.
-func repoFiles(run rundir.Layout) map[string][]byte {
+// readRepoFiles are the repository's instructions and skills as the
+// ladder read them at the reviewed revision (rundir.RepoIndex), and the
+// paths it refused as symlinks. A run dir without repo.json (written
+// before it existed) still has its repo-rules.md.
+func readRepoFiles(run rundir.Layout) (map[string][]byte, []string, error) {
+	if _, err := os.Stat(run.RepoIndexPath()); err == nil {
+		ix, files, err := run.ReadRepoIndex()
+		if err != nil {
+			return nil, nil, fmt.Errorf("repository instructions: %w", err)
+		}
+		// The bundle records a refused symlink among the files it was
+		// given; the link's content was never read.
+		for _, p := range ix.Symlinks {
+			if _, ok := files[p]; !ok {
+				files[p] = nil
+			}
+		}
+		return files, ix.Symlinks, nil
+	}
 	b, err := os.ReadFile(run.RepoRulesPath())
 	if err != nil {
-		return nil
+		return nil, nil, nil
 	}
-	return map[string][]byte{agent.RepoRulesFile: b}
+	return map[string][]byte{agent.RepoRulesFile: b}, nil, nil
 }
 
 func changedPaths(c *vcs.Change) []string {

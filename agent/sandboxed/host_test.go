@@ -148,11 +148,52 @@ func TestReviewMapsHowThePassEnded(t *testing.T) {
 	}
 }
 
-func TestNewRefusesHeadersFile(t *testing.T) {
+// headers_file is read on the host at each pass and reaches the container
+// as one secret env var: never in pass.json, the bundle or argv.
+func TestHeadersFileTravelsAsOneSecretEnv(t *testing.T) {
+	const token = "gw-token-unit-9d1e77aa"
 	cfg := llmConfig(t)
-	cfg.LLM.HeadersFile = "/etc/aicr/headers"
-	_, err := sandboxed.New(sandboxed.Options{Config: cfg, Runner: &recordingRunner{}, Binary: "/bin/aicr"})
-	if err == nil || !strings.Contains(err.Error(), "headers_file") {
-		t.Errorf("headers_file: %v", err)
+	cfg.LLM.HeadersFile = filepath.Join(t.TempDir(), "headers")
+	if err := os.WriteFile(cfg.LLM.HeadersFile, []byte("X-Gateway-Token: "+token+"\nX-Tenant: acme\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &recordingRunner{}
+	a, err := sandboxed.New(sandboxed.Options{Config: cfg, Runner: r, Binary: "/bin/aicr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := newRun(t, "5")
+	if _, err := a.Review(context.Background(), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
+		t.Fatal(err)
+	}
+	var headers string
+	for _, kv := range r.spec.SecretEnv {
+		if v, ok := strings.CutPrefix(kv, sandboxed.HeadersEnv+"="); ok {
+			headers = v
+		}
+	}
+	if headers != `{"X-Gateway-Token":"`+token+`","X-Tenant":"acme"}` {
+		t.Errorf("%s = %q", sandboxed.HeadersEnv, headers)
+	}
+	if strings.Contains(string(r.pf), token) || strings.Contains(string(r.pf), cfg.LLM.HeadersFile) {
+		t.Errorf("pass.json names the headers or their file:\n%s", r.pf)
+	}
+	for _, kv := range append(append([]string(nil), r.spec.Env...), r.spec.Args...) {
+		if strings.Contains(kv, token) {
+			t.Errorf("a header value is in the plain env or args: %s", kv)
+		}
+	}
+	filepath.WalkDir(run.Dir(), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), token) {
+				t.Errorf("%s holds a header value", p)
+			}
+		}
+		return nil
+	})
+	// A header file that breaks fails the pass, naming the key.
+	os.WriteFile(cfg.LLM.HeadersFile, []byte("no colon here\n"), 0o600)
+	if _, err := a.Review(context.Background(), run, pass.Pass{Number: 2, Kind: pass.Review}); err == nil || !strings.Contains(err.Error(), "headers_file") {
+		t.Errorf("bad headers file: %v", err)
 	}
 }

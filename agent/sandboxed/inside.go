@@ -78,7 +78,11 @@ func buildInside(pf PassFile, o InsideOptions) (agent.Agent, error) {
 			}
 			rulesFile = f.Name()
 		}
-		opts := llm.Options{Config: lc, Limits: limits, OperatorRulesFile: rulesFile, Logger: o.Logger}
+		headers, err := headersFromEnv(os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		opts := llm.Options{Config: lc, Limits: limits, OperatorRulesFile: rulesFile, Logger: o.Logger, Headers: headers}
 		if pf.EgressSocket != "" {
 			opts.HTTPClient = egress.HTTPClient(pf.EgressSocket)
 		}

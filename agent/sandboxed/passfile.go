@@ -29,6 +29,25 @@ const (
 // host passes it as Spec.SecretEnv, never in a file or on a command line.
 const APIKeyEnv = "AICR_LLM_API_KEY"
 
+// HeadersEnv carries [agent.llm] headers_file's headers, read on the host
+// at each pass, as one JSON object on one line: header values may be
+// secrets (a gateway token), so they travel like the key.
+const HeadersEnv = "AICR_LLM_HEADERS"
+
+// headersFromEnv decodes HeadersEnv; nil when it is not set.
+func headersFromEnv(getenv func(string) string) (map[string]string, error) {
+	v := getenv(HeadersEnv)
+	if v == "" {
+		return nil, nil
+	}
+	var h map[string]string
+	if err := json.Unmarshal([]byte(v), &h); err != nil {
+		// The value is not echoed: it holds secrets.
+		return nil, fmt.Errorf("%s is not a JSON object of header names to values", HeadersEnv)
+	}
+	return h, nil
+}
+
 // PassFile is pass.json.
 type PassFile struct {
 	// Agent is [agent] with its secret sources cleared: the key comes from

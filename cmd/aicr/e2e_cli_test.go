@@ -90,6 +90,8 @@ var e2eCLIs = []struct{ kind, api string }{
 	{"claude-code", llm.APIAnthropic},
 	{"opencode", llm.APIOpenAIChat},
 	{"kilo", llm.APIOpenAIChat},
+	{"codex", llm.APIOpenAIResponses},
+	{"qwen-code", llm.APIOpenAIChat},
 }
 
 // Each agent CLI reviews a real SVN revision inside Podman: post-commit

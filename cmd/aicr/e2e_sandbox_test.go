@@ -111,8 +111,10 @@ containers_conf = %q
 `, network, podmanBinary, image, sandboxContainersConf(t))
 }
 
-// runContainers lists the aicr-run-* containers podman still has.
-func runContainers(t *testing.T) string {
+// runContainers lists the containers podman still has for these runs
+// (aicr-run-<id>-<pass>); other packages' tests may have theirs running
+// at the same time, so only the given runs count.
+func runContainers(t *testing.T, runs ...audit.RunSummary) string {
 	t.Helper()
 	cmd := exec.Command("podman", "ps", "-a", "--filter", "name=aicr-run-", "--format", "{{.Names}}")
 	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+sandboxContainersConf(t))
@@ -120,7 +122,15 @@ func runContainers(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("podman ps: %v: %s", err, out)
 	}
-	return strings.TrimSpace(string(out))
+	var left []string
+	for _, name := range strings.Fields(string(out)) {
+		for _, r := range runs {
+			if strings.HasPrefix(name, fmt.Sprintf("aicr-run-%d-", r.ID)) {
+				left = append(left, name)
+			}
+		}
+	}
+	return strings.Join(left, " ")
 }
 
 // An SVN commit reviewed by the builtin agent inside Podman: hook →
@@ -153,7 +163,7 @@ func TestSVNCommitReviewedInPodmanEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(runDir, "agent", "pass-stats.json")); err != nil {
 		t.Errorf("no pass-stats.json from the sandboxed pass: %v", err)
 	}
-	if left := runContainers(t); left != "" {
+	if left := runContainers(t, runs[0]); left != "" {
 		t.Errorf("containers left behind: %s", left)
 	}
 }
@@ -191,7 +201,7 @@ func TestSVNCommitReviewedByLLMInPodmanThroughEgress(t *testing.T) {
 	if allowed == 0 {
 		t.Errorf("no allowed egress to the model server %s in the audit trail: %+v", host, detail.Egress)
 	}
-	if left := runContainers(t); left != "" {
+	if left := runContainers(t, runs[0]); left != "" {
 		t.Errorf("containers left behind: %s", left)
 	}
 }
@@ -226,9 +236,11 @@ func TestPodmanMissingFailsTheRunWithTheRemedy(t *testing.T) {
 
 // A hostile pass: the binary the sandbox runs as aicr tries to write the
 // source, dial the model server directly, tunnel to addresses the
-// allowlist does not name, and find a daemon secret in its environment.
-// Every attempt fails, the proxy's refusals are audited, the run fails
-// without findings and the daemon keeps serving.
+// allowlist does not name, and find a daemon secret in its environment;
+// in three more commits it fork-bombs, allocates past the memory limit
+// and sleeps past the timeout. Every attempt fails or is killed, each run
+// records why (the proxy's refusals audited), none has findings, and the
+// daemon keeps serving. The limits are small so the test stays short.
 func TestHostilePassInPodmanIsContained(t *testing.T) {
 	e := newEnv(t, 1)
 	hostile := filepath.Join(t.TempDir(), "hostile")
@@ -241,23 +253,36 @@ func TestHostilePassInPodmanIsContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg = []byte(strings.Replace(string(cfg), "[daemon]\n", fmt.Sprintf("[daemon]\naicr_binary = %q\n", hostile), 1))
+	// retry_for: a killed pass is retried like any failure; one attempt
+	// is what this test is about.
+	cfg = []byte(strings.Replace(string(cfg), "[daemon]\n", fmt.Sprintf("[daemon]\naicr_binary = %q\nretry_for = \"1s\"\n", hostile), 1))
 	if err := os.WriteFile(e.config, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	const daemonSecret = "daemon-only-secret-5b1e"
 	t.Setenv("AICR_E2E_DAEMON_SECRET", daemonSecret)
 	sim := modelsim.Start(t)
-	useLLM(t, e, modelsim.APIOpenAIChat, sim)
+	const passTimeout = 15 * time.Second
+	useLLM(t, e, modelsim.APIOpenAIChat, sim, fmt.Sprintf("timeout = %q", passTimeout.String()))
 	useSandbox(t, e, "llm-only", "podman")
+	const pidsLimit = 32
+	appendConfig(t, e, fmt.Sprintf("memory = \"64m\"\npids_limit = %d\n", pidsLimit))
 	e.startDaemon()
 	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	e.commit("hostile:fork-bomb", map[string]string{"src/fork.go": "package src\n"})
+	e.commit("hostile:allocate", map[string]string{"src/alloc.go": "package src\n"})
+	e.commit("hostile:sleep", map[string]string{"src/sleep.go": "package src\n"})
 	s := e.store()
-	runs := e.waitFinished(s, 1, 180*time.Second)
-	if runs[0].Status == audit.RunSucceeded {
-		t.Fatalf("a pass that recorded nothing succeeded: %+v", runs[0])
+	runs := e.waitFinished(s, 4, 300*time.Second)
+	byRev := map[string]audit.RunSummary{}
+	for _, r := range runs {
+		byRev[r.Revision] = r
+		if r.Status == audit.RunSucceeded || r.ProblemCount != 0 {
+			t.Errorf("r%s: a hostile pass succeeded or recorded findings: %+v", r.Revision, r)
+		}
 	}
-	runDir := filepath.Join(e.dir, "data", "runs", fmt.Sprint(runs[0].ID))
+	escape := byRev["1"]
+	runDir := filepath.Join(e.dir, "data", "runs", fmt.Sprint(escape.ID))
 	b, err := os.ReadFile(filepath.Join(runDir, "agent", "hostile.json"))
 	if err != nil {
 		log, _ := os.ReadFile(e.daemonLog)
@@ -294,7 +319,7 @@ func TestHostilePassInPodmanIsContained(t *testing.T) {
 		t.Errorf("the model server got %d requests from a pass that must not reach it directly", n)
 	}
 	var detail audit.RunDetail
-	if err := json.Unmarshal([]byte(e.aicr("audit", "show", fmt.Sprint(runs[0].ID), "--config", e.config, "--format", "json")), &detail); err != nil {
+	if err := json.Unmarshal([]byte(e.aicr("audit", "show", fmt.Sprint(escape.ID), "--config", e.config, "--format", "json")), &detail); err != nil {
 		t.Fatal(err)
 	}
 	refused := map[string]bool{}
@@ -308,16 +333,51 @@ func TestHostilePassInPodmanIsContained(t *testing.T) {
 	if !refused["exfil.example.net:443"] || !refused["127.0.0.1:22"] {
 		t.Errorf("refusals missing from the audit trail: %+v", detail.Egress)
 	}
+
+	// The resource attacks: each run failed, saying which limit stopped it.
+	for _, rev := range []string{"2", "3", "4"} {
+		t.Logf("r%s: %s", rev, byRev[rev].Error)
+	}
+	fork := byRev["2"]
+	if !strings.Contains(fork.Error, "fork refused after") || !strings.Contains(fork.Error, "exited 4") {
+		t.Errorf("fork bomb run error: %q", fork.Error)
+	}
+	var forked struct{ Children int }
+	if b, err := os.ReadFile(filepath.Join(e.dir, "data", "runs", fmt.Sprint(fork.ID), "agent", "hostile-fork.json")); err != nil {
+		t.Errorf("the fork bomb left no count: %v", err)
+	} else if json.Unmarshal(b, &forked) != nil || forked.Children >= pidsLimit {
+		t.Errorf("the fork bomb started %s children past pids_limit %d", b, pidsLimit)
+	}
+	if alloc := byRev["3"]; !strings.Contains(alloc.Error, "memory limit") {
+		t.Errorf("allocation run error: %q, want the memory limit named", alloc.Error)
+	}
+	if sleep := byRev["4"]; !strings.Contains(sleep.Error, "stopped after "+passTimeout.String()) || !strings.Contains(sleep.Error, "timeout") {
+		t.Errorf("sleeping run error: %q, want the timeout named", sleep.Error)
+	}
+
 	resp, err := http.Get("http://" + e.addr + "/healthz")
 	if err != nil {
 		t.Fatalf("the daemon stopped serving: %v", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Errorf("healthz after the hostile pass: %s", resp.Status)
+		t.Errorf("healthz after the hostile passes: %s", resp.Status)
 	}
-	if left := runContainers(t); left != "" {
+	if left := runContainers(t, runs...); left != "" {
 		t.Errorf("containers left behind: %s", left)
+	}
+}
+
+// appendConfig appends TOML lines to e's config (to the last table).
+func appendConfig(t *testing.T, e *env, lines string) {
+	t.Helper()
+	f, err := os.OpenFile(e.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(lines); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -338,4 +398,46 @@ func removeAgentImage() {
 	cmd := exec.Command("podman", "--runtime", "runc", "rmi", "--force", agentImage)
 	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+filepath.Join(filepath.Dir(file), "..", "..", "configs", "containers.conf"))
 	_ = cmd.Run()
+}
+
+// [agent.llm] headers_file under Podman: the daemon reads the headers at
+// the pass and hands them to the container as one secret env var; every
+// model request from inside carries them, and the token is nowhere in the
+// run dir or the daemon's log.
+func TestLLMHeadersFileReachesTheModelFromPodman(t *testing.T) {
+	const token = "gw-token-e2e-41f0c9d7b2"
+	e := newEnv(t, 1)
+	sim := modelsim.Start(t, reviewScript("src/config.go", 7)...)
+	sim.RequireKey(e2eModelKey)
+	headers := filepath.Join(t.TempDir(), "headers")
+	if err := os.WriteFile(headers, []byte("X-Gateway-Token: "+token+"\nX-Tenant: acme\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	useLLM(t, e, modelsim.APIOpenAIChat, sim, fmt.Sprintf("headers_file = %q", headers))
+	useSandbox(t, e, "llm-only", "podman")
+	e.startDaemon()
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	checkLLMReview(t, e, sim, "1", "src/config.go", 7)
+	reqs := sim.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model server got no request")
+	}
+	for i, r := range reqs {
+		if r.Header.Get("X-Gateway-Token") != token || r.Header.Get("X-Tenant") != "acme" {
+			t.Errorf("request %d: headers %v, want the headers_file's", i, r.Header)
+		}
+	}
+	runs := e.waitFinished(e.store(), 1, time.Second)
+	runDir := filepath.Join(e.dir, "data", "runs", fmt.Sprint(runs[0].ID))
+	filepath.WalkDir(runDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), token) {
+				t.Errorf("%s holds the header token", p)
+			}
+		}
+		return nil
+	})
+	if b, _ := os.ReadFile(e.daemonLog); strings.Contains(string(b), token) {
+		t.Error("the daemon log holds the header token")
+	}
 }

@@ -50,8 +50,20 @@ func (anthropicAPI) decode(raw []byte, req *Request) error {
 	}
 	calls := map[string]bool{}
 	for i, m := range in.Messages {
-		if m.Role != "user" && m.Role != "assistant" {
-			return fmt.Errorf("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		switch m.Role {
+		case "user", "assistant":
+		case "system":
+			// Mid-conversation system messages: current models take a
+			// role "system" turn right after a user turn (Claude Code
+			// sends one on its first request); it is recorded as a
+			// Message of role "system", apart from the top-level system.
+			if i == 0 || in.Messages[i-1].Role != "user" {
+				return fmt.Errorf("messages.%d: a system message must immediately follow a user turn", i)
+			}
+			req.Messages = append(req.Messages, Message{Role: "system", Text: textOf(m.Content)})
+			continue
+		default:
+			return fmt.Errorf("messages.%d.role: Input should be 'user', 'assistant' or 'system'", i)
 		}
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {
@@ -93,6 +105,43 @@ func (anthropicAPI) decode(raw []byte, req *Request) error {
 		}
 	}
 	return nil
+}
+
+// UserAssistantRolesOnly makes the Anthropic endpoint refuse a role
+// "system" message inside messages, as Anthropic-compatible servers that
+// predate mid-conversation system messages do (an older model, a
+// self-hosted server, a gateway): 400 naming the message's role. The
+// refusal is recorded in Requests, uses up no step and is not an Err: it
+// is the server's answer, not the client's mistake.
+func (s *Server) UserAssistantRolesOnly() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userAssistantOnly = true
+}
+
+func (s *Server) refusesSystemMessages() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.userAssistantOnly
+}
+
+// systemMessageIndex is the index of the first role "system" entry of an
+// Anthropic request's messages, or -1.
+func systemMessageIndex(raw []byte) int {
+	var in struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(raw, &in) != nil {
+		return -1
+	}
+	for i, m := range in.Messages {
+		if m.Role == "system" {
+			return i
+		}
+	}
+	return -1
 }
 
 func (anthropicAPI) authorized(h http.Header, key string) (bool, string) {

@@ -8,7 +8,28 @@ import (
 )
 
 // responsesAPI is OpenAI Responses (POST /v1/responses).
+//
+// Besides plain function tools it takes what agent CLIs send: Codex
+// groups an MCP server's tools in one tool of type "namespace"
+// ({"type":"namespace","name":"mcp__aicr","tools":[{"type":"function",
+// "name":"aicr_report_problem",…}]}) and expects a call of one of them
+// back as a function_call item whose namespace and name are two separate
+// fields. Request.Tools lists such a tool flattened as namespace + "__" +
+// name ("mcp__aicr__aicr_report_problem"), so a responder finds it like
+// any other; a ToolCall naming the flattened form is answered with the
+// two fields split again. Built-in tools without a name (web_search,
+// local_shell, image_generation…) are listed under their type.
 type responsesAPI struct{}
+
+// namespaceSep joins a namespace and a tool name in Request.Tools.
+const namespaceSep = "__"
+
+// LocalShellCall is the ToolCall.Name that makes the answer a
+// local_shell_call item (Arguments is its "action" object, e.g.
+// {"type":"exec","command":["touch","x"]}) instead of a function_call:
+// what the API sends when a client offered the local_shell tool, and what
+// a hostile endpoint can send whatever was offered.
+const LocalShellCall = "local_shell"
 
 type responsesRequest struct {
 	Model           string          `json:"model"`
@@ -16,10 +37,13 @@ type responsesRequest struct {
 	Instructions    string          `json:"instructions"`
 	MaxOutputTokens int             `json:"max_output_tokens"`
 	Input           json.RawMessage `json:"input"`
-	Tools           []struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-	} `json:"tools"`
+	Tools           []responsesTool `json:"tools"`
+}
+
+type responsesTool struct {
+	Type  string          `json:"type"`
+	Name  string          `json:"name"`
+	Tools []responsesTool `json:"tools"`
 }
 
 type responsesItem struct {
@@ -27,9 +51,57 @@ type responsesItem struct {
 	Role      string          `json:"role"`
 	Content   json.RawMessage `json:"content"`
 	CallID    string          `json:"call_id"`
+	Namespace string          `json:"namespace"`
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"`
+	Action    json.RawMessage `json:"action"`
 	Output    json.RawMessage `json:"output"`
+}
+
+// offeredTool is what a flattened tool name stands for.
+type offeredTool struct {
+	typ, namespace, name string
+}
+
+// flatten lists the tools as Request.Tools names them.
+func flatten(tools []responsesTool) (map[string]offeredTool, []string, error) {
+	byName := map[string]offeredTool{}
+	var names []string
+	add := func(flat string, t offeredTool) {
+		byName[flat] = t
+		names = append(names, flat)
+	}
+	for i, t := range tools {
+		switch t.Type {
+		case "function", "custom":
+			if t.Name == "" {
+				return nil, nil, fmt.Errorf("tools[%d]: Missing required parameter: 'tools[%d].name'", i, i)
+			}
+			add(t.Name, offeredTool{typ: t.Type, name: t.Name})
+		case "namespace":
+			if t.Name == "" {
+				return nil, nil, fmt.Errorf("tools[%d]: Missing required parameter: 'tools[%d].name'", i, i)
+			}
+			for j, sub := range t.Tools {
+				if sub.Name == "" {
+					return nil, nil, fmt.Errorf("tools[%d].tools[%d]: Missing required parameter: 'name'", i, j)
+				}
+				add(t.Name+namespaceSep+sub.Name, offeredTool{typ: sub.Type, namespace: t.Name, name: sub.Name})
+			}
+		case "":
+			return nil, nil, fmt.Errorf("tools[%d]: Missing required parameter: 'tools[%d].type'", i, i)
+		default:
+			// Hosted and built-in tools (web_search, local_shell,
+			// file_search, image_generation, mcp, tool_search…).
+			name := t.Type
+			if t.Name != "" {
+				name = t.Name
+			}
+			add(name, offeredTool{typ: t.Type, name: name})
+		}
+	}
+	return byName, names, nil
 }
 
 func (responsesAPI) decode(raw []byte, req *Request) error {
@@ -39,9 +111,11 @@ func (responsesAPI) decode(raw []byte, req *Request) error {
 	}
 	req.Model, req.Stream, req.MaxTokens = in.Model, in.Stream, in.MaxOutputTokens
 	req.System = in.Instructions
-	for _, t := range in.Tools {
-		req.Tools = append(req.Tools, t.Name)
+	_, names, err := flatten(in.Tools)
+	if err != nil {
+		return err
 	}
+	req.Tools = names
 	var prompt string
 	if json.Unmarshal(in.Input, &prompt) == nil {
 		req.Messages = []Message{{Role: "user", Text: prompt}}
@@ -52,23 +126,39 @@ func (responsesAPI) decode(raw []byte, req *Request) error {
 		return fmt.Errorf("input: neither a string nor a list of items: %w", err)
 	}
 	calls := map[string]bool{}
+	addCall := func(callID string, call ToolCall) {
+		calls[callID] = true
+		// Calls following assistant text belong to that assistant turn.
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "assistant" {
+			req.Messages[n-1].ToolCalls = append(req.Messages[n-1].ToolCalls, call)
+		} else {
+			req.Messages = append(req.Messages, Message{Role: "assistant", ToolCalls: []ToolCall{call}})
+		}
+	}
+	addOutput := func(i int, callID string, output json.RawMessage) error {
+		if !calls[callID] {
+			return fmt.Errorf("input[%d]: No tool call found for function call output with call_id %q", i, callID)
+		}
+		req.Messages = append(req.Messages, Message{Role: "tool", ToolCallID: callID, Text: textOf(output)})
+		return nil
+	}
 	for i, it := range items {
-		switch {
-		case it.Type == "function_call":
-			call := ToolCall{Name: it.Name, Arguments: it.Arguments}
-			calls[it.CallID] = true
-			// Calls following assistant text belong to that assistant turn.
-			if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "assistant" {
-				req.Messages[n-1].ToolCalls = append(req.Messages[n-1].ToolCalls, call)
-			} else {
-				req.Messages = append(req.Messages, Message{Role: "assistant", ToolCalls: []ToolCall{call}})
+		switch it.Type {
+		case "function_call":
+			name := it.Name
+			if it.Namespace != "" {
+				name = it.Namespace + namespaceSep + it.Name
 			}
-		case it.Type == "function_call_output":
-			if !calls[it.CallID] {
-				return fmt.Errorf("input[%d]: No tool call found for function call output with call_id %q", i, it.CallID)
+			addCall(it.CallID, ToolCall{Name: name, Arguments: it.Arguments})
+		case "custom_tool_call":
+			addCall(it.CallID, ToolCall{Name: it.Name, Arguments: it.Input})
+		case "local_shell_call":
+			addCall(it.CallID, ToolCall{Name: LocalShellCall, Arguments: string(it.Action)})
+		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+			if err := addOutput(i, it.CallID, it.Output); err != nil {
+				return err
 			}
-			req.Messages = append(req.Messages, Message{Role: "tool", ToolCallID: it.CallID, Text: textOf(it.Output)})
-		case it.Type == "message" || it.Type == "":
+		case "message", "":
 			switch it.Role {
 			case "system", "developer":
 				req.System = joinSystem(req.System, textOf(it.Content))
@@ -77,8 +167,14 @@ func (responsesAPI) decode(raw []byte, req *Request) error {
 			default:
 				return fmt.Errorf("input[%d]: unknown role %q", i, it.Role)
 			}
+		case "reasoning", "web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call",
+			"computer_call", "computer_call_output", "tool_search_call", "tool_search_output", "mcp_list_tools",
+			"mcp_call", "mcp_approval_request", "mcp_approval_response", "compaction", "item_reference":
+			// Carried along by clients (reasoning replayed with its
+			// encrypted content, hosted tool calls, compaction summaries);
+			// nothing in them is the conversation a responder scripts.
 		default:
-			return fmt.Errorf("input[%d]: unsupported item type %q", i, it.Type)
+			return fmt.Errorf("input[%d]: Invalid value: '%s'. Supported values are: 'message', 'function_call', 'function_call_output', 'reasoning', …", i, it.Type)
 		}
 	}
 	return nil
@@ -132,22 +228,63 @@ func outputText(text string) map[string]any {
 	return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
 }
 
-func functionCallItem(a answer, i int, status, arguments string) map[string]any {
+// callItem is the output item of the i-th call in the form the offered
+// tool takes: a function_call (with namespace and name split for a
+// namespaced tool), a custom_tool_call carrying raw input, or a
+// local_shell_call.
+func callItem(offered map[string]offeredTool, a answer, i int, status, arguments string) map[string]any {
 	c := a.toolCalls[i]
-	return map[string]any{
-		"id": fmt.Sprintf("fc_ms%03d%02d", a.seq, i), "type": "function_call", "status": status,
-		"call_id": chatCallID(a.seq, i), "name": c.Name, "arguments": arguments,
+	callID := chatCallID(a.seq, i)
+	if c.Name == LocalShellCall {
+		if _, asFunction := offered[c.Name]; !asFunction || offered[c.Name].typ == "local_shell" {
+			action := json.RawMessage(arguments)
+			if !json.Valid(action) {
+				action = json.RawMessage(`{}`)
+			}
+			return map[string]any{"id": fmt.Sprintf("lsh_ms%03d%02d", a.seq, i), "type": "local_shell_call",
+				"status": status, "call_id": callID, "action": action}
+		}
 	}
+	t, ok := offered[c.Name]
+	if ok && t.typ == "custom" {
+		return map[string]any{"id": fmt.Sprintf("ctc_ms%03d%02d", a.seq, i), "type": "custom_tool_call",
+			"status": status, "call_id": callID, "name": t.name, "input": arguments}
+	}
+	item := map[string]any{
+		"id": fmt.Sprintf("fc_ms%03d%02d", a.seq, i), "type": "function_call", "status": status,
+		"call_id": callID, "name": c.Name, "arguments": arguments,
+	}
+	if ok && t.namespace != "" {
+		item["namespace"], item["name"] = t.namespace, t.name
+	}
+	return item
+}
+
+// offeredTools re-reads the request's tools: the answer needs to know
+// which calls go to a namespace or a custom tool.
+func offeredTools(req Request) map[string]offeredTool {
+	var in struct {
+		Tools []responsesTool `json:"tools"`
+	}
+	if json.Unmarshal(req.Raw, &in) != nil {
+		return nil
+	}
+	byName, _, err := flatten(in.Tools)
+	if err != nil {
+		return nil
+	}
+	return byName
 }
 
 func (responsesAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 	created := time.Now().Unix()
+	offered := offeredTools(req)
 	var done []any
 	if a.text != "" {
 		done = append(done, messageItem(a, "completed", a.text))
 	}
 	for i, c := range a.toolCalls {
-		done = append(done, functionCallItem(a, i, "completed", c.Arguments))
+		done = append(done, callItem(offered, a, i, "completed", c.Arguments))
 	}
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, responseObject(req, a, "completed", done, created))
@@ -178,13 +315,22 @@ func (responsesAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 		index++
 	}
 	for i, c := range a.toolCalls {
-		itemID := fmt.Sprintf("fc_ms%03d%02d", a.seq, i)
-		emit("response.output_item.added", map[string]any{"output_index": index, "item": functionCallItem(a, i, "in_progress", "")})
-		for _, piece := range chunks(c.Arguments) {
-			emit("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": index, "delta": piece})
+		final := callItem(offered, a, i, "completed", c.Arguments)
+		itemID, _ := final["id"].(string)
+		emit("response.output_item.added", map[string]any{"output_index": index, "item": callItem(offered, a, i, "in_progress", "")})
+		switch final["type"] {
+		case "function_call":
+			for _, piece := range chunks(c.Arguments) {
+				emit("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": index, "delta": piece})
+			}
+			emit("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": index, "name": final["name"], "arguments": c.Arguments})
+		case "custom_tool_call":
+			for _, piece := range chunks(c.Arguments) {
+				emit("response.custom_tool_call_input.delta", map[string]any{"item_id": itemID, "output_index": index, "delta": piece})
+			}
+			emit("response.custom_tool_call_input.done", map[string]any{"item_id": itemID, "output_index": index, "input": c.Arguments})
 		}
-		emit("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": index, "name": c.Name, "arguments": c.Arguments})
-		emit("response.output_item.done", map[string]any{"output_index": index, "item": functionCallItem(a, i, "completed", c.Arguments)})
+		emit("response.output_item.done", map[string]any{"output_index": index, "item": final})
 		index++
 	}
 	emit("response.completed", map[string]any{"response": responseObject(req, a, "completed", done, created)})

@@ -77,7 +77,8 @@ type Request struct {
 	Raw       []byte
 }
 
-// Message is one conversation entry: Role is "user", "assistant" or "tool".
+// Message is one conversation entry: Role is "user", "assistant" or
+// "tool", or "system" for an Anthropic mid-conversation system message.
 type Message struct {
 	Role       string
 	Text       string
@@ -101,6 +102,9 @@ type Server struct {
 	key      string
 	requests []Request
 	err      error
+
+	// userAssistantOnly: see UserAssistantRolesOnly.
+	userAssistantOnly bool
 }
 
 // Start serves the script on loopback until the test ends.
@@ -248,6 +252,13 @@ func (s *Server) handle(name string) http.HandlerFunc {
 		if key != "" {
 			if ok, token := a.authorized(r.Header, key); !ok {
 				a.writeError(w, authError(name, token))
+				return
+			}
+		}
+		if name == APIAnthropic && s.refusesSystemMessages() {
+			if i := systemMessageIndex(raw); i >= 0 {
+				a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error",
+					fmt.Sprintf("messages.%d.role: Input should be 'user' or 'assistant'", i)))
 				return
 			}
 		}

@@ -491,3 +491,63 @@ func TestChatRefusesMalformedRequests(t *testing.T) {
 		}
 	}
 }
+
+// Anthropic takes a role "system" message inside messages right after a
+// user turn (a mid-conversation system message, which Claude Code sends
+// on its first request), and refuses one anywhere else.
+func TestAnthropicMidConversationSystem(t *testing.T) {
+	hdr := map[string]string{"anthropic-version": "2023-06-01"}
+	s := Start(t, Step{Text: "ok"})
+	status, _, out := post(t, s.URL+"/messages", `{"model":"m","max_tokens":5,"system":"top",
+	 "messages":[{"role":"user","content":"review"},
+	  {"role":"system","content":[{"type":"text","text":"# Environment","cache_control":{"type":"ephemeral"}}]}]}`, hdr)
+	if status != 200 || s.Err() != nil {
+		t.Fatalf("system turn after a user turn: status %d, Err %v: %s", status, s.Err(), out)
+	}
+	r := s.Requests()[0]
+	if r.System != "top" || len(r.Messages) != 2 || r.Messages[1].Role != "system" || r.Messages[1].Text != "# Environment" {
+		t.Fatalf("decoded %+v", r)
+	}
+
+	for name, messages := range map[string]string{
+		"first":           `[{"role":"system","content":"x"},{"role":"user","content":"review"}]`,
+		"after assistant": `[{"role":"user","content":"review"},{"role":"assistant","content":"ok"},{"role":"system","content":"x"}]`,
+		"unknown role":    `[{"role":"user","content":"review"},{"role":"developer","content":"x"}]`,
+	} {
+		s := Start(t, Step{Text: "never"})
+		status, _, out := post(t, s.URL+"/messages", `{"model":"m","max_tokens":5,"messages":`+messages+`}`, hdr)
+		var e struct {
+			Type  string
+			Error struct{ Type, Message string }
+		}
+		if status != 400 || json.Unmarshal([]byte(out), &e) != nil || e.Error.Type != "invalid_request_error" ||
+			!strings.Contains(e.Error.Message, "messages.") {
+			t.Errorf("%s: status %d: %s", name, status, out)
+		}
+	}
+}
+
+// A server that predates mid-conversation system messages refuses them
+// with 400 and the message's index; a request without one goes through.
+func TestAnthropicUserAssistantRolesOnly(t *testing.T) {
+	hdr := map[string]string{"anthropic-version": "2023-06-01"}
+	s := Start(t, Step{Text: "ok"})
+	s.UserAssistantRolesOnly()
+	status, _, out := post(t, s.URL+"/messages", `{"model":"m","max_tokens":5,
+	 "messages":[{"role":"user","content":"review"},{"role":"system","content":"env"}]}`, hdr)
+	var e struct {
+		Type  string
+		Error struct{ Type, Message string }
+	}
+	if status != 400 || json.Unmarshal([]byte(out), &e) != nil || e.Type != "error" || e.Error.Type != "invalid_request_error" ||
+		e.Error.Message != "messages.1.role: Input should be 'user' or 'assistant'" {
+		t.Fatalf("status %d: %s", status, out)
+	}
+	if s.Err() != nil || len(s.Requests()) != 1 {
+		t.Fatalf("Err %v, %d requests", s.Err(), len(s.Requests()))
+	}
+	status, _, out = post(t, s.URL+"/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"review\nenv"}]}`, hdr)
+	if status != 200 || s.Err() != nil {
+		t.Fatalf("folded request: status %d, Err %v: %s", status, s.Err(), out)
+	}
+}

@@ -192,6 +192,10 @@ func (e *emu) run(cmd string, args []string) {
 		e.userSpec(args)
 	case "login":
 		e.login(args)
+	case "files":
+		e.files(args)
+	case "dirs":
+		e.dirs(args)
 	default:
 		e.err("Unknown command.  Try 'p4 help' for info.", sevFailed, genUsage)
 	}

@@ -141,3 +141,38 @@ func TestEmulatorDescribeDiff(t *testing.T) {
 		}
 	}
 }
+
+// `p4 files` and `p4 dirs` in -ztag: one record per file with the print
+// header's keys, one "dir" per subdirectory, newest revision at the
+// change, deleted files only without -e, and the "no such file(s)."
+// warning on stderr when nothing matches.
+func TestFilesAndDirs(t *testing.T) {
+	d := &Depot{}
+	d.Submit(&Change{User: "ann", Client: "ws", Desc: "a\n", Files: []*File{
+		{Path: "//depot/main/.agents/skills/go/SKILL.md", Action: "add", Type: "text", Content: []byte("go\n")},
+		{Path: "//depot/main/.agents/skills/README", Action: "add", Type: "text", Content: []byte("r\n")},
+		{Path: "//depot/main/.agents/skills/old/SKILL.md", Action: "add", Type: "text", Content: []byte("o\n")},
+	}})
+	d.Submit(&Change{User: "ann", Client: "ws", Desc: "b\n", Files: []*File{
+		{Path: "//depot/main/.agents/skills/old/SKILL.md", Action: "delete", Type: "text"},
+		{Path: "//depot/main/.agents/skills/link", Action: "add", Type: "symlink", Content: []byte("go")},
+	}})
+	out, stderr, code := run(t, d, nil, "-ztag", "files", "-e", "//depot/main/.agents/skills/*@2")
+	want := "... depotFile //depot/main/.agents/skills/README\n... rev 1\n... change 1\n... action add\n... type text\n... time 1700000060\n\n" +
+		"... depotFile //depot/main/.agents/skills/link\n... rev 1\n... change 2\n... action add\n... type symlink\n... time 1700000120\n\n"
+	if code != 0 || stderr != "" || out != want {
+		t.Errorf("files -e: exit %d stderr %q\n got %q\nwant %q", code, stderr, out, want)
+	}
+	out, _, _ = run(t, d, nil, "-ztag", "dirs", "//depot/main/.agents/skills/*@2")
+	if out != "... dir //depot/main/.agents/skills/go\n\n" {
+		t.Errorf("dirs at 2 (old/ only has a deleted file): %q", out)
+	}
+	out, _, _ = run(t, d, nil, "-ztag", "dirs", "//depot/main/.agents/skills/*@1")
+	if out != "... dir //depot/main/.agents/skills/go\n\n... dir //depot/main/.agents/skills/old\n\n" {
+		t.Errorf("dirs at 1: %q", out)
+	}
+	_, stderr, _ = run(t, d, nil, "-ztag", "files", "//depot/main/nothing/*@2")
+	if stderr != "//depot/main/nothing/*@2 - no such file(s).\n" {
+		t.Errorf("no match: stderr %q", stderr)
+	}
+}

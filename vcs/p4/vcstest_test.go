@@ -29,6 +29,9 @@ func (h *p4Harness) Commit(t *testing.T, desc string, ops ...vcstest.FileOp) str
 		if op.Binary {
 			typ = "binary"
 		}
+		if op.Symlink {
+			typ = "symlink"
+		}
 		f := &p4emu.File{Path: "//" + confRoot + op.Path, Type: typ, Content: op.Content}
 		switch op.Op {
 		case vcstest.OpAdd:

@@ -59,7 +59,11 @@ func (h *svnHarness) Commit(t *testing.T, desc string, ops ...vcstest.FileOp) st
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(p, op.Content, 0o644); err != nil {
+			if op.Symlink {
+				if err := os.Symlink(string(op.Content), p); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.WriteFile(p, op.Content, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if op.Op == vcstest.OpAdd {

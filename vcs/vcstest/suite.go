@@ -3,6 +3,7 @@ package vcstest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -33,6 +34,9 @@ type FileOp struct {
 	Content []byte
 	// Binary asks for a binary file (svn:mime-type, p4 type binary).
 	Binary bool
+	// Symlink asks for a symbolic link to Content (svn:special, p4 type
+	// symlink); only with OpAdd.
+	Symlink bool
 }
 
 // Harness gives the suite a repository of one adapter kind to change and
@@ -212,6 +216,43 @@ func Run(t *testing.T, h Harness) {
 		reviewed(t, c, run, "cap/1.txt", vcs.ActionAdd, "12345678\n")
 		skipped(t, c, run, "cap/2.txt", vcs.SkipReviewBytesCap)
 	})
+	t.Run("tree at a revision", func(t *testing.T) { runTree(t, h, a) })
+}
+
+// runTree checks vcs.TreeReader: the listing of a directory at a
+// revision (what the ladder reads .agents/skills with) and symlink
+// detection (instruction files that are symlinks are refused).
+func runTree(t *testing.T, h Harness, a vcs.Adapter) {
+	tr, ok := a.(vcs.TreeReader)
+	if !ok {
+		t.Fatalf("%T does not implement vcs.TreeReader", a)
+	}
+	ctx := context.Background()
+	before := h.Commit(t, "before the skills", FileOp{Op: OpAdd, Path: "tree/before.txt", Content: []byte("x\n")})
+	rev := h.Commit(t, "skills",
+		FileOp{Op: OpAdd, Path: "tree/.agents/skills/foo/SKILL.md", Content: []byte("# foo\n")},
+		FileOp{Op: OpAdd, Path: "tree/.agents/skills/bar/SKILL.md", Content: []byte("# bar\n")},
+		FileOp{Op: OpAdd, Path: "tree/.agents/skills/README.md", Content: []byte("readme\n")},
+		FileOp{Op: OpAdd, Path: "tree/.agents/skills/evil", Content: []byte("../../../etc"), Symlink: true})
+	skills := h.ChangePath("tree/.agents/skills")
+	got, err := tr.List(ctx, skills, rev)
+	if want := []string{"README.md", "bar/", "evil", "foo/"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("List(%s, %s) = %q, %v; want %q", skills, rev, got, err, want)
+	}
+	if _, err := tr.List(ctx, skills, before); !errors.Is(err, vcs.ErrNoSuchPath) {
+		t.Errorf("List before the skills were added: %v, want vcs.ErrNoSuchPath", err)
+	}
+	if _, err := tr.List(ctx, h.ChangePath("tree/before.txt"), rev); !errors.Is(err, vcs.ErrNoSuchPath) {
+		t.Errorf("List of a file: %v, want vcs.ErrNoSuchPath", err)
+	}
+	if _, err := tr.List(ctx, "../outside", rev); !errors.Is(err, vcs.ErrPathOutOfScope) {
+		t.Errorf("List(../outside): %v, want vcs.ErrPathOutOfScope", err)
+	}
+	for p, want := range map[string]bool{"tree/.agents/skills/evil": true, "tree/.agents/skills/foo/SKILL.md": false} {
+		if got, err := tr.IsSymlink(ctx, h.ChangePath(p), rev); err != nil || got != want {
+			t.Errorf("IsSymlink(%s) = %v, %v; want %v", p, got, err, want)
+		}
+	}
 }
 
 // checkPatch requires diff.patch to parse and to agree with the line maps

@@ -1,19 +1,23 @@
 // Command hostile stands in for a compromised agent in the sandbox e2e
 // test: mounted as the aicr binary, it tries to escape and writes what
-// each attempt came to into its agent dir, for the test to check.
+// each attempt came to into its agent dir, for the test to check. The
+// change's description picks a resource attack instead: "hostile:fork-bomb"
+// starts children until the pids limit refuses one, "hostile:allocate"
+// touches memory until the memory limit kills it, "hostile:sleep" outlives
+// the pass timeout.
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
-
-	"bufio"
-	"net/http"
 )
 
 type report struct {
@@ -50,6 +54,62 @@ func connect(socket, addr string) error {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "hostile-child" {
+		time.Sleep(time.Hour)
+		return
+	}
+	var change struct {
+		Description string `json:"description"`
+	}
+	if b, err := os.ReadFile("/workspace/change.json"); err == nil {
+		json.Unmarshal(b, &change)
+	}
+	switch {
+	case strings.Contains(change.Description, "hostile:fork-bomb"):
+		forkBomb()
+	case strings.Contains(change.Description, "hostile:allocate"):
+		allocate()
+	case strings.Contains(change.Description, "hostile:sleep"):
+		fmt.Fprintln(os.Stderr, "hostile: sleeping past the timeout")
+		time.Sleep(time.Hour)
+	}
+	escape()
+}
+
+// forkBomb starts sleeping copies of itself until one is refused, and
+// says how many it got.
+func forkBomb() {
+	for i := 0; i < 100000; i++ {
+		if err := exec.Command(os.Args[0], "hostile-child").Start(); err != nil {
+			msg := fmt.Sprintf("hostile: fork refused after %d children: %v", i, err)
+			os.WriteFile("/workspace/agent/hostile-fork.json", []byte(fmt.Sprintf(`{"children": %d}`, i)), 0o644)
+			fmt.Fprintln(os.Stderr, msg)
+			os.Exit(4)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "hostile: 100000 children started: the pids limit did not hold")
+	os.Exit(5)
+}
+
+// allocate keeps touching fresh MiB until something stops it; at 1 GiB
+// (far past the test's limit) it gives up rather than eat the host.
+func allocate() {
+	var keep [][]byte
+	for i := 0; i < 1024; i++ {
+		b := make([]byte, 1<<20)
+		for j := 0; j < len(b); j += 4096 {
+			b[j] = 1
+		}
+		keep = append(keep, b)
+		if i%256 == 0 {
+			fmt.Fprintf(os.Stderr, "hostile: %d MiB resident\n", i)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "hostile: 1 GiB resident: the memory limit did not hold")
+	os.Exit(6)
+}
+
+func escape() {
 	var r report
 	r.WriteSrc = errText(os.WriteFile("/workspace/src/pwned", []byte("x"), 0o644))
 
