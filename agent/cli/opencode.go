@@ -39,7 +39,7 @@ func (o openCode) Spec() Spec {
 		Mangle: func(tool string) string { return openCodeServer + "_" + strings.ReplaceAll(tool, ".", "_") },
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
 			IsolatedHome: true, ContextCompaction: "delegated"},
-		Limits: "OpenAI Chat Completions only (through its bundled @ai-sdk/openai-compatible); [agent.llm] headers_file is not passed on; " +
+		Limits: "OpenAI Chat Completions only (through its bundled @ai-sdk/openai-compatible); [agent.llm] headers_file is refused (not wired to the provider's headers yet); " +
 			"a missing MCP server is not reported in the event stream (the pass records nothing and the ladder repairs it)",
 	}
 	if o.kilo {
