@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -145,14 +146,23 @@ func storedArguments(raw json.RawMessage) json.RawMessage {
 
 var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F][0-9a-fA-F]{2}`)
 
+// clientAddedArgs are arguments an MCP client adds to every tool call on
+// its own, whatever the tool's schema says. They carry nothing for aicr,
+// and refusing them would refuse every call that client makes: Gemini
+// CLI adds a boolean wait_for_previous (its scheduling hint) to each MCP
+// tool's schema and passes it through when the model sets it.
+var clientAddedArgs = []string{"wait_for_previous"}
+
 // decodeArgs is the tool-input decoder. It decodes strictly: an argument
 // the tool does not declare (an attribution field, a typo) is refused
 // rather than silently dropped, and so is anything after the object.
+// Only the known client-added arguments are dropped before decoding.
 func decodeArgs(raw json.RawMessage, dst any, accepted ...string) *ToolError {
 	remedy := "accepted arguments: " + strings.Join(accepted, ", ")
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = json.RawMessage("{}")
 	}
+	raw = withoutClientArgs(raw, accepted)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(dst)
@@ -171,6 +181,32 @@ func decodeArgs(raw json.RawMessage, dst any, accepted ...string) *ToolError {
 		return toolErr(CodeInvalidInput, remedy, "unknown argument %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
 	return toolErr(CodeInvalidInput, remedy, "arguments must be a JSON object: %v", err)
+}
+
+// withoutClientArgs returns raw without the client-added arguments the
+// tool does not itself accept. Anything that is not a single JSON object
+// is returned unchanged, so the strict decoder still reports it.
+func withoutClientArgs(raw json.RawMessage, accepted []string) json.RawMessage {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if dec.Decode(&fields) != nil || fields == nil || len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
+		return raw
+	}
+	dropped := false
+	for _, name := range clientAddedArgs {
+		if _, ok := fields[name]; ok && !slices.Contains(accepted, name) {
+			delete(fields, name)
+			dropped = true
+		}
+	}
+	if !dropped {
+		return raw
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 func jsonTypeName(goType string) string {

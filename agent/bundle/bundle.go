@@ -83,11 +83,11 @@ type Capabilities struct {
 	StdoutFallback   bool   `json:"stdout_fallback"`
 	// ContextCompaction: "injected", "delegated" or "not_applicable".
 	ContextCompaction string `json:"context_compaction"`
-	// ModelMetadata is where the model's context window, max output
-	// tokens and prices ([agent.llm]) went: "injected" (into the CLI's
-	// own settings), "delegated" (the CLI knows the model itself) or
-	// "not_applicable".
-	ModelMetadata string `json:"model_metadata,omitempty"`
+	// ModelMetadata says, for each of [agent.llm]'s context_window,
+	// max_output_tokens and prices, whether the adapter puts it into the
+	// CLI's own settings ("injected"), leaves it to the CLI ("delegated")
+	// or has nowhere to put it ("not_applicable").
+	ModelMetadata map[string]string `json:"model_metadata,omitempty"`
 }
 
 // Input is everything a bundle is built from.

@@ -44,7 +44,8 @@ func (claudeCode) Spec() Spec {
 		Bin: "node_modules/.bin/claude", APIs: []string{llm.APIAnthropic}, ToolNames: review.ToolNamingDotted,
 		Mangle: claudeMangle,
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
-			IsolatedHome: true, ContextCompaction: "delegated"},
+			IsolatedHome: true, ContextCompaction: "delegated",
+			ModelMetadata: map[string]string{"context_window": "injected", "max_output_tokens": "injected", "prices": "not_applicable"}},
 		Limits: "Speaks only Anthropic Messages (api = \"anthropic\"; ANTHROPIC_BASE_URL is base_url without /v1). " +
 			"Each request carries a mid-conversation role \"system\" message (its environment notes, the MCP server's instructions): " +
 			"the Anthropic API takes it; a server that accepts only user/assistant answers 400 and Claude Code " +

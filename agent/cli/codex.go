@@ -46,7 +46,8 @@ func (codex) Spec() Spec {
 			return "mcp__" + codexServer + "__" + strings.ReplaceAll(tool, ".", "_")
 		},
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
-			IsolatedHome: true, ContextCompaction: "delegated"},
+			IsolatedHome: true, ContextCompaction: "delegated",
+			ModelMetadata: map[string]string{"context_window": "injected", "max_output_tokens": "not_applicable", "prices": "not_applicable"}},
 		Limits: "OpenAI Responses only (wire_api \"chat\" was removed), so a Chat-only server needs a Responses gateway; " +
 			"no setting for max_output_tokens or max_turns (the pass timeout bounds a run); " +
 			"[agent.llm] headers_file is not applied; " +

@@ -31,7 +31,8 @@ func (qwenCode) Spec() Spec {
 		Bin: "node_modules/.bin/qwen", APIs: []string{llm.APIOpenAIChat}, ToolNames: review.ToolNamingUnderscore,
 		Mangle: qwenMangle,
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
-			IsolatedHome: true, ContextCompaction: "delegated"},
+			IsolatedHome: true, ContextCompaction: "delegated",
+			ModelMetadata: map[string]string{"context_window": "injected", "max_output_tokens": "injected", "prices": "not_applicable"}},
 		Limits: "Chat Completions only (its \"openai\" auth type). The user prompt reaches it as an @file " +
 			"reference (an inline diff gets its @@ hunk headers rewritten), so the run dir path must not contain " +
 			"whitespace. Its own tools, skills and context files are switched off: the model sees only the aicr " +

@@ -92,6 +92,7 @@ var e2eCLIs = []struct{ kind, api string }{
 	{"kilo", llm.APIOpenAIChat},
 	{"codex", llm.APIOpenAIResponses},
 	{"qwen-code", llm.APIOpenAIChat},
+	{"gemini-cli", llm.APIGemini},
 }
 
 // Each agent CLI reviews a real SVN revision inside Podman: post-commit

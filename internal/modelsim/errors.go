@@ -42,6 +42,9 @@ func statusOf(errorType string) int {
 // (or the status implied by errorType); message, when set, replaces the
 // canned text.
 func errorFor(apiName string, status int, errorType, message string) apiError {
+	if apiName == APIGemini {
+		return geminiErrorFor(status, errorType, message)
+	}
 	if status < 300 {
 		status = statusOf(errorType)
 	}
@@ -124,6 +127,9 @@ func anthropicError(status int, errorType string) apiError {
 // form of a wrong key, as the real API does, so clients must not pass the
 // server's message through unexamined.
 func authError(apiName, token string) apiError {
+	if apiName == APIGemini {
+		return geminiAuthError(token)
+	}
 	e := errorFor(apiName, http.StatusUnauthorized, "", "")
 	if apiName == APIAnthropic {
 		if token == "" {

@@ -1,13 +1,15 @@
 // Package modelsim is a scripted model server for tests: it speaks
-// OpenAI Chat Completions, OpenAI Responses and Anthropic Messages on
-// loopback, streaming and not, and answers each request with the next
-// scripted Step (tool calls, text, usage, an error with the API's real
-// error body, or a hang). It decodes every request into one Request shape
-// so a test can assert what the client sent, whichever API it used.
+// OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and the
+// Gemini API on loopback, streaming and not, and answers each request
+// with the next scripted Step (tool calls, text, usage, an error with the
+// API's real error body, or a hang). It decodes every request into one
+// Request shape so a test can assert what the client sent, whichever API
+// it used.
 //
 // No model server may be reached from a test, so this is the stand-in
-// for vLLM, Ollama, a gateway, OpenAI and Anthropic; it follows the wire
-// formats of the official SDKs closely enough that those SDKs decode it.
+// for vLLM, Ollama, a gateway, OpenAI, Anthropic and Google; it follows
+// the wire formats of the official SDKs closely enough that those SDKs
+// decode it.
 package modelsim
 
 import (
@@ -115,6 +117,7 @@ func Start(t testing.TB, steps ...Step) *Server {
 	mux.HandleFunc("/v1/chat/completions", s.handle(APIOpenAIChat))
 	mux.HandleFunc("/v1/responses", s.handle(APIOpenAIResponses))
 	mux.HandleFunc("/v1/messages", s.handle(APIAnthropic))
+	mux.HandleFunc(geminiPrefix, s.handleGemini())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(fmt.Errorf("modelsim: unexpected %s %s", r.Method, r.URL.Path))
 		http.NotFound(w, r)
@@ -217,6 +220,8 @@ func apiFor(name string) api {
 		return chatAPI{}
 	case APIOpenAIResponses:
 		return responsesAPI{}
+	case APIGemini:
+		return geminiAPI{}
 	default:
 		return anthropicAPI{}
 	}
@@ -235,6 +240,13 @@ func (s *Server) handle(name string) http.HandlerFunc {
 			return
 		}
 		req := Request{API: name, Header: r.Header.Clone(), Raw: raw}
+		if g, ok := a.(geminiAPI); ok {
+			if err := g.decodeURL(r, &req); err != nil {
+				s.fail(err)
+				a.writeError(w, errorFor(name, http.StatusNotFound, "", err.Error()))
+				return
+			}
+		}
 		if err := a.decode(raw, &req); err != nil {
 			s.fail(fmt.Errorf("modelsim: %s request does not decode: %w", name, err))
 			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", err.Error()))
