@@ -38,7 +38,8 @@ func (o openCode) Spec() Spec {
 		Bin: "node_modules/.bin/opencode", APIs: []string{llm.APIOpenAIChat}, ToolNames: review.ToolNamingDotted,
 		Mangle: func(tool string) string { return openCodeServer + "_" + strings.ReplaceAll(tool, ".", "_") },
 		Capabilities: bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
-			IsolatedHome: true, ContextCompaction: "delegated"},
+			IsolatedHome: true, ContextCompaction: "delegated",
+			ModelMetadata: map[string]string{"context_window": "injected", "max_output_tokens": "injected", "prices": "injected"}},
 		Limits: "OpenAI Chat Completions only (through its bundled @ai-sdk/openai-compatible); [agent.llm] headers_file is refused (not wired to the provider's headers yet); " +
 			"a missing MCP server is not reported in the event stream (the pass records nothing and the ladder repairs it)",
 	}
@@ -117,6 +118,10 @@ func (o openCode) config(s Setup) ([]byte, error) {
 	if s.LLM.ContextWindow > 0 || s.LLM.MaxOutputTokens > 0 {
 		// context 0 is "unknown" to the CLI: no compaction threshold.
 		model["limit"] = map[string]int{"context": s.LLM.ContextWindow, "output": s.LLM.MaxOutputTokens}
+	}
+	if s.LLM.PricePerMTokIn > 0 || s.LLM.PricePerMTokOut > 0 {
+		// The CLI prices each step with these (USD per million tokens).
+		model["cost"] = map[string]float64{"input": s.LLM.PricePerMTokIn, "output": s.LLM.PricePerMTokOut}
 	}
 	permission := orderedRules{{"*", "deny"}, {openCodeServer + "_*", "allow"}}
 	agent := map[string]any{

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -139,7 +140,7 @@ func openCodeSetup(t *testing.T) cli.Setup {
 	agentDir := t.TempDir()
 	return cli.Setup{
 		LLM: llm.Config{API: llm.APIOpenAIChat, BaseURL: "http://gpu-box:8000/v1/", Model: "qwen3-coder",
-			MaxTurns: 12, MaxOutputTokens: 2048, ContextWindow: 65536},
+			MaxTurns: 12, MaxOutputTokens: 2048, ContextWindow: 65536, PricePerMTokIn: 0.5, PricePerMTokOut: 1.5},
 		KeyEnv:     "TEAM_LLM_KEY",
 		MCPCommand: []string{"/opt/aicr/bin/aicr", "mcp", "serve", "--state", "s.json", "--change", "c.json", "--tool-names", "dotted"},
 		AgentDir:   agentDir, Home: bundle.HomeEnvFor(agentDir),
@@ -171,7 +172,8 @@ func checkOpenCodeConfigure(t *testing.T, kind, configFile string) {
 				APIKey  string `json:"apiKey"`
 			} `json:"options"`
 			Models map[string]struct {
-				Limit struct{ Context, Output int } `json:"limit"`
+				Limit struct{ Context, Output int }   `json:"limit"`
+				Cost  struct{ Input, Output float64 } `json:"cost"`
 			} `json:"models"`
 		} `json:"provider"`
 		MCP map[string]struct {
@@ -195,6 +197,9 @@ func checkOpenCodeConfigure(t *testing.T, kind, configFile string) {
 	}
 	if p.Options.APIKey != "{env:TEAM_LLM_KEY}" {
 		t.Errorf("apiKey = %q, want a reference to the key's variable", p.Options.APIKey)
+	}
+	if c := p.Models["qwen3-coder"].Cost; c.Input != 0.5 || c.Output != 1.5 {
+		t.Errorf("model cost = %+v, want [agent.llm] prices", c)
 	}
 	if l := p.Models["qwen3-coder"].Limit; l.Context != 65536 || l.Output != 2048 {
 		t.Errorf("model limit = %+v, want [agent.llm] context_window and max_output_tokens", l)
@@ -274,7 +279,7 @@ func openCodeAgent(t *testing.T, kind string, sim *modelsim.Server, binary strin
 	t.Helper()
 	t.Setenv(testKeyEnv, testKey)
 	a, err := cli.New(cli.Options{Kind: kind, LLM: llm.Config{API: llm.APIOpenAIChat, BaseURL: sim.URL, Model: testModel,
-		APIKeyEnv: testKeyEnv, MaxTurns: 8, MaxOutputTokens: 3000, ContextWindow: 32000},
+		APIKeyEnv: testKeyEnv, MaxTurns: 8, MaxOutputTokens: 3000, ContextWindow: 32000, PricePerMTokIn: 2, PricePerMTokOut: 10},
 		KeyEnv: testKeyEnv, Prefix: installed(t, kind), Binary: binary})
 	if err != nil {
 		t.Fatal(err)
@@ -338,6 +343,20 @@ func checkOpenCodeReview(t *testing.T, kind string) {
 	}
 	if stats.Text != "Review done: one problem reported." {
 		t.Errorf("stats text = %q", stats.Text)
+	}
+	// The CLI prices each step with [agent.llm]'s prices.
+	events, err := os.Open(filepath.Join(run.AgentDir(), kind+"-pass-1.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	ad, _ := cli.Lookup(kind)
+	ev, err := ad.Parse(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (4100*2.0 + 130*10.0) / 1e6; math.Abs(ev.CostUSD-want) > 1e-9 {
+		t.Errorf("cost = %v, want %v", ev.CostUSD, want)
 	}
 	if err := sim.Err(); err != nil {
 		t.Error(err)
