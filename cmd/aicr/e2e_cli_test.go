@@ -88,6 +88,8 @@ func cliReviewer(path string, line int) func(modelsim.Request) modelsim.Step {
 // server.
 var e2eCLIs = []struct{ kind, api string }{
 	{"claude-code", llm.APIAnthropic},
+	{"opencode", llm.APIOpenAIChat},
+	{"kilo", llm.APIOpenAIChat},
 	{"codex", llm.APIOpenAIResponses},
 	{"qwen-code", llm.APIOpenAIChat},
 	{"gemini-cli", llm.APIGemini},

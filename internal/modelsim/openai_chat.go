@@ -36,7 +36,7 @@ type chatRequest struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	} `json:"tools"`
-	StreamOptions struct {
+	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 }
@@ -48,6 +48,16 @@ func (chatAPI) decode(raw []byte, req *Request) error {
 	}
 	if len(in.Messages) == 0 {
 		return fmt.Errorf("messages: empty")
+	}
+	// OpenAI and vLLM both refuse usage options for an answer that is not
+	// streamed; a client must only ask for the usage chunk when streaming.
+	if in.StreamOptions != nil && !in.Stream {
+		return fmt.Errorf("The 'stream_options' parameter is only allowed when 'stream' is enabled.")
+	}
+	for i, t := range in.Tools {
+		if t.Function.Name == "" {
+			return fmt.Errorf("Missing required parameter: 'tools[%d].function.name'.", i)
+		}
 	}
 	req.Model, req.Stream = in.Model, in.Stream
 	req.MaxTokens = in.MaxCompletionTokens
@@ -128,7 +138,7 @@ func (chatAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 
 	var in chatRequest
 	_ = json.Unmarshal(req.Raw, &in) // decoded once already
-	includeUsage := in.StreamOptions.IncludeUsage
+	includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		c := map[string]any{
 			"id": id, "object": "chat.completion.chunk", "created": created, "model": a.model,

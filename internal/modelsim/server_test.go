@@ -52,15 +52,20 @@ func events(t *testing.T, body string) [][2]string {
 
 var call = ToolCall{Name: "aicr_report_problem", Arguments: `{"file":"a.c","line":3}`}
 
-const chatBody = `{"model":"m1","max_completion_tokens":99,"stream":%s,"stream_options":{"include_usage":true},
+const chatBody = `{"model":"m1","max_completion_tokens":99,%s,
  "messages":[{"role":"system","content":"be strict"},{"role":"user","content":"review"},
   {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"aicr_fetch_more_context","arguments":"{}"}}]},
   {"role":"tool","tool_call_id":"call_1","content":"ctx"}],
  "tools":[{"type":"function","function":{"name":"aicr_report_problem","parameters":{"type":"object"}}}]}`
 
+const (
+	chatUnstreamed = `"stream":false`
+	chatStreamed   = `"stream":true,"stream_options":{"include_usage":true}`
+)
+
 func TestChatCompletions(t *testing.T) {
 	s := Start(t, Step{ToolCalls: []ToolCall{call}, Usage: Usage{10, 5}}, Step{Text: "no problems found", Usage: Usage{12, 3}})
-	status, _, body := post(t, s.URL+"/chat/completions", strings.Replace(chatBody, "%s", "false", 1), nil)
+	status, _, body := post(t, s.URL+"/chat/completions", strings.Replace(chatBody, "%s", chatUnstreamed, 1), nil)
 	if status != 200 {
 		t.Fatalf("status %d: %s", status, body)
 	}
@@ -89,7 +94,7 @@ func TestChatCompletions(t *testing.T) {
 		t.Fatalf("answer: %s", body)
 	}
 
-	status, hdr, body := post(t, s.URL+"/chat/completions", strings.Replace(chatBody, "%s", "true", 1), nil)
+	status, hdr, body := post(t, s.URL+"/chat/completions", strings.Replace(chatBody, "%s", chatStreamed, 1), nil)
 	if status != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("stream status %d %s", status, hdr)
 	}
@@ -376,6 +381,114 @@ func TestToolResultWithoutItsCallIsRefused(t *testing.T) {
 		map[string]string{"anthropic-version": "2023-06-01"})
 	if status != 400 {
 		t.Errorf("tool_use input that is not an object: status %d", status)
+	}
+}
+
+// A streamed tool call arrives as OpenAI sends it and the AI SDK's
+// openai-compatible provider (OpenCode, Kilo) assembles it: the first
+// delta of each call carries its index, id and name, the arguments follow
+// in pieces, the finish reason comes on a chunk of its own, and with
+// include_usage every chunk has "usage": null until a last chunk without
+// choices carries the usage.
+func TestChatStreamedToolCall(t *testing.T) {
+	second := ToolCall{Name: "aicr_publish_summary", Arguments: `{"markdown":"one problem"}`}
+	s := Start(t, Step{ToolCalls: []ToolCall{call, second}, Usage: Usage{Input: 40, Output: 7}}, Step{Text: "done"})
+	status, _, body := post(t, s.URL+"/chat/completions", strings.Replace(chatBody, "%s", chatStreamed, 1), nil)
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	type delta struct {
+		ToolCalls []struct {
+			Index    *int    `json:"index"`
+			ID       *string `json:"id"`
+			Type     string  `json:"type"`
+			Function struct {
+				Name      *string `json:"name"`
+				Arguments string  `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	}
+	type assembled struct{ id, name, args string }
+	var calls []assembled
+	var finish string
+	var usageChunks, nullUsage int
+	evs := events(t, body)
+	for _, e := range evs[:len(evs)-1] {
+		var ch struct {
+			Choices []struct {
+				Delta        delta   `json:"delta"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage json.RawMessage `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(e[1]), &ch); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case string(ch.Usage) == "null":
+			nullUsage++
+		case len(ch.Usage) > 0:
+			usageChunks++
+			var u struct {
+				Prompt     int `json:"prompt_tokens"`
+				Completion int `json:"completion_tokens"`
+			}
+			_ = json.Unmarshal(ch.Usage, &u)
+			if len(ch.Choices) != 0 || u.Prompt != 40 || u.Completion != 7 {
+				t.Errorf("usage chunk %s", e[1])
+			}
+		}
+		for _, c := range ch.Choices {
+			if c.FinishReason != nil {
+				finish = *c.FinishReason
+			}
+			for _, tc := range c.Delta.ToolCalls {
+				if tc.Index == nil {
+					t.Fatalf("tool call delta without index: %s", e[1])
+				}
+				if tc.ID != nil {
+					if *tc.Index != len(calls) || tc.Function.Name == nil || tc.Type != "function" {
+						t.Fatalf("a call's first delta must carry index, id, type and name: %s", e[1])
+					}
+					calls = append(calls, assembled{id: *tc.ID, name: *tc.Function.Name})
+				}
+				calls[*tc.Index].args += tc.Function.Arguments
+			}
+		}
+	}
+	want := []ToolCall{call, second}
+	if len(calls) != 2 {
+		t.Fatalf("assembled %+v", calls)
+	}
+	for i, c := range calls {
+		if c.id == "" || c.name != want[i].Name || c.args != want[i].Arguments {
+			t.Errorf("call %d = %+v, want %+v", i, c, want[i])
+		}
+	}
+	if finish != "tool_calls" || usageChunks != 1 || nullUsage == 0 {
+		t.Errorf("finish %q, usage chunks %d, chunks with null usage %d", finish, usageChunks, nullUsage)
+	}
+
+	// Without stream_options there is no usage at all.
+	status, _, body = post(t, s.URL+"/chat/completions", strings.Replace(chatBody, "%s", `"stream":true`, 1), nil)
+	if status != 200 || strings.Contains(body, `"usage"`) {
+		t.Errorf("stream without include_usage: status %d, body has usage: %s", status, body)
+	}
+}
+
+// The real API refuses what a careless client sends: usage options for an
+// answer that is not streamed, a tool without a name.
+func TestChatRefusesMalformedRequests(t *testing.T) {
+	cases := map[string]string{
+		"stream_options": `{"model":"m","stream":false,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`,
+		"function.name":  `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"parameters":{}}}]}`,
+	}
+	for want, body := range cases {
+		s := Start(t, Step{Text: "never"})
+		status, _, out := post(t, s.URL+"/chat/completions", body, nil)
+		if status != 400 || !strings.Contains(out, want) || s.Err() == nil {
+			t.Errorf("%s: status %d, Err %v: %s", want, status, s.Err(), out)
+		}
 	}
 }
 
