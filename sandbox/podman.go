@@ -118,14 +118,12 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	name := fmt.Sprintf("%s%d-%d", containerPrefix, s.RunID, s.Pass)
-	if s.RunID == 0 {
-		// A run outside the daemon's queue (aicr agent test, doctor,
-		// tests): nothing makes its id unique, so the name gets a suffix.
-		var b [4]byte
-		_, _ = rand.Read(b[:])
-		name += "-" + hex.EncodeToString(b[:])
-	}
+	// Run ids are unique per data_dir, not per host: two daemons (or
+	// aicr agent test, doctor, a test suite) on one host number their
+	// runs alike, so the name ends in a random part.
+	var suffix [4]byte
+	_, _ = rand.Read(suffix[:])
+	name := fmt.Sprintf("%s%d-%d-%s", containerPrefix, s.RunID, s.Pass, hex.EncodeToString(suffix[:]))
 	args, cleanupEnv, err := createArgs(p, s, name, user, network)
 	if err != nil {
 		return Result{}, err

@@ -85,10 +85,10 @@ func TestPodmanEnvFileGoneAfterStartAndOutsideMounts(t *testing.T) {
 	go func() { _, err := r.Run(ctx, s); errc <- err }()
 	running := false
 	for i := 0; i < 600 && !running; i++ {
-		cmd := exec.Command("podman", "--runtime", "runc", "ps", "--filter", "name=^aicr-run-1004-1$", "--filter", "status=running", "--format", "{{.Names}}")
+		cmd := exec.Command("podman", "--runtime", "runc", "ps", "--filter", "name=^aicr-run-1004-1-", "--filter", "status=running", "--format", "{{.Names}}")
 		cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+cfg.Podman.ContainersConf)
 		out, _ := cmd.Output()
-		running = strings.TrimSpace(string(out)) == "aicr-run-1004-1"
+		running = strings.HasPrefix(strings.TrimSpace(string(out)), "aicr-run-1004-1-")
 		if !running {
 			time.Sleep(100 * time.Millisecond)
 		}

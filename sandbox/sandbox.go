@@ -39,7 +39,7 @@ type Mount struct {
 
 // Spec is one run of one pass.
 type Spec struct {
-	RunID     int64 // container name aicr-run-<RunID>-<Pass> (0: plus a random suffix)
+	RunID     int64 // container name aicr-run-<RunID>-<Pass>-<random>
 	Pass      int
 	AgentDir  string // host dir → /workspace/agent (rw; workdir; HOME and XDG dirs inside)
 	SrcDir    string // host dir → /workspace/src (ro)
