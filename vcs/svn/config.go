@@ -58,6 +58,11 @@ type Config struct {
 	// PATH. Default "svn" and "svnlook".
 	SvnPath     string `toml:"svn_path"`
 	SvnlookPath string `toml:"svnlook_path"`
+	// SvnadminPath is svnadmin, used with svnlook access to read a
+	// revision's changed files in one `svnadmin dump` instead of one
+	// svnlook cat per file. Default "svnadmin"; when it is not found,
+	// files are fetched one by one.
+	SvnadminPath string `toml:"svnadmin_path"`
 	// ConfigDir, when set, is passed as --config-dir. By default each repo
 	// gets its own directory under the daemon's data_dir (repos/<name>/
 	// svn-config), so the service user's ~/.subversion is never read or

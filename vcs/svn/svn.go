@@ -18,10 +18,14 @@ import (
 // client (any URL) or through svnlook (the repository on this host). Both
 // produce the same vcs.Change. It is safe for concurrent use.
 type Adapter struct {
-	cfg       Config
-	access    string // AccessSVN or AccessSvnlook
-	svn       string // svn binary; may be empty in svnlook mode (no blame, no listing)
-	svnlook   string
+	cfg     Config
+	access  string // AccessSVN or AccessSvnlook
+	svn     string // svn binary; may be empty in svnlook mode (no blame, no listing)
+	svnlook string
+	// svnadmin dumps a revision of the local repository in one process
+	// (svnlook access); empty when it is not installed, and contents are
+	// then fetched one svnlook cat per file.
+	svnadmin  string
 	configDir string
 	filter    vcs.Filter
 
@@ -85,6 +89,12 @@ func New(cfg Config) (*Adapter, error) {
 				vcs.ErrToolMissing, cfg.SvnlookPath, err)
 		}
 		a.svnlook = bin
+		if cfg.SvnadminPath == "" {
+			cfg.SvnadminPath = "svnadmin"
+		}
+		if bin, err := exec.LookPath(cfg.SvnadminPath); err == nil {
+			a.svnadmin = bin
+		}
 		root := (&url.URL{Scheme: "file", Path: filepath.ToSlash(cfg.LocalPath)}).String()
 		a.repo = &repoInfo{url: root + escapePath(scope), root: root, path: scope}
 	}
@@ -238,7 +248,13 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Cha
 	if err != nil {
 		return nil, err
 	}
-	added, err := a.fetchContents(ctx, info, r, change, diffs, dst)
+	var dumped map[string]*dumpedFile
+	if a.svnadmin != "" {
+		if dumped, err = a.dumpRevision(ctx, info, r, change, dst); err != nil {
+			return nil, err
+		}
+	}
+	added, err := a.fetchContents(ctx, info, r, change, diffs, dumped, dst)
 	if err != nil {
 		return nil, err
 	}
