@@ -63,6 +63,11 @@ type Config struct {
 	// svnlook cat per file. Default "svnadmin"; when it is not found,
 	// files are fetched one by one.
 	SvnadminPath string `toml:"svnadmin_path"`
+	// SvnrdumpPath is svnrdump, used with svn access to learn a
+	// revision's file sizes, checksums and mime types in one `svnrdump
+	// dump`, so the contents come in one batched svn cat. Default
+	// "svnrdump"; when it is not found, files are fetched one by one.
+	SvnrdumpPath string `toml:"svnrdump_path"`
 	// ConfigDir, when set, is passed as --config-dir. By default each repo
 	// gets its own directory under the daemon's data_dir (repos/<name>/
 	// svn-config), so the service user's ~/.subversion is never read or

@@ -35,6 +35,7 @@ type dumpNode struct {
 	hasText   bool
 	textDelta bool
 	textLen   int64
+	textMD5   string // of the full text, hex
 }
 
 // dumpProps are the properties worth keeping from a dump; the others
@@ -107,6 +108,7 @@ func readDump(r io.Reader, rev func(props map[string]string) error, node func(n 
 				hasText:    textLen >= 0,
 				textDelta:  h.get("Text-delta") == "true",
 				textLen:    textLen,
+				textMD5:    h.get("Text-content-md5"),
 			}
 			var text io.Reader
 			if n.hasText {
@@ -276,6 +278,60 @@ func readDumpProps(r io.Reader) (map[string]string, error) {
 		}
 		if dumpProps[key] {
 			props[key] = v
+		}
+	}
+}
+
+// svndiffTargetSize returns the size of the text an svndiff stream
+// builds, from its window headers alone: svnrdump sends every text as a
+// delta, and the size is what decides whether the file is fetched.
+func svndiffTargetSize(r io.Reader) (int64, error) {
+	br := bufio.NewReader(r)
+	var magic [4]byte
+	if _, err := io.ReadFull(br, magic[:]); err != nil {
+		return 0, fmt.Errorf("%w: svndiff header: %v", errDumpFormat, err)
+	}
+	if string(magic[:3]) != "SVN" || magic[3] > 2 {
+		return 0, fmt.Errorf("%w: not an svndiff stream (%q)", errDumpFormat, magic[:])
+	}
+	var total int64
+	for {
+		var hdr [5]int64 // source offset, source length, target length, instructions, new data
+		for i := range hdr {
+			v, err := readSvndiffInt(br)
+			if err == io.EOF && i == 0 {
+				return total, nil
+			}
+			if err != nil {
+				return 0, fmt.Errorf("%w: svndiff window: %v", errDumpFormat, err)
+			}
+			hdr[i] = v
+		}
+		total += hdr[2]
+		if _, err := io.CopyN(io.Discard, br, hdr[3]+hdr[4]); err != nil {
+			return 0, fmt.Errorf("%w: svndiff window: %v", errDumpFormat, err)
+		}
+	}
+}
+
+// readSvndiffInt reads svndiff's variable-length integer: seven bits a
+// byte, most significant first, the high bit set on all but the last.
+func readSvndiffInt(br *bufio.Reader) (int64, error) {
+	var v int64
+	for i := 0; ; i++ {
+		c, err := br.ReadByte()
+		if err != nil {
+			if i > 0 && err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		if i == 9 {
+			return 0, errors.New("integer too long")
+		}
+		v = v<<7 | int64(c&0x7f)
+		if c&0x80 == 0 {
+			return v, nil
 		}
 	}
 }

@@ -23,11 +23,24 @@ type dumpedFile struct {
 	// file's full properties (an add, or a change of properties).
 	mime       string
 	propsKnown bool
+	// sized is set when the dump gave the size but not the text (a delta
+	// from svnrdump); md5 is the text's, to check the batched cat.
+	sized bool
+	md5   string
 }
 
 // hasText reports whether the dump settled the file's content, so no
 // per-file cat is needed.
 func (d *dumpedFile) hasText() bool { return d != nil && (d.written || d.tooLarge) }
+
+// canDump reports whether the revision's files can be read from one
+// dump: svnadmin on the repository on this host, svnrdump over a URL.
+func (a *Adapter) canDump() bool {
+	if a.access == AccessSvnlook {
+		return a.svnadmin != ""
+	}
+	return a.svnrdump != ""
+}
 
 // dumpRevision reads the revision with one `svnadmin dump -r N
 // --incremental` of the repository on this host and writes the text of
@@ -37,6 +50,10 @@ func (d *dumpedFile) hasText() bool { return d != nil && (d.written || d.tooLarg
 // diffs it. Files the dump carries no text for (copies and property
 // changes that left the text alone) are absent or have no text; the
 // caller cats those.
+//
+// Over a URL it is one `svnrdump dump -r N --incremental`, whose texts are
+// deltas against the files' previous versions: they give each file's size
+// and checksum, not its content, which catBatch then fetches.
 func (a *Adapter) dumpRevision(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, dst vcs.Dest) (map[string]*dumpedFile, error) {
 	out := map[string]*dumpedFile{}
 	want := map[string]bool{}
@@ -61,22 +78,41 @@ func (a *Adapter) dumpRevision(ctx context.Context, info *repoInfo, rev int64, c
 				d = &dumpedFile{}
 				out[rel] = d
 			}
-			if n.propsKnown && !n.propDelta {
+			// A delta against nothing (svnrdump's add) lists every property.
+			if n.propsKnown && (!n.propDelta || n.action == "add" && n.copyFrom == "") {
 				d.propsKnown, d.mime = true, strings.TrimSpace(n.props["svn:mime-type"])
 			}
-			if !n.hasText || n.textDelta {
+			switch {
+			case !n.hasText:
+				return nil
+			case n.textDelta:
+				// svnrdump: the size is in the delta's windows; the text
+				// comes from one batched svn cat (catBatch).
+				size, err := svndiffTargetSize(text)
+				if err != nil {
+					return fmt.Errorf("%s: %w", rel, err)
+				}
+				*d = dumpedFile{size: size, sized: true, tooLarge: size > a.cfg.MaxFileBytes, md5: n.textMD5, mime: d.mime, propsKnown: d.propsKnown}
 				return nil
 			}
 			return a.writeDumped(rel, n.textLen, text, d, dst)
 		})
-		// Unblock svnadmin if we stopped reading early.
+		// Unblock the dumper if we stopped reading early.
 		pr.CloseWithError(errors.Join(err, io.ErrClosedPipe))
 		done <- err
 	}()
-	err := a.exec(ctx, a.svnadmin, pw, nil, []string{"dump", "-q", "--incremental", "-r", strconv.FormatInt(rev, 10), a.cfg.LocalPath})
+	revStr := strconv.FormatInt(rev, 10)
+	var err error
+	name := "svnadmin dump"
+	if a.access == AccessSvnlook {
+		err = a.exec(ctx, a.svnadmin, pw, nil, []string{"dump", "-q", "--incremental", "-r", revStr, a.cfg.LocalPath})
+	} else {
+		name = "svnrdump dump"
+		err = a.runTool(ctx, a.svnrdump, pw, "dump", "-q", "--incremental", "-r", revStr, info.url)
+	}
 	pw.CloseWithError(err)
 	if derr := <-done; derr != nil {
-		err = fmt.Errorf("svnadmin dump r%d: %w", rev, derr)
+		err = fmt.Errorf("%s r%d: %w", name, rev, derr)
 	}
 	if err != nil {
 		removeDumped(dst, out)

@@ -25,7 +25,9 @@ type Adapter struct {
 	// svnadmin dumps a revision of the local repository in one process
 	// (svnlook access); empty when it is not installed, and contents are
 	// then fetched one svnlook cat per file.
-	svnadmin  string
+	svnadmin string
+	// svnrdump does the same over a URL (svn access).
+	svnrdump  string
 	configDir string
 	filter    vcs.Filter
 
@@ -97,6 +99,14 @@ func New(cfg Config) (*Adapter, error) {
 		}
 		root := (&url.URL{Scheme: "file", Path: filepath.ToSlash(cfg.LocalPath)}).String()
 		a.repo = &repoInfo{url: root + escapePath(scope), root: root, path: scope}
+	}
+	if a.access == AccessSVN {
+		if cfg.SvnrdumpPath == "" {
+			cfg.SvnrdumpPath = "svnrdump"
+		}
+		if bin, err := exec.LookPath(cfg.SvnrdumpPath); err == nil {
+			a.svnrdump = bin
+		}
 	}
 	bin, err := exec.LookPath(cfg.SvnPath)
 	switch {
@@ -243,16 +253,21 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Cha
 	if err != nil {
 		return nil, err
 	}
-	patch := dst.DiffPath()
-	diffs, err := a.diff(ctx, info, r, change, patch)
-	if err != nil {
-		return nil, err
-	}
 	var dumped map[string]*dumpedFile
-	if a.svnadmin != "" {
+	if a.canDump() {
 		if dumped, err = a.dumpRevision(ctx, info, r, change, dst); err != nil {
 			return nil, err
 		}
+	}
+	patch := dst.DiffPath()
+	diffs, err := a.diff(ctx, info, r, change, patch)
+	if err != nil {
+		removeDumped(dst, dumped)
+		return nil, err
+	}
+	if err := a.catBatch(ctx, info, r, change, diffs, dumped, dst); err != nil {
+		removeDumped(dst, dumped)
+		return nil, err
 	}
 	added, err := a.fetchContents(ctx, info, r, change, diffs, dumped, dst)
 	if err != nil {
