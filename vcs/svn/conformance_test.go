@@ -648,3 +648,54 @@ func TestFetchHugeFileStreams(t *testing.T) {
 		})
 	}
 }
+
+// A 10-line edit of the 50 MB file, with default caps: the dump sizes
+// huge.txt too large before any diff, so it never reaches Subversion's
+// diff (which spends 18-23 s on it), and the other files of the
+// revision are diffed by name, their sections labelled with their full
+// paths (two share the base name f0001.txt). All access modes agree.
+func TestFetchHugeEditSkipsDiff(t *testing.T) {
+	var ref *vcs.Change
+	for _, m := range modes() {
+		t.Run(m.name, func(t *testing.T) {
+			a := newModeAdapter(t, m, nil)
+			a.ResetProcessCounts()
+			c, dir := fetch(t, a, fx.rHugeEdit)
+			if f := file(t, c, "huge.txt"); f.Skipped != vcs.SkipTooLarge || f.Action != vcs.ActionModify || len(f.Added) != 0 {
+				t.Errorf("huge.txt = %+v, want a modification skipped as too large", f)
+			}
+			for _, p := range []string{"many10/f0001.txt", "many100/f0001.txt"} {
+				f := file(t, c, p)
+				if f.Skipped != "" || !reflect.DeepEqual(f.Added, []vcs.LineRange{lr(2, 2)}) || !reflect.DeepEqual(f.Hunks, []vcs.LineRange{lr(1, 2)}) {
+					t.Errorf("%s = %+v, want line 2 added", p, f)
+				}
+			}
+			if f := file(t, c, "many10/f0002.txt"); f.Skipped != vcs.SkipDeleted {
+				t.Errorf("many10/f0002.txt = %+v, want deleted", f)
+			}
+			patch := string(mustRead(t, filepath.Join(dir, "diff.patch")))
+			for _, want := range []string{
+				"Index: many10/f0001.txt\n", "--- many10/f0001.txt\t(revision", "+SECOND line\n",
+				"Index: many100/f0001.txt\n", "+++ many100/f0001.txt\t(revision", "+second LINE\n",
+				"Property changes on: a.c\n", "Index: many10/f0002.txt\n",
+			} {
+				if !strings.Contains(patch, want) {
+					t.Errorf("diff.patch lacks %q:\n%s", want, patch)
+				}
+			}
+			if strings.Contains(patch, "THE QUICK") || strings.Contains(patch, "huge.txt") {
+				t.Errorf("diff.patch holds huge.txt's diff: %.2000s", patch)
+			}
+			if n := a.ProcessCounts()["svnlook diff"]; n != 0 {
+				t.Errorf("svnlook diff ran %d times; it cannot leave huge.txt out", n)
+			}
+			checkPatchAgrees(t, m.name, c, dir)
+			checkProcessBound(t, m.name, a, c)
+			if ref == nil {
+				ref = c
+			} else if !reflect.DeepEqual(c, ref) {
+				t.Errorf("%s differs:\n got %s\nwant %s", m.name, jsonString(c), jsonString(ref))
+			}
+		})
+	}
+}

@@ -62,8 +62,15 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 			added = append(added, af)
 			byPath[f.Path] = af
 		}
+		dd := dumped[f.Path]
 		switch {
 		case f.Binary:
+		case (af != nil || !inDiff || len(d.Hunks) == 0) && dd != nil && dd.propsKnown:
+			// The dump listed the file's properties at rev.
+			if af != nil {
+				af.mime = dd.mime
+			}
+			f.Binary = dd.mime != "" && MimeTypeIsBinary(dd.mime)
 		case af != nil && a.access == AccessSvnlook && f.Action == vcs.ActionAdd && f.CopyFromPath == "":
 			// svnlook prints the property section of a file added
 			// without history even with --no-diff-added, listing all its

@@ -260,7 +260,7 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Cha
 		}
 	}
 	patch := dst.DiffPath()
-	diffs, err := a.diff(ctx, info, r, change, patch)
+	diffs, err := a.diff(ctx, info, r, change, dumped, patch)
 	if err != nil {
 		removeDumped(dst, dumped)
 		return nil, err
