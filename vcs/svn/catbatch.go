@@ -17,21 +17,22 @@ import (
 // one `svn cat --ignore-keywords URL@N...` per maxTargetBytes of URLs
 // instead of one svn cat per file. svn prints the texts back to back; the
 // known sizes cut the stream into files, and each file's MD5 from the dump
-// proves the cut. Binary files and files over MaxFileBytes are left out.
+// proves the cut. Files over MaxFileBytes, and files the dump's properties
+// mark binary, are left out.
 //
 // When a text does not match (svn translated its line endings for
 // svn:eol-style, say) or the batch fails for a reason of its own, the
 // files not yet written are left to fetchFile's per-file cat, which
 // reports their errors; only cancellation, a timeout or an unreachable
 // server end the fetch here.
-func (a *Adapter) catBatch(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dumped map[string]*dumpedFile, dst vcs.Dest) error {
+func (a *Adapter) catBatch(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, dumped map[string]*dumpedFile, dst vcs.Dest) error {
 	if a.access != AccessSVN || len(dumped) == 0 {
 		return nil
 	}
 	var files []batchFile
 	for _, f := range c.Files {
 		d := dumped[f.Path]
-		if d == nil || !d.sized || d.tooLarge || d.written || diffs[f.Path].Binary || d.propsKnown && d.mime != "" && MimeTypeIsBinary(d.mime) {
+		if d == nil || !d.sized || d.tooLarge || d.written || d.propsKnown && d.mime != "" && MimeTypeIsBinary(d.mime) {
 			continue
 		}
 		files = append(files, batchFile{rel: f.Path, d: d})

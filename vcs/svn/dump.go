@@ -82,7 +82,7 @@ func readDump(r io.Reader, rev func(props map[string]string) error, node func(n 
 		if max(propLen, 0)+max(textLen, 0) > total {
 			return fmt.Errorf("%w: content lengths disagree in record %q", errDumpFormat, h.first)
 		}
-		body := io.LimitReader(br, total)
+		body := &io.LimitedReader{R: br, N: total}
 		var props map[string]string
 		if propLen >= 0 {
 			if props, err = readDumpProps(io.LimitReader(body, propLen)); err != nil {
@@ -122,6 +122,9 @@ func readDump(r io.Reader, rev func(props map[string]string) error, node func(n 
 		// declared parts.
 		if _, err := io.Copy(io.Discard, body); err != nil {
 			return fmt.Errorf("read svn dump: %w", err)
+		}
+		if body.N > 0 {
+			return fmt.Errorf("%w: stream ends %d bytes into the content of record %q", errDumpFormat, total-body.N, h.first)
 		}
 	}
 }

@@ -259,13 +259,17 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Cha
 			return nil, err
 		}
 	}
+	// The batched cat needs only the dump, so it runs beside the diff; a
+	// binary file it fetches for nothing is removed with the others not
+	// reviewed.
+	catDone := make(chan error, 1)
+	go func() { catDone <- a.catBatch(ctx, info, r, change, dumped, dst) }()
 	patch := dst.DiffPath()
 	diffs, err := a.diff(ctx, info, r, change, dumped, patch)
-	if err != nil {
-		removeDumped(dst, dumped)
-		return nil, err
+	if cerr := <-catDone; err == nil {
+		err = cerr
 	}
-	if err := a.catBatch(ctx, info, r, change, diffs, dumped, dst); err != nil {
+	if err != nil {
 		removeDumped(dst, dumped)
 		return nil, err
 	}
