@@ -1,7 +1,8 @@
 // Package svn is the vcs.Adapter for Subversion. It drives the svn
-// command-line client (svn info, log, diff, cat) against one repository
-// URL, so it works with file://, svn://, svn+ssh:// and http(s):// alike
-// and needs no Subversion libraries.
+// command-line tools (svn info, log, diff, cat, svnrdump; or svnlook and
+// svnadmin on the repository's host) against one repository URL, so it
+// works with file://, svn://, svn+ssh:// and http(s):// alike and needs no
+// Subversion libraries.
 package svn
 
 import (

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -178,4 +180,27 @@ func TestCatSplitter(t *testing.T) {
 		}
 		assertNoSrc(t, dst.Dir(), "a.txt")
 	})
+}
+
+// A dump that fails for a reason of its own (here a tool that refuses)
+// costs speed, not the review: every file is fetched on its own.
+func TestFetchFallsBackWhenDumpFails(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "refuse")
+	if err := os.WriteFile(bad, []byte("#!/bin/sh\necho 'dump: E000013: Permission denied' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range benchModes() {
+		t.Run(m.name, func(t *testing.T) {
+			a := newModeAdapter(t, m, func(c *Config) { c.SvnadminPath, c.SvnrdumpPath = bad, bad })
+			c, dir := fetch(t, a, fx.rTen)
+			if got := readSrc(t, dir, "many10/f0009.txt"); got != "file 9 of 10\nsecond line\n" {
+				t.Errorf("f0009 = %q", got)
+			}
+			_, cats := splitCounts(a.ProcessCounts())
+			if a.ProcessCounts()["refuse dump"] != 1 || cats != 10 {
+				t.Errorf("processes %v: want the refused dump, then 10 cats", a.ProcessCounts())
+			}
+			checkPatchAgrees(t, m.name, c, dir)
+		})
+	}
 }
