@@ -12,7 +12,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench-llm bench-sandbox image image-node agent-clis
+.PHONY: all build demo test lint deps clean bench-llm bench-sandbox bench-svn image image-node agent-clis
 
 all: build
 
@@ -46,6 +46,11 @@ bench-llm:
 # medians and ratios (scripts/bench-sandbox.sh; about two minutes).
 bench-sandbox:
 	@sh scripts/bench-sandbox.sh
+
+# Subversion fetch (issue 14, goals 4 and 5): dump vs one cat per file,
+# medians, ratios and peak RSS (scripts/bench-svn.sh; about four minutes).
+bench-svn:
+	@sh scripts/bench-svn.sh
 
 # The agent image, built locally FROM scratch (no registry is needed or
 # used). Cached: skipped when the image for this version exists, except

@@ -1,7 +1,8 @@
 // Package svn is the vcs.Adapter for Subversion. It drives the svn
-// command-line client (svn info, log, diff, cat) against one repository
-// URL, so it works with file://, svn://, svn+ssh:// and http(s):// alike
-// and needs no Subversion libraries.
+// command-line tools (svn info, log, diff, cat, svnrdump; or svnlook and
+// svnadmin on the repository's host) against one repository URL, so it
+// works with file://, svn://, svn+ssh:// and http(s):// alike and needs no
+// Subversion libraries.
 package svn
 
 import (
@@ -58,6 +59,16 @@ type Config struct {
 	// PATH. Default "svn" and "svnlook".
 	SvnPath     string `toml:"svn_path"`
 	SvnlookPath string `toml:"svnlook_path"`
+	// SvnadminPath is svnadmin, used with svnlook access to read a
+	// revision's changed files in one `svnadmin dump` instead of one
+	// svnlook cat per file. Default "svnadmin"; when it is not found,
+	// files are fetched one by one.
+	SvnadminPath string `toml:"svnadmin_path"`
+	// SvnrdumpPath is svnrdump, used with svn access to learn a
+	// revision's file sizes, checksums and mime types in one `svnrdump
+	// dump`, so the contents come in one batched svn cat. Default
+	// "svnrdump"; when it is not found, files are fetched one by one.
+	SvnrdumpPath string `toml:"svnrdump_path"`
 	// ConfigDir, when set, is passed as --config-dir. By default each repo
 	// gets its own directory under the daemon's data_dir (repos/<name>/
 	// svn-config), so the service user's ~/.subversion is never read or

@@ -221,29 +221,33 @@ func TestFetchHugeTooLarge(t *testing.T) {
 	}
 }
 
-// checkProcessBound requires metadata and diff to cost a constant number
-// of processes, and contents one per fetched file.
+// checkProcessBound requires a constant number of processes per
+// revision: metadata, one dump, one diff, and one batched svn cat (svn
+// access). Only the files a dump carries no text for, copies and
+// property-only changes, may take a cat each; and mime lookups one per
+// file whose diff shows no content, where the dump did not list its
+// properties.
 func checkProcessBound(t *testing.T, mode string, a *Adapter, c *vcs.Change) {
 	t.Helper()
-	fetched, meta := 0, 0
+	perFile := 0
 	for _, f := range c.Files {
-		if f.Skipped == "" {
-			fetched++
+		if f.Skipped == "" && (f.CopyFromPath != "" || f.Action == vcs.ActionModify) {
+			perFile++
 		}
 	}
-	cats := 0
+	meta, cats, mimes := 0, 0, 0
 	for name, n := range a.ProcessCounts() {
 		switch name {
 		case "svn cat", "svnlook cat":
 			cats += n
 		case "svn proplist", "svnlook propget":
-			// One per file whose diff shows no content.
+			mimes += n
 		default:
 			meta += n
 		}
 	}
-	if meta > 4 || cats < fetched || cats > fetched+len(c.Files) {
-		t.Errorf("%s r%s: %d metadata/diff processes and %d cats for %d fetched files: %v", mode, c.Revision, meta, cats, fetched, a.ProcessCounts())
+	if meta > 4 || cats > 1+perFile || mimes > 1+perFile {
+		t.Errorf("%s r%s: %d metadata/dump/diff processes, %d cats and %d mime lookups for %d copied or modified files: %v", mode, c.Revision, meta, cats, mimes, perFile, a.ProcessCounts())
 	}
 }
 
@@ -311,8 +315,16 @@ func TestFetchThousandFiles(t *testing.T) {
 	if got := readSrc(t, dir, "many1000/f0999.txt"); got != "file 999 of 1000\nsecond line\n" {
 		t.Errorf("f0999 = %q", got)
 	}
-	if n := a.ProcessCounts()["svnlook cat"]; n != 1000 {
-		t.Errorf("svnlook cat ran %d times, want 1000", n)
+	// One svnadmin dump carries the thousand texts: the processes are
+	// svnlook proplist, changed and diff, and the dump, whatever the
+	// number of files.
+	procs := a.ProcessCounts()
+	total := 0
+	for _, n := range procs {
+		total += n
+	}
+	if procs["svnlook cat"] != 0 || procs["svnadmin dump"] != 1 || total > 4 {
+		t.Errorf("processes %v: want one svnadmin dump, no svnlook cat, at most 4 in all", procs)
 	}
 }
 
@@ -632,6 +644,57 @@ func TestFetchHugeFileStreams(t *testing.T) {
 			}
 			if res.rss > limit {
 				t.Errorf("%s: peak RSS %d bytes for a %d-byte file: not streamed", m.name, res.rss, hugeBytes)
+			}
+		})
+	}
+}
+
+// A 10-line edit of the 50 MB file, with default caps: the dump sizes
+// huge.txt too large before any diff, so it never reaches Subversion's
+// diff (which spends 18-23 s on it), and the other files of the
+// revision are diffed by name, their sections labelled with their full
+// paths (two share the base name f0001.txt). All access modes agree.
+func TestFetchHugeEditSkipsDiff(t *testing.T) {
+	var ref *vcs.Change
+	for _, m := range modes() {
+		t.Run(m.name, func(t *testing.T) {
+			a := newModeAdapter(t, m, nil)
+			a.ResetProcessCounts()
+			c, dir := fetch(t, a, fx.rHugeEdit)
+			if f := file(t, c, "huge.txt"); f.Skipped != vcs.SkipTooLarge || f.Action != vcs.ActionModify || len(f.Added) != 0 {
+				t.Errorf("huge.txt = %+v, want a modification skipped as too large", f)
+			}
+			for _, p := range []string{"many10/f0001.txt", "many100/f0001.txt"} {
+				f := file(t, c, p)
+				if f.Skipped != "" || !reflect.DeepEqual(f.Added, []vcs.LineRange{lr(2, 2)}) || !reflect.DeepEqual(f.Hunks, []vcs.LineRange{lr(1, 2)}) {
+					t.Errorf("%s = %+v, want line 2 added", p, f)
+				}
+			}
+			if f := file(t, c, "many10/f0002.txt"); f.Skipped != vcs.SkipDeleted {
+				t.Errorf("many10/f0002.txt = %+v, want deleted", f)
+			}
+			patch := string(mustRead(t, filepath.Join(dir, "diff.patch")))
+			for _, want := range []string{
+				"Index: many10/f0001.txt\n", "--- many10/f0001.txt\t(revision", "+SECOND line\n",
+				"Index: many100/f0001.txt\n", "+++ many100/f0001.txt\t(revision", "+second LINE\n",
+				"Property changes on: a.c\n", "Index: many10/f0002.txt\n",
+			} {
+				if !strings.Contains(patch, want) {
+					t.Errorf("diff.patch lacks %q:\n%s", want, patch)
+				}
+			}
+			if strings.Contains(patch, "THE QUICK") || strings.Contains(patch, "huge.txt") {
+				t.Errorf("diff.patch holds huge.txt's diff: %.2000s", patch)
+			}
+			if n := a.ProcessCounts()["svnlook diff"]; n != 0 {
+				t.Errorf("svnlook diff ran %d times; it cannot leave huge.txt out", n)
+			}
+			checkPatchAgrees(t, m.name, c, dir)
+			checkProcessBound(t, m.name, a, c)
+			if ref == nil {
+				ref = c
+			} else if !reflect.DeepEqual(c, ref) {
+				t.Errorf("%s differs:\n got %s\nwant %s", m.name, jsonString(c), jsonString(ref))
 			}
 		})
 	}

@@ -17,10 +17,26 @@ import (
 // fetches the chosen ones in path order, FetchParallelism at a time. It
 // returns the files whose line maps it took from their content (see
 // linesFromContent), in path order, for appendAdded.
-func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dst vcs.Dest) ([]*addedFile, error) {
+//
+// Files in dumped (svnlook access with svnadmin) already have their
+// content and size from the revision's dump; the others take one cat each.
+// Dumped texts of files that end up not reviewed are removed.
+func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, diffs map[string]vcs.FileDiff, dumped map[string]*dumpedFile, dst vcs.Dest) (added []*addedFile, err error) {
+	defer func() {
+		kept := map[string]bool{}
+		if err == nil {
+			for _, f := range c.Files {
+				if f.Skipped == "" {
+					kept[f.Path] = true
+				}
+			}
+		}
+		if rerr := removeDumped(dst, dumped, func(rel string) bool { return kept[rel] }); err == nil && rerr != nil {
+			added, err = nil, rerr
+		}
+	}()
 	var (
 		candidates []*vcs.FileChange
-		added      []*addedFile
 		byPath     = map[string]*addedFile{}
 		needMime   []*vcs.FileChange
 	)
@@ -46,8 +62,15 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 			added = append(added, af)
 			byPath[f.Path] = af
 		}
+		dd := dumped[f.Path]
 		switch {
 		case f.Binary:
+		case (af != nil || !inDiff || len(d.Hunks) == 0) && dd != nil && dd.propsKnown:
+			// The dump listed the file's properties at rev.
+			if af != nil {
+				af.mime = dd.mime
+			}
+			f.Binary = dd.mime != "" && MimeTypeIsBinary(dd.mime)
 		case af != nil && a.access == AccessSvnlook && f.Action == vcs.ActionAdd && f.CopyFromPath == "":
 			// svnlook prints the property section of a file added
 			// without history even with --no-diff-added, listing all its
@@ -61,12 +84,21 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		}
 		candidates = append(candidates, f)
 	}
-	mimes, err := a.mimeTypes(ctx, info, rev, needMime)
+	var unknownMime []*vcs.FileChange
+	for _, f := range needMime {
+		if d := dumped[f.Path]; d == nil || !d.propsKnown {
+			unknownMime = append(unknownMime, f)
+		}
+	}
+	mimes, err := a.mimeTypes(ctx, info, rev, unknownMime)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range needMime {
 		m := mimes[f.Path]
+		if d := dumped[f.Path]; d != nil && d.propsKnown {
+			m = d.mime
+		}
 		f.Binary = m != "" && MimeTypeIsBinary(m)
 		if af := byPath[f.Path]; af != nil {
 			af.mime = m
@@ -115,7 +147,7 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		wg.Add(1)
 		go func(i int, f *vcs.FileChange) {
 			defer func() { <-sem; wg.Done() }()
-			n, nl, skipped, err := a.fetchFile(ctx, info, f.Path, rev, dst)
+			n, nl, skipped, err := a.fetchFile(ctx, info, f.Path, rev, dumped[f.Path], dst)
 			if err != nil {
 				errs[i] = fmt.Errorf("fetch %s: %w", f.Path, err)
 				return
@@ -168,7 +200,13 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 // line count, or a Skipped reason when the content is not kept. A file
 // over MaxFileBytes costs no extra process to size: cat stops it after
 // MaxFileBytes bytes, and it is listed "too large".
-func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, run vcs.Dest) (int64, int, string, error) {
+func (a *Adapter) fetchFile(ctx context.Context, info *repoInfo, rel string, rev int64, dumped *dumpedFile, run vcs.Dest) (int64, int, string, error) {
+	switch {
+	case dumped.hasText() && dumped.tooLarge:
+		return 0, 0, vcs.SkipTooLarge, nil
+	case dumped.hasText():
+		return dumped.size, dumped.lines, "", nil
+	}
 	dst, err := srcPath(run, rel)
 	if err != nil {
 		return 0, 0, "", err

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aicr-dev/aicr/vcs"
 )
 
 // fixture is one real Subversion repository shared by the package's tests,
@@ -27,7 +29,11 @@ type fixture struct {
 	rAdd, rModify, rDelete, rBinary, rProp, rCopy, rFilter, rBranch int64
 	// Revisions after rBranch, all under trunk.
 	rRename, rReplace, rDoomed, rDoomedGone, rTen, rHundred, rThousand, rHuge int64
-	youngest                                                                  int64
+	// rHugeEdit edits 10 lines of huge.txt, one line each of
+	// many10/f0001.txt and many100/f0001.txt, a property of a.c, and
+	// deletes many10/f0002.txt.
+	rHugeEdit int64
+	youngest  int64
 
 	repo    string // repository directory (local_path)
 	svnserv *svnserve
@@ -199,19 +205,26 @@ func buildFixture(tmp string) (*fixture, error) {
 	// A 50 MB commit through a working copy takes minutes on a busy
 	// machine; svnadmin load of a generated dump takes a second.
 	if firstErr == nil {
-		firstErr = loadHuge(repo)
+		firstErr = loadHuge(repo, false)
 	}
 	f.rHuge = commit("nothing")
-	f.youngest = f.rHuge
+	if firstErr == nil {
+		firstErr = loadHuge(repo, true)
+	}
+	if out := sh(tmp, "svnlook", "youngest", repo); firstErr == nil {
+		f.rHugeEdit, firstErr = strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	}
+	f.youngest = f.rHugeEdit
 	return f, firstErr
 }
 
 // loadHuge appends one revision adding trunk/huge.txt, hugeBytes of
-// numbered text lines, with svnadmin load of a dump generated on the fly.
-func loadHuge(repo string) error {
+// numbered text lines, with svnadmin load of a dump generated on the fly;
+// with edit, the rHugeEdit revision instead.
+func loadHuge(repo string, edit bool) error {
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(writeHugeDump(pw))
+		pw.CloseWithError(writeHugeDump(pw, edit))
 	}()
 	cmd := exec.Command("svnadmin", "load", "-q", repo)
 	cmd.Stdin = pr
@@ -225,7 +238,10 @@ func loadHuge(repo string) error {
 	return nil
 }
 
-func writeHugeDump(w io.Writer) error {
+// hugeEdited are the lines of huge.txt rHugeEdit rewrites.
+var hugeEdited = vcs.LineRange{Start: 500001, End: 500010}
+
+func writeHugeDump(w io.Writer, edit bool) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	kv := func(k, v string) string { return fmt.Sprintf("K %d\n%s\nV %d\n%s\n", len(k), k, len(v), v) }
 	props := kv("svn:author", "alice") + kv("svn:log", "50 MB") +
@@ -233,11 +249,30 @@ func writeHugeDump(w io.Writer) error {
 	fmt.Fprintf(bw, "SVN-fs-dump-format-version: 2\n\nRevision-number: 1\nProp-content-length: %d\nContent-length: %d\n\n%s\n",
 		len(props), len(props), props)
 	const nodeProps = "PROPS-END\n"
-	fmt.Fprintf(bw, "Node-path: trunk/huge.txt\nNode-kind: file\nNode-action: add\nProp-content-length: %d\nText-content-length: %d\nContent-length: %d\n\n%s",
-		len(nodeProps), hugeBytes, len(nodeProps)+hugeBytes, nodeProps)
+	if edit {
+		text := func(p, content string) {
+			fmt.Fprintf(bw, "Node-path: trunk/%s\nNode-kind: file\nNode-action: change\nText-content-length: %d\nContent-length: %d\n\n%s\n\n",
+				p, len(content), len(content), content)
+		}
+		text("many10/f0001.txt", "file 1 of 10\nSECOND line\n")
+		text("many100/f0001.txt", "file 1 of 100\nsecond LINE\n")
+		aProps := kv("custom", "v2") + "PROPS-END\n"
+		fmt.Fprintf(bw, "Node-path: trunk/a.c\nNode-kind: file\nNode-action: change\nProp-content-length: %d\nContent-length: %d\n\n%s\n\n",
+			len(aProps), len(aProps), aProps)
+		fmt.Fprintf(bw, "Node-path: trunk/many10/f0002.txt\nNode-action: delete\n\n")
+		fmt.Fprintf(bw, "Node-path: trunk/huge.txt\nNode-kind: file\nNode-action: change\nText-content-length: %d\nContent-length: %d\n\n",
+			hugeBytes, hugeBytes)
+	} else {
+		fmt.Fprintf(bw, "Node-path: trunk/huge.txt\nNode-kind: file\nNode-action: add\nProp-content-length: %d\nText-content-length: %d\nContent-length: %d\n\n%s",
+			len(nodeProps), hugeBytes, len(nodeProps)+hugeBytes, nodeProps)
+	}
 	line := []byte("0000000 the quick brown fox jumps over the lazy dog\n")
 	for i, n := 0, 0; n < hugeBytes; i++ {
 		copy(line, fmt.Sprintf("%07d", i%10000000))
+		copy(line[8:], "the quick")
+		if edit && hugeEdited.Contains(i+1) {
+			copy(line[8:], "THE QUICK")
+		}
 		k := min(len(line), hugeBytes-n)
 		if k < len(line) {
 			line[k-1] = '\n'

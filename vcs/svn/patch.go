@@ -19,8 +19,13 @@ import (
 // sections of listed, in-scope files, and returns the parsed diff. The
 // diff is streamed to disk and parsed from there, so a huge file's diff is
 // never held in memory.
-func (a *Adapter) diff(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, path string) (map[string]vcs.FileDiff, error) {
-	if len(c.Files) == 0 {
+//
+// When the dump found a file over MaxFileBytes, only the files to review
+// are diffed, by name (see diffTargets), so the large one never reaches
+// Subversion's diff.
+func (a *Adapter) diff(ctx context.Context, info *repoInfo, rev int64, c *vcs.Change, dumped map[string]*dumpedFile, path string) (map[string]vcs.FileDiff, error) {
+	targets, named := a.diffTargets(c, dumped)
+	if len(c.Files) == 0 || named && len(targets) == 0 {
 		// Nothing under the directory changed; svn diff could even fail if
 		// it did not exist before rev.
 		if err := os.WriteFile(path, nil, 0o644); err != nil {
@@ -38,9 +43,12 @@ func (a *Adapter) diff(ctx context.Context, info *repoInfo, rev int64, c *vcs.Ch
 	// and says no more than "every line is new". Added files (copies too:
 	// both tools diff a copy as an add) get their sections and line maps
 	// from the content fetched anyway; see added.go.
-	if a.access == AccessSvnlook {
+	switch {
+	case named:
+		err = a.diffNamed(ctx, info, rev, targets, bw)
+	case a.access == AccessSvnlook:
 		err = a.lookDiff(ctx, info, rev, bw)
-	} else {
+	default:
 		// --internal-diff: a diff-cmd in an svn config must not change the
 		// format we parse.
 		err = a.run(ctx, bw, "diff", "--internal-diff", "--no-diff-added", "-c", strconv.FormatInt(rev, 10), pegURL(info.url, rev))

@@ -68,6 +68,11 @@ func svnSays(err error, code string) bool {
 // run executes `svn sub args...` with stdout going to stdout, with the
 // adapter's config dir, credentials and certificate trust.
 func (a *Adapter) run(ctx context.Context, stdout io.Writer, sub string, args ...string) error {
+	return a.runTool(ctx, a.svn, stdout, sub, args...)
+}
+
+// runTool is run for svn or svnrdump, which take the same options.
+func (a *Adapter) runTool(ctx context.Context, bin string, stdout io.Writer, sub string, args ...string) error {
 	argv := []string{sub, "--non-interactive", "--no-auth-cache", "--config-dir", a.configDir}
 	if a.cfg.TrustServerCertFailures != "" {
 		argv = append(argv, "--trust-server-cert-failures="+strings.ReplaceAll(a.cfg.TrustServerCertFailures, " ", ""))
@@ -85,7 +90,7 @@ func (a *Adapter) run(ctx context.Context, stdout io.Writer, sub string, args ..
 		}
 	}
 	argv = append(argv, args...)
-	return a.exec(ctx, a.svn, stdout, stdin, argv)
+	return a.exec(ctx, bin, stdout, stdin, argv)
 }
 
 // look executes `svnlook sub -r rev repo args...`; svnlook reads the

@@ -2,6 +2,7 @@ package svn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -18,10 +19,16 @@ import (
 // client (any URL) or through svnlook (the repository on this host). Both
 // produce the same vcs.Change. It is safe for concurrent use.
 type Adapter struct {
-	cfg       Config
-	access    string // AccessSVN or AccessSvnlook
-	svn       string // svn binary; may be empty in svnlook mode (no blame, no listing)
-	svnlook   string
+	cfg     Config
+	access  string // AccessSVN or AccessSvnlook
+	svn     string // svn binary; may be empty in svnlook mode (no blame, no listing)
+	svnlook string
+	// svnadmin dumps a revision of the local repository in one process
+	// (svnlook access); empty when it is not installed, and contents are
+	// then fetched one svnlook cat per file.
+	svnadmin string
+	// svnrdump does the same over a URL (svn access).
+	svnrdump  string
 	configDir string
 	filter    vcs.Filter
 
@@ -85,8 +92,22 @@ func New(cfg Config) (*Adapter, error) {
 				vcs.ErrToolMissing, cfg.SvnlookPath, err)
 		}
 		a.svnlook = bin
+		if cfg.SvnadminPath == "" {
+			cfg.SvnadminPath = "svnadmin"
+		}
+		if bin, err := exec.LookPath(cfg.SvnadminPath); err == nil {
+			a.svnadmin = bin
+		}
 		root := (&url.URL{Scheme: "file", Path: filepath.ToSlash(cfg.LocalPath)}).String()
 		a.repo = &repoInfo{url: root + escapePath(scope), root: root, path: scope}
+	}
+	if a.access == AccessSVN {
+		if cfg.SvnrdumpPath == "" {
+			cfg.SvnrdumpPath = "svnrdump"
+		}
+		if bin, err := exec.LookPath(cfg.SvnrdumpPath); err == nil {
+			a.svnrdump = bin
+		}
 	}
 	bin, err := exec.LookPath(cfg.SvnPath)
 	switch {
@@ -186,31 +207,35 @@ func prepareConfigDir(cfg Config) (string, error) {
 // vcs.Adapter). Paths in the returned Change are relative to that
 // directory. Change.Repo is left empty for the caller.
 //
-// The cost in child processes does not grow with the number of files for
-// metadata and diff: one log (or svnlook info + changed) and one diff per
-// revision. Contents are fetched one process per file, FetchParallelism at
-// a time, streamed to disk.
+// The cost in child processes does not grow with the number of files:
+// metadata (svn log, or svnlook proplist and changed), one dump of the
+// revision, one diff, and through svn one batched cat. With svnlook
+// access, `svnadmin dump -r N --incremental` carries every changed file's
+// properties and full text, streamed to src/ as it is parsed (dump.go);
+// through svn, `svnrdump dump` gives sizes, MD5s and properties and one
+// `svn cat URL@N...` the texts (catBatch). Copies and property-only
+// changes carry no text in a dump and take one cat each; without svnadmin
+// or svnrdump every file does, FetchParallelism at a time.
+//
+// Sizes come from the dump before anything is diffed: a file over
+// MaxFileBytes is listed "too large" unread, and when a revision has one
+// the other files are diffed by name, so it never reaches Subversion's
+// diff (see diffTargets).
 //
 // The diff leaves added files out (--no-diff-added): Subversion takes
 // minutes to diff a text file of tens of megabytes against nothing. Their
 // line maps (every line added) are counted while their content streams to
 // src/, and their sections are appended to diff.patch from that copy, in
-// path order. An added file over MaxFileBytes is cut off by cat after
-// MaxFileBytes bytes, costing no extra process to size, and is listed "too
-// large" with no line map and a one-line note in diff.patch.
+// path order. An added file over MaxFileBytes is listed "too large" with
+// no line map and a one-line note in diff.patch.
 //
 // Telling binaries takes the svn:mime-type of files whose diff shows no
-// content: through svn one batched `svn proplist` per few hundred files;
-// through svnlook its diff lists the properties of files added without
-// history, and other such files (copies, property-only changes) take one
-// `svnlook propget` each.
+// content: from the dump when it lists the file's properties, else
+// through svn one batched `svn proplist` per few hundred files, through
+// svnlook one `svnlook propget` each.
 //
-// Known limit: a modified file is still diffed by Subversion, whatever its
-// size. A one-line edit of a 50 MB file takes under a second (svn skips
-// the common prefix and suffix), but rewriting much of such a file takes
-// minutes, and neither `svnlook diff` (no path arguments) nor one
-// `svn diff -c` over the directory can leave one file out; exclude such
-// files.
+// Known limit: a modified file under MaxFileBytes is still diffed by
+// Subversion; rewriting much of a file of many megabytes takes long.
 //
 // Files that svn diff shows only because a parent directory was copied
 // (a branch, a tag) are not listed and their sections are dropped from
@@ -233,12 +258,37 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Cha
 	if err != nil {
 		return nil, err
 	}
+	var dumped map[string]*dumpedFile
+	if a.canDump() {
+		dumped, err = a.dumpRevision(ctx, info, r, change, dst)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, vcs.ErrTimeout), errors.Is(err, vcs.ErrUnavailable):
+			return nil, err
+		case err != nil:
+			// A dump this host cannot take (an svnrdump refused by the
+			// server, a repository svnadmin cannot open) costs speed,
+			// not the review: every file is fetched on its own, and a
+			// real problem shows there with the path that has it.
+			dumped = nil
+		}
+	}
+	// The batched cat needs only the dump, so it runs beside the diff; a
+	// binary file it fetches for nothing is removed with the others not
+	// reviewed.
+	catDone := make(chan error, 1)
+	go func() { catDone <- a.catBatch(ctx, info, r, change, dumped, dst) }()
 	patch := dst.DiffPath()
-	diffs, err := a.diff(ctx, info, r, change, patch)
+	diffs, err := a.diff(ctx, info, r, change, dumped, patch)
+	if cerr := <-catDone; err == nil {
+		err = cerr
+	}
 	if err != nil {
+		removeDumped(dst, dumped)
 		return nil, err
 	}
-	added, err := a.fetchContents(ctx, info, r, change, diffs, dst)
+	added, err := a.fetchContents(ctx, info, r, change, diffs, dumped, dst)
 	if err != nil {
 		return nil, err
 	}
