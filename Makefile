@@ -12,7 +12,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench-llm bench-sandbox image image-node agent-clis
+.PHONY: all build demo test lint deps clean bench-llm bench-sandbox bench-intake image image-node agent-clis
 
 all: build
 
@@ -46,6 +46,12 @@ bench-llm:
 # medians and ratios (scripts/bench-sandbox.sh; about two minutes).
 bench-sandbox:
 	@sh scripts/bench-sandbox.sh
+
+# Intake events/s at 1, 8 and 64 clients while 2 workers review, each 202
+# fsynced, against the 5,000/s goal; idle daemon RSS against 20 MB
+# (scripts/bench-intake.sh; about a minute).
+bench-intake:
+	@sh scripts/bench-intake.sh
 
 # The agent image, built locally FROM scratch (no registry is needed or
 # used). Cached: skipped when the image for this version exists, except
