@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -83,16 +84,18 @@ func TestConcurrentEnqueueLandsExactlyOnce(t *testing.T) {
 func TestGroupCommitIsolatesAFailingRequest(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, tempDB(t))
-	b := s.batcher
-	good := func(rev string) *pendingEnqueue {
-		return &pendingEnqueue{ctx: ctx, req: enqueueReq{ev: svnEvent("main", rev), source: triggers.SourceTrigger, at: formatTime(s.now()), payload: "{}"}, done: make(chan struct{})}
+	op := func(rev string, source triggers.Source) *pendingOp {
+		r := enqueueReq{ev: svnEvent("main", rev), source: source, at: formatTime(s.now()), payload: "{}"}
+		return &pendingOp{ctx: ctx, op: func(ctx context.Context, tx *sql.Tx) error {
+			_, err := s.enqueueTx(ctx, tx, r)
+			return err
+		}, done: make(chan struct{})}
 	}
-	bad := good("2")
-	bad.req.source = "bogus" // violates the CHECK constraint inside the transaction
-	batch := []*pendingEnqueue{good("1"), bad, good("3")}
-	b.commit(batch)
-	if batch[0].err != nil || batch[2].err != nil || bad.err == nil {
-		t.Fatalf("errors: %v, %v, %v", batch[0].err, bad.err, batch[2].err)
+	// "bogus" violates the CHECK constraint inside the transaction.
+	batch := []*pendingOp{op("1", triggers.SourceTrigger), op("2", "bogus"), op("3", triggers.SourceTrigger)}
+	s.writes.commit(batch)
+	if batch[0].err != nil || batch[2].err != nil || batch[1].err == nil {
+		t.Fatalf("errors: %v, %v, %v", batch[0].err, batch[1].err, batch[2].err)
 	}
 	for _, rev := range []string{"1", "3"} {
 		if n, _ := s.CountRuns(ctx, "main", rev); n != 1 {

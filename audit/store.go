@@ -59,7 +59,12 @@ type Store struct {
 	// unused here (leaseTTL sets it per claim).
 	self     Lease
 	leaseTTL time.Duration
-	batcher  *enqueueBatcher
+	writes   *groupCommitter
+	// stmts is nil on a read-only Store.
+	stmts *hotStmts
+	// lastPrune is when SeenSignature last dropped expired signatures;
+	// only the group-commit goroutine touches it.
+	lastPrune time.Time
 }
 
 // DefaultLeaseTTL is how long a claim on a running run holds without a
@@ -120,7 +125,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(maxOpenConns)
-	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, batcher: newEnqueueBatcher(db)}
+	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
 	if err := pingUntilUnlocked(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -129,6 +134,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
+	if s.stmts, err = prepareHotStmts(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s.writes = newGroupCommitter(db, s.stmts)
 	return s, nil
 }
 
@@ -155,7 +165,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(maxOpenConns)
-	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, batcher: newEnqueueBatcher(db)}
+	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, writes: newGroupCommitter(db, nil)}
 	if err := pingUntilUnlocked(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s read-only: %w", path, err)
@@ -175,8 +185,8 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 // Close closes the database. Runs still in status running stay so; the
 // next daemon start hands them back with RequeueInterrupted.
 func (s *Store) Close() error {
-	s.batcher.stop()
-	return s.db.Close()
+	s.writes.stop()
+	return errors.Join(s.stmts.close(), s.db.Close())
 }
 
 // Path returns the database file's path.
