@@ -3,9 +3,11 @@ package audit
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -137,4 +139,67 @@ func BenchmarkEnqueue64Clients(b *testing.B) {
 	close(work)
 	wg.Wait()
 	b.ReportMetric(float64(n.Load())/b.Elapsed().Seconds(), "events/s")
+}
+
+// Accept stores the signature and the event together: a second request
+// with the same signature is refused with ErrReplayed and stores nothing,
+// and SeenSignature (the rejected-event path) sees the same window.
+func TestAcceptRefusesAReplayedSignature(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	now := time.Now()
+	if _, err := s.Accept(ctx, "SIG-1", time.Minute, svnEvent("main", "1"), triggers.SourceTrigger, now); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Accept(ctx, "sig-1 ", time.Minute, svnEvent("main", "2"), triggers.SourceTrigger, now)
+	if !errors.Is(err, ErrReplayed) {
+		t.Fatalf("replayed signature: err = %v, want ErrReplayed", err)
+	}
+	if n, _ := s.CountRuns(ctx, "main", "2"); n != 0 {
+		t.Fatalf("a replayed request queued %d runs", n)
+	}
+	var events int
+	s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events`).Scan(&events)
+	if events != 1 {
+		t.Fatalf("%d events stored, want 1", events)
+	}
+	if seen, err := s.SeenSignature(ctx, "sig-1", now, time.Minute); err != nil || !seen {
+		t.Fatalf("SeenSignature after Accept: %v %v, want replayed", seen, err)
+	}
+	// Past the window the signature is forgotten (pruned) and accepted.
+	later := now.Add(time.Minute + time.Second)
+	if _, err := s.Accept(ctx, "sig-1", time.Minute, svnEvent("main", "3"), triggers.SourceTrigger, later); err != nil {
+		t.Fatalf("after the window: %v", err)
+	}
+	if n, _ := s.ReplaySignatures(ctx); n != 1 {
+		t.Fatalf("%d signatures remembered, want 1 (the expired one pruned)", n)
+	}
+}
+
+// A failed enqueue does not leave its signature behind: the client's
+// corrected or re-sent request must not be refused as a replay.
+func TestAcceptStoresNothingWhenTheEnqueueFails(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	if _, err := s.Accept(ctx, "sig-2", time.Minute, svnEvent("main", "1"), "bogus", time.Now()); err == nil {
+		t.Fatal("accepted an invalid source")
+	}
+	if n, _ := s.ReplaySignatures(ctx); n != 0 {
+		t.Fatalf("%d signatures remembered after a failed accept", n)
+	}
+}
+
+// A read-only store refuses the intake's writes with a clear error.
+func TestReadOnlyStoreRefusesAccept(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	openStore(t, path)
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := ro.Accept(ctx, "sig", time.Minute, svnEvent("main", "1"), triggers.SourceTrigger, time.Now()); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("accept through a read-only store: %v", err)
+	}
 }
