@@ -113,6 +113,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Set("_synchronous", "FULL")
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", "immediate")
+	// The group commit runs each request in a savepoint, and SQLite keeps
+	// a savepoint's undo pages in a sub-journal: a temporary file by
+	// default, written on every request (8% of intake CPU). In memory it
+	// holds one batch's pages at most.
+	q.Set("_pragma", "temp_store(memory)")
 	// A plain path (no "file:" URI) so '%' in directory names is taken
 	// literally; the driver splits the DSN at the first '?'.
 	if strings.Contains(path, "?") {
