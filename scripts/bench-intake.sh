@@ -43,9 +43,12 @@ until curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; do
 	i=$((i+1)); [ $i -gt 200 ] && { cat "$work/daemon.log"; exit 1; }; sleep 0.05
 done
 sleep 2 # let start-up work settle before reading the idle RSS
-idle_kb=$(awk '/^VmRSS:/ { print $2 }' /proc/$daemon_pid/status)
+idle=$(awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%s ", $2 }' /proc/$daemon_pid/status)
 echo "intake: $(nproc) cores, load: $(uptime | sed 's/.*load average: //'), rounds $ROUNDS x $DURATION, $PRELOAD revisions queued for 2 builtin workers"
-awk -v kb="$idle_kb" 'BEGIN { printf "idle daemon RSS %.1f MB vs goal 20 MB: %.2fx\n", kb/1024, kb/1024/20 }'
+# RssFile is the binary's own pages (clean, shared page cache, which the
+# kernel maps around every page init touches); RssAnon is the daemon's heap
+# and stacks.
+echo "$idle" | awk '{ printf "idle daemon RSS %.1f MB vs goal 20 MB: %.2fx (anonymous %.1f MB, binary pages %.1f MB)\n", $1/1024, $1/1024/20, $2/1024, $3/1024 }'
 "$work/benchintake" -url "http://127.0.0.1:$port" -secret-file "$work/secret" -repo bench \
 	-clients 1,8,64 -rounds "$ROUNDS" -duration "$DURATION" -pid "$daemon_pid" -preload "$PRELOAD"
 if command -v sqlite3 >/dev/null; then
