@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // maxBatch bounds how many writes share one transaction, so one slow
@@ -33,6 +34,10 @@ type groupCommitter struct {
 	reqs     chan *pendingOp
 	quit     chan struct{}
 	done     chan struct{}
+
+	// submitted and commits count ops handed in and transactions
+	// committed; their ratio is the sharing the group commit achieves.
+	submitted, commits atomic.Int64
 }
 
 type pendingOp struct {
@@ -57,6 +62,7 @@ func (b *groupCommitter) submit(ctx context.Context, op writeOp) error {
 	}
 	b.start.Do(func() { go b.loop() })
 	p := &pendingOp{ctx: ctx, op: op, done: make(chan struct{})}
+	b.submitted.Add(1)
 	select {
 	case b.reqs <- p:
 	case <-ctx.Done():
@@ -138,6 +144,7 @@ func (b *groupCommitter) commit(batch []*pendingOp) {
 		finish(fmt.Errorf("commit: %w", err))
 		return
 	}
+	b.commits.Add(1)
 	finish(nil)
 }
 

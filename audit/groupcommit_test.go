@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,4 +203,49 @@ func TestReadOnlyStoreRefusesAccept(t *testing.T) {
 	if _, err := ro.Accept(ctx, "sig", time.Minute, svnEvent("main", "1"), triggers.SourceTrigger, time.Now()); err == nil || !strings.Contains(err.Error(), "read-only") {
 		t.Fatalf("accept through a read-only store: %v", err)
 	}
+}
+
+// Requests that arrive while a batch commits share the next commit (and
+// its fsync): 64 Accepts queued behind a held batch take two commits, not
+// 64, and every one of them is stored.
+func TestAcceptsWaitingForACommitShareOne(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	b := s.writes
+	hold, held := make(chan struct{}), make(chan struct{})
+	go b.submit(ctx, func(context.Context, *sql.Tx) error {
+		close(held)
+		<-hold
+		return nil
+	})
+	<-held
+	const clients = 64
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			if _, err := s.Accept(ctx, fmt.Sprintf("sig-%d", c), time.Minute, svnEvent("main", strconv.Itoa(c+1)), triggers.SourceTrigger, time.Now()); err != nil {
+				t.Error(err)
+			}
+		}(c)
+	}
+	// Every client is inside submit; at most a few may not yet be
+	// blocked on the hand-over when the held batch ends.
+	for b.submitted.Load() < clients+1 {
+		runtime.Gosched()
+	}
+	before := b.commits.Load()
+	close(hold)
+	wg.Wait()
+	commits := b.commits.Load() - before
+	if commits >= clients/2 {
+		t.Fatalf("%d requests took %d commits: the group commit did not batch them", clients, commits)
+	}
+	var events int
+	s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events`).Scan(&events)
+	if events != clients {
+		t.Fatalf("%d events stored, want %d", events, clients)
+	}
+	t.Logf("%d requests, %d commits", clients, commits)
 }
