@@ -37,6 +37,9 @@ func main() {
 	per := flag.Duration("duration", 2*time.Second, "length of one measurement")
 	firstRev := flag.Int("first-rev", 100000, "first revision number to report (each event is a new revision)")
 	pid := flag.Int("pid", 0, "daemon pid, to read its RSS from /proc")
+	refURL := flag.String("ref-url", "", "a reference daemon (e.g. an older build) measured in the same rounds, alternating")
+	refPID := flag.Int("ref-pid", 0, "the reference daemon's pid")
+	refName := flag.String("ref-name", "reference", "the reference's name in the table")
 	preload := flag.Int("preload", 0, "post revisions 1..N once before measuring (work for the workers)")
 	dump := flag.Int("dump", 0, "write an svn dump with N one-file revisions to stdout and exit")
 	flag.Parse()
@@ -61,18 +64,83 @@ func main() {
 	for _, n := range counts {
 		maxClients = max(maxClients, n)
 	}
-	p := &poster{
-		url: strings.TrimRight(*url, "/") + "/v1/events", secret: secret, repo: *repo,
-		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: maxClients, MaxConnsPerHost: maxClients}},
+	newPoster := func(base string) *poster {
+		return &poster{
+			url: strings.TrimRight(base, "/") + "/v1/events", secret: secret, repo: *repo,
+			http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: maxClients, MaxConnsPerHost: maxClients}},
+		}
 	}
-	if *preload > 0 {
+	posters := []*poster{newPoster(*url)}
+	if *refURL != "" {
+		posters = append(posters, newPoster(*refURL))
+	}
+	for _, p := range posters {
+		p.preload(*preload, maxClients)
+	}
+	p := posters[0]
+	idleRSS, _ := rss(*pid)
+	next := int64(*firstRev)
+	rates := map[int][]float64{}
+	refRates := map[int][]float64{}
+	for r := 0; r < *rounds; r++ {
+		for _, n := range counts {
+			// Alternate which goes first, so neither always meets the
+			// machine in the same state.
+			if len(posters) == 2 && r%2 == 1 {
+				refRates[n] = append(refRates[n], posters[1].measure(n, *per, &next))
+				rates[n] = append(rates[n], p.measure(n, *per, &next))
+				continue
+			}
+			rates[n] = append(rates[n], p.measure(n, *per, &next))
+			if len(posters) == 2 {
+				refRates[n] = append(refRates[n], posters[1].measure(n, *per, &next))
+			}
+		}
+	}
+	_, peak := rss(*pid)
+	fmt.Printf("%-8s %7s %10s %10s %10s", "clients", "rounds", "median/s", "min/s", "max/s")
+	if len(posters) == 2 {
+		fmt.Printf(" %14s %8s", *refName+"/s", "ratio")
+	}
+	fmt.Println()
+	for _, n := range counts {
+		v := sorted(rates[n])
+		fmt.Printf("%-8d %7d %10.0f %10.0f %10.0f", n, len(v), median(v), v[0], v[len(v)-1])
+		if len(posters) == 2 {
+			ref := median(sorted(refRates[n]))
+			fmt.Printf(" %14.0f %7.2fx", ref, median(v)/ref)
+		}
+		fmt.Println()
+	}
+	if v, ok := rates[64]; ok {
+		fmt.Printf("64 clients vs goal %.0f events/s: %.2fx\n", goal, median(sorted(v))/goal)
+	}
+	if *pid > 0 {
+		fmt.Printf("daemon RSS: after preload %.1f MB, peak (VmHWM) %.1f MB\n", float64(idleRSS)/1024, float64(peak)/1024)
+	}
+	if *refPID > 0 {
+		_, refPeak := rss(*refPID)
+		fmt.Printf("%s daemon RSS: peak (VmHWM) %.1f MB\n", *refName, float64(refPeak)/1024)
+	}
+	fmt.Printf("accepted events (202): %d\n", p.accepted.Load())
+}
+
+func sorted(v []float64) []float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s
+}
+
+// preload posts revisions 1..n once (work for the daemon's workers).
+func (p *poster) preload(n, clients int) {
+	if n > 0 {
 		var rev atomic.Int64
 		var wg sync.WaitGroup
-		for c := 0; c < min(16, maxClients); c++ {
+		for c := 0; c < min(16, clients); c++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for r := rev.Add(1); r <= int64(*preload); r = rev.Add(1) {
+				for r := rev.Add(1); r <= int64(n); r = rev.Add(1) {
 					if err := p.post(context.Background(), strconv.FormatInt(r, 10)); err != nil {
 						fail("preload r%d: %v", r, err)
 					}
@@ -82,30 +150,6 @@ func main() {
 		wg.Wait()
 		p.accepted.Store(0)
 	}
-	idleRSS, _ := rss(*pid)
-	next := int64(*firstRev)
-	rates := map[int][]float64{}
-	for r := 0; r < *rounds; r++ {
-		for _, n := range counts {
-			rates[n] = append(rates[n], p.measure(n, *per, &next))
-		}
-	}
-	_, peak := rss(*pid)
-	fmt.Printf("%-12s %8s %10s %10s %10s\n", "clients", "rounds", "median/s", "min/s", "max/s")
-	for _, n := range counts {
-		v := append([]float64(nil), rates[n]...)
-		sort.Float64s(v)
-		fmt.Printf("%-12d %8d %10.0f %10.0f %10.0f\n", n, len(v), median(v), v[0], v[len(v)-1])
-	}
-	if v, ok := rates[64]; ok {
-		s := append([]float64(nil), v...)
-		sort.Float64s(s)
-		fmt.Printf("64 clients vs goal %.0f events/s: %.2fx\n", goal, median(s)/goal)
-	}
-	if *pid > 0 {
-		fmt.Printf("daemon RSS: after preload %.1f MB, peak (VmHWM) %.1f MB\n", float64(idleRSS)/1024, float64(peak)/1024)
-	}
-	fmt.Printf("accepted events (202): %d\n", p.accepted.Load())
 }
 
 type poster struct {
