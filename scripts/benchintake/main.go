@@ -77,6 +77,10 @@ func main() {
 	for _, p := range posters {
 		p.preload(*preload, maxClients)
 	}
+	posters[0].pid = *pid
+	if len(posters) == 2 {
+		posters[1].pid = *refPID
+	}
 	p := posters[0]
 	idleRSS, _ := rss(*pid)
 	next := int64(*firstRev)
@@ -114,6 +118,16 @@ func main() {
 	}
 	if v, ok := rates[64]; ok {
 		fmt.Printf("64 clients vs goal %.0f events/s: %.2fx\n", goal, median(sorted(v))/goal)
+	}
+	// CPU per event does not depend on what else the machine runs the way
+	// events/s does; it includes the daemon's 2 busy workers (not their
+	// child processes).
+	if *pid > 0 {
+		fmt.Printf("daemon CPU per accepted event: %.0f us", p.cpuPerEvent())
+		if len(posters) == 2 && *refPID > 0 {
+			fmt.Printf(", %s %.0f us (%.2fx)", *refName, posters[1].cpuPerEvent(), p.cpuPerEvent()/posters[1].cpuPerEvent())
+		}
+		fmt.Println()
 	}
 	if *pid > 0 {
 		fmt.Printf("daemon RSS: after preload %.1f MB, peak (VmHWM) %.1f MB\n", float64(idleRSS)/1024, float64(peak)/1024)
@@ -153,6 +167,10 @@ func (p *poster) preload(n, clients int) {
 }
 
 type poster struct {
+	// pid is the daemon's, to charge it the CPU it spends while measured.
+	pid      int
+	cpuTicks int64
+	measured int64
 	url      string
 	secret   []byte
 	repo     string
@@ -165,6 +183,7 @@ func (p *poster) measure(n int, d time.Duration, next *int64) float64 {
 	ctx := context.Background()
 	var count atomic.Int64
 	var wg sync.WaitGroup
+	cpu0 := cpuTicks(p.pid)
 	start := time.Now()
 	deadline := start.Add(d)
 	for c := 0; c < n; c++ {
@@ -181,7 +200,10 @@ func (p *poster) measure(n int, d time.Duration, next *int64) float64 {
 		}()
 	}
 	wg.Wait()
-	return float64(count.Load()) / time.Since(start).Seconds()
+	elapsed := time.Since(start)
+	p.cpuTicks += cpuTicks(p.pid) - cpu0
+	p.measured += count.Load()
+	return float64(count.Load()) / elapsed.Seconds()
 }
 
 func (p *poster) post(ctx context.Context, rev string) error {
@@ -208,6 +230,35 @@ func (p *poster) post(ctx context.Context, rev string) error {
 	}
 	p.accepted.Add(1)
 	return nil
+}
+
+func (p *poster) cpuPerEvent() float64 {
+	if p.measured == 0 {
+		return 0
+	}
+	return float64(p.cpuTicks) * 1e6 / clockTicks / float64(p.measured)
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
+const clockTicks = 100
+
+// cpuTicks is the process's user+system CPU time so far, in clock ticks.
+func cpuTicks(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; count from after it.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return utime + stime
 }
 
 // rss returns the process's current and peak resident set in KiB.
