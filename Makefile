@@ -12,7 +12,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench-llm bench-sandbox bench-svn image image-node agent-clis
+.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake image image-node agent-clis
 
 all: build
 
@@ -51,6 +51,12 @@ bench-sandbox:
 # medians, ratios and peak RSS (scripts/bench-svn.sh; about four minutes).
 bench-svn:
 	@sh scripts/bench-svn.sh
+
+# Intake events/s at 1, 8 and 64 clients while 2 workers review, each 202
+# fsynced, against the 5,000/s goal; idle daemon RSS against 20 MB
+# (scripts/bench-intake.sh; about a minute).
+bench-intake:
+	@sh scripts/bench-intake.sh
 
 # The agent image, built locally FROM scratch (no registry is needed or
 # used). Cached: skipped when the image for this version exists, except

@@ -3,63 +3,83 @@ package audit
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
-// maxBatch bounds how many enqueues share one transaction, so one slow
+// maxBatch bounds how many writes share one transaction, so one slow
 // batch does not hold the write lock for long.
-const maxBatch = 128
+const maxBatch = 256
 
-// enqueueBatcher is group commit for Enqueue. Every accepted event must be
-// fsynced before the intake answers 202 (synchronous=FULL), and an fsync
-// costs milliseconds; one writer goroutine therefore takes every request
-// waiting when it becomes free, runs them in one transaction (each in its
-// own savepoint, so one bad request fails alone) and commits once. No
-// timer: while one batch commits, the next one gathers, so a lone request
-// is never delayed and a burst shares fsyncs.
-type enqueueBatcher struct {
-	db *sql.DB
+// writeOp is one caller's work inside a group-committed transaction. It
+// runs in its own savepoint: an error rolls back only its own writes.
+type writeOp func(ctx context.Context, tx *sql.Tx) error
+
+// groupCommitter is group commit for the intake's writes (Accept,
+// Enqueue, SeenSignature). Every accepted event must be fsynced before the
+// intake answers 202 (synchronous=FULL), and an fsync costs milliseconds;
+// one writer goroutine therefore takes every request waiting when it
+// becomes free, runs them in one transaction (each in its own savepoint,
+// so one bad request fails alone) and commits once. No timer: while one
+// batch commits, the next one gathers, so a lone request is never delayed
+// and a burst shares fsyncs.
+type groupCommitter struct {
+	db    *sql.DB
+	stmts *hotStmts
 
 	start    sync.Once
 	stopOnce sync.Once
-	reqs     chan *pendingEnqueue
+	reqs     chan *pendingOp
 	quit     chan struct{}
 	done     chan struct{}
+
+	// submitted and commits count ops handed in and transactions
+	// committed; their ratio is the sharing the group commit achieves.
+	submitted, commits atomic.Int64
 }
 
-type pendingEnqueue struct {
+type pendingOp struct {
 	ctx  context.Context
-	req  enqueueReq
-	res  Enqueued
+	op   writeOp
 	err  error
 	done chan struct{}
 }
 
-func newEnqueueBatcher(db *sql.DB) *enqueueBatcher {
-	return &enqueueBatcher{db: db, reqs: make(chan *pendingEnqueue), quit: make(chan struct{}), done: make(chan struct{})}
+// errReadOnly: a write through a Store from OpenReadOnly.
+var errReadOnly = errors.New("the store was opened read-only")
+
+func newGroupCommitter(db *sql.DB, stmts *hotStmts) *groupCommitter {
+	return &groupCommitter{db: db, stmts: stmts, reqs: make(chan *pendingOp), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
-func (b *enqueueBatcher) submit(ctx context.Context, r enqueueReq) (Enqueued, error) {
+// submit runs op in the next batch and returns once that batch has
+// committed (or op failed).
+func (b *groupCommitter) submit(ctx context.Context, op writeOp) error {
+	if b.stmts == nil {
+		return errReadOnly
+	}
 	b.start.Do(func() { go b.loop() })
-	p := &pendingEnqueue{ctx: ctx, req: r, done: make(chan struct{})}
+	p := &pendingOp{ctx: ctx, op: op, done: make(chan struct{})}
+	b.submitted.Add(1)
 	select {
 	case b.reqs <- p:
 	case <-ctx.Done():
-		return Enqueued{}, fmt.Errorf("enqueue: %w", ctx.Err())
+		return ctx.Err()
 	case <-b.quit:
-		return Enqueued{}, fmt.Errorf("enqueue: store closed")
+		return fmt.Errorf("store closed")
 	}
 	// Once handed over, wait for the outcome even if ctx ends: the
-	// caller must not answer before knowing whether the event is stored.
+	// caller must not answer before knowing whether its write is stored.
 	<-p.done
-	return p.res, p.err
+	return p.err
 }
 
-func (b *enqueueBatcher) loop() {
+func (b *groupCommitter) loop() {
 	defer close(b.done)
 	for {
-		var batch []*pendingEnqueue
+		var batch []*pendingOp
 		select {
 		case p := <-b.reqs:
 			batch = append(batch, p)
@@ -79,11 +99,11 @@ func (b *enqueueBatcher) loop() {
 	}
 }
 
-func (b *enqueueBatcher) commit(batch []*pendingEnqueue) {
+func (b *groupCommitter) commit(batch []*pendingOp) {
 	finish := func(err error) {
 		for _, p := range batch {
 			if err != nil && p.err == nil {
-				p.err, p.res = err, Enqueued{}
+				p.err = err
 			}
 			close(p.done)
 		}
@@ -91,41 +111,45 @@ func (b *enqueueBatcher) commit(batch []*pendingEnqueue) {
 	ctx := context.Background()
 	tx, err := b.db.BeginTx(ctx, nil)
 	if err != nil {
-		finish(fmt.Errorf("enqueue: begin: %w", err))
+		finish(fmt.Errorf("begin: %w", err))
 		return
 	}
 	defer tx.Rollback()
-	for i, p := range batch {
+	// One savepoint name serves every op: each is released (or rolled
+	// back and released) before the next opens, so the statements stay
+	// constant and prepared.
+	savepoint, rollbackTo, release := b.stmts.in(ctx, tx, b.stmts.savepoint), b.stmts.in(ctx, tx, b.stmts.rollbackTo), b.stmts.in(ctx, tx, b.stmts.release)
+	for _, p := range batch {
 		if p.ctx.Err() != nil {
-			p.err = fmt.Errorf("enqueue: %w", p.ctx.Err())
+			p.err = p.ctx.Err()
 			continue
 		}
-		sp := fmt.Sprintf("enqueue_%d", i)
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
-			finish(fmt.Errorf("enqueue: savepoint: %w", err))
+		if _, err := savepoint.ExecContext(ctx); err != nil {
+			finish(fmt.Errorf("savepoint: %w", err))
 			return
 		}
-		p.res, p.err = enqueueTx(ctx, tx, p.req)
+		p.err = p.op(ctx, tx)
 		if p.err != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO "+sp); err != nil {
-				finish(fmt.Errorf("enqueue: rollback to savepoint: %w", err))
+			if _, err := rollbackTo.ExecContext(ctx); err != nil {
+				finish(fmt.Errorf("rollback to savepoint: %w", err))
 				return
 			}
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE "+sp); err != nil {
-			finish(fmt.Errorf("enqueue: release savepoint: %w", err))
+		if _, err := release.ExecContext(ctx); err != nil {
+			finish(fmt.Errorf("release savepoint: %w", err))
 			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		finish(fmt.Errorf("enqueue: commit: %w", err))
+		finish(fmt.Errorf("commit: %w", err))
 		return
 	}
+	b.commits.Add(1)
 	finish(nil)
 }
 
 // stop ends the writer goroutine, if it was started.
-func (b *enqueueBatcher) stop() {
+func (b *groupCommitter) stop() {
 	b.stopOnce.Do(func() {
 		close(b.quit)
 		started := true

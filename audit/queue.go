@@ -30,24 +30,86 @@ func validSource(s triggers.Source) bool {
 // primary's ids with Duplicate true. Manual requests always get a new run.
 // receivedAt is the receipt time and the run's queued_at; zero means now.
 //
-// When Enqueue returns without error the receipt is on disk (fsynced):
-// the intake answers 202 on it. Concurrent calls are committed together
-// (group commit, see enqueueBatcher), so the fsync is shared.
+// When Enqueue returns without error the receipt is on disk (fsynced).
+// Concurrent calls are committed together (group commit, see
+// groupCommitter), so the fsync is shared.
 func (s *Store) Enqueue(ctx context.Context, ev triggers.Event, source triggers.Source, receivedAt time.Time) (Enqueued, error) {
+	r, err := s.newEnqueueReq(ev, source, receivedAt)
+	if err != nil {
+		return Enqueued{}, err
+	}
+	var res Enqueued
+	err = s.writes.submit(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		res, err = s.enqueueTx(ctx, tx, r)
+		return err
+	})
+	if err != nil {
+		return Enqueued{}, prefixErr("enqueue", err)
+	}
+	return res, nil
+}
+
+// ErrReplayed: Accept found the request's signature already accepted
+// within the replay window; nothing was stored.
+var ErrReplayed = errors.New("signature already accepted")
+
+// Accept is the intake's write for a signed, valid event: it records the
+// signature in the replay window (as SeenSignature does) and enqueues ev
+// (as Enqueue does) in one savepoint of one group commit, so a request
+// costs a share of one fsync instead of two of its own. A signature seen
+// within window returns ErrReplayed and stores nothing. When Accept
+// returns without error both are on disk.
+func (s *Store) Accept(ctx context.Context, signature string, window time.Duration, ev triggers.Event, source triggers.Source, receivedAt time.Time) (Enqueued, error) {
+	key, err := signatureKey(signature)
+	if err != nil {
+		return Enqueued{}, prefixErr("accept", err)
+	}
+	r, err := s.newEnqueueReq(ev, source, receivedAt)
+	if err != nil {
+		return Enqueued{}, err
+	}
+	var res Enqueued
+	err = s.writes.submit(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		replayed, err := s.recordSignatureTx(ctx, tx, key, receivedAt, window)
+		if err != nil {
+			return err
+		}
+		if replayed {
+			return ErrReplayed
+		}
+		res, err = s.enqueueTx(ctx, tx, r)
+		return err
+	})
+	if err != nil {
+		return Enqueued{}, prefixErr("accept", err)
+	}
+	return res, nil
+}
+
+// prefixErr names the operation on an error from the group commit,
+// keeping it testable with errors.Is.
+func prefixErr(op string, err error) error {
+	if errors.Is(err, ErrReplayed) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+func (s *Store) newEnqueueReq(ev triggers.Event, source triggers.Source, receivedAt time.Time) (enqueueReq, error) {
 	if ev.Repo == "" || ev.Revision == "" || ev.VCS == "" {
-		return Enqueued{}, fmt.Errorf("enqueue: %w: vcs, repo and revision are required", ErrInvalid)
+		return enqueueReq{}, fmt.Errorf("enqueue: %w: vcs, repo and revision are required", ErrInvalid)
 	}
 	if !validSource(source) {
-		return Enqueued{}, fmt.Errorf("enqueue: %w: source %q", ErrInvalid, source)
+		return enqueueReq{}, fmt.Errorf("enqueue: %w: source %q", ErrInvalid, source)
 	}
 	if receivedAt.IsZero() {
 		receivedAt = s.now()
 	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: encode event: %w", err)
+		return enqueueReq{}, fmt.Errorf("enqueue: encode event: %w", err)
 	}
-	return s.batcher.submit(ctx, enqueueReq{ev: ev, source: source, at: formatTime(receivedAt), payload: string(payload)})
+	return enqueueReq{ev: ev, source: source, at: formatTime(receivedAt), payload: string(payload)}, nil
 }
 
 type enqueueReq struct {
@@ -58,67 +120,56 @@ type enqueueReq struct {
 }
 
 // enqueueTx does one Enqueue inside tx, which the caller commits.
-func enqueueTx(ctx context.Context, tx *sql.Tx, r enqueueReq) (Enqueued, error) {
-	const insertEvent = `INSERT INTO events
-		(vcs, repo, revision, user, client, source, received_at, payload, duplicate_of)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, r enqueueReq) (Enqueued, error) {
 	ev := r.ev
 	args := []any{ev.VCS, ev.Repo, ev.Revision, ev.User, ev.Client, string(r.source), r.at, r.payload}
 
 	var eventID int64
 	if r.source == triggers.SourceManual {
-		res, err := tx.ExecContext(ctx, insertEvent, append(args, nil)...)
+		res, err := s.stmts.in(ctx, tx, s.stmts.insertEvent).ExecContext(ctx, append(args, nil)...)
 		if err != nil {
-			return Enqueued{}, fmt.Errorf("enqueue: insert event: %w", err)
+			return Enqueued{}, fmt.Errorf("insert event: %w", err)
 		}
 		if eventID, err = res.LastInsertId(); err != nil {
-			return Enqueued{}, fmt.Errorf("enqueue: event id: %w", err)
+			return Enqueued{}, fmt.Errorf("event id: %w", err)
 		}
 	} else {
-		// The conflict clause names the partial unique index, so the
-		// database itself decides who is primary; no read-then-write race
-		// even if a writer were not using BEGIN IMMEDIATE.
-		err := tx.QueryRowContext(ctx, insertEvent+`
-			ON CONFLICT (repo, revision) WHERE duplicate_of IS NULL AND source <> 'manual' DO NOTHING
-			RETURNING id`, append(args, nil)...).Scan(&eventID)
+		err := s.stmts.in(ctx, tx, s.stmts.insertEventOnce).QueryRowContext(ctx, append(args, nil)...).Scan(&eventID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return enqueueDuplicate(ctx, tx, ev, insertEvent, args)
+			return s.enqueueDuplicate(ctx, tx, ev, args)
 		}
 		if err != nil {
-			return Enqueued{}, fmt.Errorf("enqueue: insert event: %w", err)
+			return Enqueued{}, fmt.Errorf("insert event: %w", err)
 		}
 	}
 
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs
-		(event_id, vcs, repo, revision, status, queued_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	res, err := s.stmts.in(ctx, tx, s.stmts.insertRun).ExecContext(ctx,
 		eventID, ev.VCS, ev.Repo, ev.Revision, string(RunQueued), r.at)
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: insert run: %w", err)
+		return Enqueued{}, fmt.Errorf("insert run: %w", err)
 	}
 	runID, err := res.LastInsertId()
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: run id: %w", err)
+		return Enqueued{}, fmt.Errorf("run id: %w", err)
 	}
 	return Enqueued{EventID: eventID, RunID: runID}, nil
 }
 
-func enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Event, insertEvent string, args []any) (Enqueued, error) {
+func (s *Store) enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Event, args []any) (Enqueued, error) {
 	var primary Enqueued
-	err := tx.QueryRowContext(ctx, `SELECT e.id, r.id FROM events e JOIN runs r ON r.event_id = e.id
-		WHERE e.repo = ? AND e.revision = ? AND e.duplicate_of IS NULL AND e.source <> 'manual'`,
-		ev.Repo, ev.Revision).Scan(&primary.EventID, &primary.RunID)
+	err := s.stmts.in(ctx, tx, s.stmts.findPrimary).QueryRowContext(ctx, ev.Repo, ev.Revision).Scan(&primary.EventID, &primary.RunID)
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: find primary event: %w", err)
+		return Enqueued{}, fmt.Errorf("find primary event: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, insertEvent, append(args, primary.EventID)...); err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: insert duplicate event: %w", err)
+	if _, err := s.stmts.in(ctx, tx, s.stmts.insertEvent).ExecContext(ctx, append(args, primary.EventID)...); err != nil {
+		return Enqueued{}, fmt.Errorf("insert duplicate event: %w", err)
 	}
 	// A revision whose run finally failed (the server was down for
 	// longer than the retry window, a replica had not caught up) is worth
 	// another try when something reports it again.
 	requeued, err := requeueFailed(ctx, tx, primary.RunID)
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue: %w", err)
+		return Enqueued{}, err
 	}
 	primary.Duplicate, primary.Requeued = !requeued, requeued
 	return primary, nil

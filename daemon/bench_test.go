@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -19,4 +21,24 @@ func BenchmarkIntakeAccept(b *testing.B) {
 			b.Fatalf("HTTP %d %v", status, body)
 		}
 	}
+}
+
+// BenchmarkIntakeAccept64Clients is the intake under 64 concurrent hook
+// calls over keep-alive HTTP: the group commit shares each fsync among
+// the requests that arrive while the previous batch commits.
+func BenchmarkIntakeAccept64Clients(b *testing.B) {
+	f := newIntakeFixture(b)
+	var rev atomic.Int64
+	b.SetParallelism((64 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			status, body := f.post(b, eventBody("main", strconv.FormatInt(rev.Add(1), 10)), testSecret, time.Now())
+			if status != http.StatusAccepted {
+				b.Errorf("HTTP %d %v", status, body)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }

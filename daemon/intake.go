@@ -68,13 +68,21 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 		in.reject(w, http.StatusUnauthorized, "bad_signature", "signature does not match: the hook and the daemon must use the same secret")
 		return
 	}
-	if in.replayed(r, received) {
-		in.reject(w, http.StatusConflict, "replayed", "this exact signed request was already received; re-sign to send again")
+	sig := r.Header.Get(triggers.HeaderSignature)
+	// The in-memory guard is enough within one process and costs nothing;
+	// the store's window, which survives restarts, is checked in the same
+	// group-committed transaction that stores the event (Accept).
+	if in.replay != nil && in.replay.Check(sig, received) != nil {
+		in.rejectReplayed(w)
 		return
 	}
 
 	ev, code, msg := in.parseEvent(body)
 	if code != "" {
+		if in.replayedInStore(r, sig, received) {
+			in.rejectReplayed(w)
+			return
+		}
 		status := http.StatusBadRequest
 		if code == triggers.CodeUnknownRepo {
 			status = http.StatusUnprocessableEntity
@@ -88,7 +96,11 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	source := intakeSource(ev.Source)
-	res, err := in.store.Enqueue(r.Context(), ev, source, received)
+	res, err := in.store.Accept(r.Context(), sig, triggers.ReplayWindow, ev, source, received)
+	if errors.Is(err, audit.ErrReplayed) {
+		in.rejectReplayed(w)
+		return
+	}
 	if err != nil {
 		in.log.Error("enqueue event", "repo", ev.Repo, "revision", ev.Revision, "err", err)
 		in.reject(w, http.StatusServiceUnavailable, "store_unavailable", "the daemon could not store the event; the client will spool and retry")
@@ -113,15 +125,16 @@ func intakeSource(claimed triggers.Source) triggers.Source {
 	return triggers.SourceTrigger
 }
 
-// replayed checks the signature against the in-memory guard (cheap, and
-// enough within one process) and then the store, which remembers the
-// window across restarts. A store failure is logged and the request let
-// through: the signature's own age limit still bounds a replay to minutes.
-func (in *intake) replayed(r *http.Request, received time.Time) bool {
-	sig := r.Header.Get(triggers.HeaderSignature)
-	if in.replay != nil && in.replay.Check(sig, received) != nil {
-		return true
-	}
+func (in *intake) rejectReplayed(w http.ResponseWriter) {
+	in.reject(w, http.StatusConflict, "replayed", "this exact signed request was already received; re-sign to send again")
+}
+
+// replayedInStore checks and records the signature in the store's replay
+// window, which remembers it across restarts, for a request that will not
+// be enqueued (Accept does both at once for one that will). A store
+// failure is logged and the request let through: the signature's own age
+// limit still bounds a replay to minutes.
+func (in *intake) replayedInStore(r *http.Request, sig string, received time.Time) bool {
 	seen, err := in.store.SeenSignature(r.Context(), sig, received, triggers.ReplayWindow)
 	if err != nil {
 		in.log.Error("replay window: store unavailable, checked in memory only", "err", err)
