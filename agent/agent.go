@@ -152,7 +152,7 @@ func New(cfg Config, deps Deps) (Agent, error) {
 	var a Agent
 	switch cfg.Kind {
 	case KindBuiltin:
-		b, err := builtin.New(builtin.Options{MCPCommand: deps.MCPCommand, Limits: deps.Limits, Logger: deps.Logger})
+		b, err := builtin.New(builtin.Options{Limits: deps.Limits, Logger: deps.Logger})
 		if err != nil {
 			return nil, err
 		}

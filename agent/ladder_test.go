@@ -414,13 +414,9 @@ func TestLadderRepoRules(t *testing.T) {
 	}
 }
 
-// The real builtin agent through its MCP server: one pass, the key found.
+// The real builtin agent with its review tools: one pass, the key found.
 func TestLadderWithBuiltinAgent(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := builtin.New(builtin.Options{MCPCommand: []string{exe}, Env: []string{serveEnv + "=1"}})
+	b, err := builtin.New(builtin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
