@@ -423,12 +423,19 @@ func TestLadderWithBuiltinAgent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run := newRun(t)
-	out, err := agent.NewLadder(agent.Config{Kind: builtin.Kind}, b, nil).Run(ctx, run, agent.Target{Revision: "7", Replayer: &fakeRepo{}})
+	// The repository has instructions, but the builtin checks never read
+	// them: fetching them cost three VCS processes per review for nothing.
+	repo := &fakeRepo{files: map[string]string{agent.RepoRulesFile: "Flag every TODO.\n"}}
+	timed := agent.WithTimeout(b, time.Hour)
+	out, err := agent.NewLadder(agent.Config{Kind: builtin.Kind}, timed, nil).Run(ctx, run, agent.Target{Revision: "7", Replayer: repo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out.Passes != 1 || out.Stats.Agent != builtin.Kind || len(out.Result.Problems) != 1 || out.Result.Problems[0].Line != 4 {
 		t.Errorf("outcome %+v", out)
+	}
+	if len(repo.asked) != 0 || out.RepoRules {
+		t.Errorf("the builtin ladder read the repository: %v (repo rules %v)", repo.asked, out.RepoRules)
 	}
 	if bytes.Contains(mustRead(t, run.StatePath()), []byte(leakedKey)) {
 		t.Errorf("the state file quotes the key")

@@ -61,6 +61,11 @@ func New(opts Options) (*Agent, error) {
 	return &Agent{limits: opts.Limits, log: log}, nil
 }
 
+// IgnoresRepoFiles is true: the checks are the same in every repository,
+// so the repository's instructions, AGENTS.md and skills need not be
+// fetched for this agent.
+func (a *Agent) IgnoresRepoFiles() bool { return true }
+
 // Review scans the added lines of the run's change and reports what it
 // finds through the review tools into run.StatePath(). A tool call the tools
 // rejects is logged and the review goes on, except that once the server
