@@ -67,8 +67,8 @@ func New(opts Options) (*Agent, error) {
 func (a *Agent) IgnoresRepoFiles() bool { return true }
 
 // Review scans the added lines of the run's change and reports what it
-// finds through the review tools into run.StatePath(). A tool call the tools
-// rejects is logged and the review goes on, except that once the server
+// finds through the review tools into run.StatePath(). A tool call the
+// tools reject is logged and the review goes on, except that once they
 // answer LIMIT_EXCEEDED no further problem is sent: the rest are counted
 // in the summary instead. An error means the review as a whole could not
 // be done.
@@ -84,7 +84,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	return stats, a.review(ctx, run)
 }
 
-func (a *Agent) review(ctx context.Context, run rundir.Layout) error {
+func (a *Agent) review(ctx context.Context, run rundir.Layout) (err error) {
 	change, err := run.ReadChange()
 	if err != nil {
 		return err
@@ -99,6 +99,13 @@ func (a *Agent) review(ctx context.Context, run rundir.Layout) error {
 	if err != nil {
 		return fmt.Errorf("review tools: %w", err)
 	}
+	// Close flushes what the session holds back (the refusal count past
+	// the rejected cap) on every way out; its failure is the review's.
+	defer func() {
+		if cerr := tools.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("review tools: %w", cerr)
+		}
+	}()
 	sess := &session{tools: tools, log: a.log}
 
 	tally := reportTally{}
@@ -138,11 +145,6 @@ func (a *Agent) review(ctx context.Context, run rundir.Layout) error {
 			"title":    "Builtin checks",
 			"markdown": summaryMarkdown(res, tally),
 		})
-	}
-	// Close flushes what the session holds back (the refusal count past
-	// the rejected cap); its failure is the review's.
-	if cerr := tools.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("review tools: %w", cerr)
 	}
 	return err
 }
