@@ -12,7 +12,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake image image-node agent-clis
+.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e image image-node agent-clis
 
 all: build
 
@@ -57,6 +57,18 @@ bench-svn:
 # (scripts/bench-intake.sh; about a minute).
 bench-intake:
 	@sh scripts/bench-intake.sh
+
+# Reviews per minute and CPU per review for 500 queued 1-file SVN
+# revisions, builtin agent, workers = 2, against a reference aicr built
+# from an earlier commit (scripts/bench-pipeline.sh; a few minutes).
+bench-pipeline:
+	@sh scripts/bench-pipeline.sh
+
+# Commit → file-channel message through the installed hook, median of 20,
+# split into hook / queue / fetch / review / dispatch from the audit
+# timestamps, against the same reference (scripts/bench-e2e.sh).
+bench-e2e:
+	@sh scripts/bench-e2e.sh
 
 # The agent image, built locally FROM scratch (no registry is needed or
 # used). Cached: skipped when the image for this version exists, except

@@ -29,10 +29,19 @@ type Agent interface {
 	Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error)
 }
 
+// RepoFilesIgnorer is an Agent that never reads the repository's
+// instructions, AGENTS.md or skills (the builtin checks): the ladder does
+// not fetch them for it, each being one more VCS process per review.
+type RepoFilesIgnorer interface {
+	IgnoresRepoFiles() bool
+}
+
 var (
-	_ Agent = (*builtin.Agent)(nil)
-	_ Agent = (*llm.Agent)(nil)
-	_ Agent = (*cli.Agent)(nil)
+	_ RepoFilesIgnorer = (*builtin.Agent)(nil)
+	_ RepoFilesIgnorer = (*timedAgent)(nil)
+	_ Agent            = (*builtin.Agent)(nil)
+	_ Agent            = (*llm.Agent)(nil)
+	_ Agent            = (*cli.Agent)(nil)
 )
 
 // Agent kinds accepted in config.
@@ -152,7 +161,7 @@ func New(cfg Config, deps Deps) (Agent, error) {
 	var a Agent
 	switch cfg.Kind {
 	case KindBuiltin:
-		b, err := builtin.New(builtin.Options{MCPCommand: deps.MCPCommand, Limits: deps.Limits, Logger: deps.Logger})
+		b, err := builtin.New(builtin.Options{Limits: deps.Limits, Logger: deps.Logger})
 		if err != nil {
 			return nil, err
 		}
@@ -196,6 +205,13 @@ type timedAgent struct {
 	limit time.Duration
 	// key is the config key that set limit, for the error.
 	key string
+}
+
+// IgnoresRepoFiles is the wrapped agent's answer: a time limit changes
+// nothing about what the agent reads.
+func (t *timedAgent) IgnoresRepoFiles() bool {
+	i, ok := t.agent.(RepoFilesIgnorer)
+	return ok && i.IgnoresRepoFiles()
 }
 
 func (t *timedAgent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {

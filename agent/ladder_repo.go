@@ -39,9 +39,13 @@ type repoReader struct {
 // readRepoFiles fetches what the repository says about reviewing it. A
 // repository without any is the common case and is not logged; a failure
 // to read a file is logged and the review goes on without it. It reports
-// whether any instructions were found.
+// whether any instructions were found. Nothing is read for an agent that
+// ignores them.
 func (l *Ladder) readRepoFiles(ctx context.Context, run rundir.Layout, tgt Target, log *slog.Logger) bool {
 	if tgt.Replayer == nil {
+		return false
+	}
+	if i, ok := l.Agent.(RepoFilesIgnorer); ok && i.IgnoresRepoFiles() {
 		return false
 	}
 	r := &repoReader{ctx: ctx, tgt: tgt, log: log, files: map[string][]byte{}}

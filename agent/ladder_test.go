@@ -414,25 +414,28 @@ func TestLadderRepoRules(t *testing.T) {
 	}
 }
 
-// The real builtin agent through its MCP server: one pass, the key found.
+// The real builtin agent with its review tools: one pass, the key found.
 func TestLadderWithBuiltinAgent(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := builtin.New(builtin.Options{MCPCommand: []string{exe}, Env: []string{serveEnv + "=1"}})
+	b, err := builtin.New(builtin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run := newRun(t)
-	out, err := agent.NewLadder(agent.Config{Kind: builtin.Kind}, b, nil).Run(ctx, run, agent.Target{Revision: "7", Replayer: &fakeRepo{}})
+	// The repository has instructions, but the builtin checks never read
+	// them: fetching them cost three VCS processes per review for nothing.
+	repo := &fakeRepo{files: map[string]string{agent.RepoRulesFile: "Flag every TODO.\n"}}
+	timed := agent.WithTimeout(b, time.Hour)
+	out, err := agent.NewLadder(agent.Config{Kind: builtin.Kind}, timed, nil).Run(ctx, run, agent.Target{Revision: "7", Replayer: repo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out.Passes != 1 || out.Stats.Agent != builtin.Kind || len(out.Result.Problems) != 1 || out.Result.Problems[0].Line != 4 {
 		t.Errorf("outcome %+v", out)
+	}
+	if len(repo.asked) != 0 || out.RepoRules {
+		t.Errorf("the builtin ladder read the repository: %v (repo rules %v)", repo.asked, out.RepoRules)
 	}
 	if bytes.Contains(mustRead(t, run.StatePath()), []byte(leakedKey)) {
 		t.Errorf("the state file quotes the key")

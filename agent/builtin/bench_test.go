@@ -12,7 +12,8 @@ import (
 )
 
 // BenchmarkReviewManyCredentials is a file of n added credential lines,
-// reviewed end to end through a spawned MCP server. Before the agent
+// reviewed end to end through the review tools (a spawned MCP server
+// until the tools ran in process). Before the agent
 // stopped at LIMIT_EXCEEDED, 10,000 lines took 221 s: every surplus
 // finding was sent, refused and appended to a state file rewritten per
 // call. Compare ns/line across the sub-benchmarks:
@@ -31,7 +32,7 @@ func BenchmarkReviewManyCredentials(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				run := buildRun(b, map[string]string{"creds.py": src.String()}, change)
-				a := newAgentServing(b, &logs, "1", review.Limits{})
+				a := newAgentWithLimits(b, &logs, review.Limits{})
 				b.StartTimer()
 				if _, err := a.Review(b.Context(), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 					b.Fatalf("review: %v", err)

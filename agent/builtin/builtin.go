@@ -1,28 +1,27 @@
 // Package builtin is the review agent that needs no LLM: it scans the
 // added lines of a change for hard-coded credentials and merge-conflict
-// markers and reports them through the aicr MCP tools, exactly as an LLM
-// agent would, so the whole pipeline can run offline.
+// markers and reports them through the aicr review tools, with the same
+// validation, limits and state file as an LLM agent's calls, so the whole
+// pipeline can run offline.
+//
+// The tools run in process (review.ToolSession, the handler `aicr mcp
+// serve` wraps): the agent is Go in the aicr process, so spawning a server
+// to talk JSON-RPC to itself only cost a process per review (41% of the
+// pipeline's CPU when it did). The MCP contract itself is covered by the
+// review package's and `aicr mcp serve`'s MCP-client tests.
 package builtin
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os/exec"
 	"sort"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/aicr-dev/aicr/agent/pass"
-	"github.com/aicr-dev/aicr/childenv"
-	"github.com/aicr-dev/aicr/internal/tailbuf"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -38,55 +37,39 @@ const (
 	SkipNoReviewableCode = review.SkipReasonNoReviewableCode
 )
 
-var (
-	// ErrNoMCPCommand: the agent was not told how to start `aicr mcp serve`.
-	ErrNoMCPCommand = errors.New("no mcp command configured")
-	// ErrMissingTools: the MCP server does not offer the aicr tools.
-	ErrMissingTools = errors.New("mcp server lacks aicr tools")
-)
-
 // Options configure the builtin agent.
 type Options struct {
-	// MCPCommand starts the aicr MCP tool server, e.g.
-	// {"/usr/local/bin/aicr", "mcp", "serve"}; Review appends
-	// --state <run.StatePath()> --change <run.ChangePath()> and the limits.
-	MCPCommand []string
-	// Limits are passed to the server as flags (Limits.ServeArgs); zero
-	// fields keep the server's defaults.
+	// Limits bound what one pass may record; zero fields keep the
+	// review package's defaults.
 	Limits review.Limits
 	// Logger receives progress and rejected tool calls; nil discards.
 	Logger *slog.Logger
-	// Env is added to the MCP server's environment, which is otherwise
-	// only childenv.Build's allowlist: the daemon's own environment
-	// (trigger secret, channel credentials read through *_env) never
-	// reaches the child.
-	Env []string
 }
 
 // Agent is the builtin reviewer.
 type Agent struct {
-	cmd    []string
 	limits review.Limits
 	log    *slog.Logger
-	env    []string
 }
 
 // New returns a builtin agent.
 func New(opts Options) (*Agent, error) {
-	if len(opts.MCPCommand) == 0 || opts.MCPCommand[0] == "" {
-		return nil, fmt.Errorf("builtin agent: %w", ErrNoMCPCommand)
-	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Agent{cmd: append([]string(nil), opts.MCPCommand...), limits: opts.Limits, log: log, env: append([]string(nil), opts.Env...)}, nil
+	return &Agent{limits: opts.Limits, log: log}, nil
 }
 
+// IgnoresRepoFiles is true: the checks are the same in every repository,
+// so the repository's instructions, AGENTS.md and skills need not be
+// fetched for this agent.
+func (a *Agent) IgnoresRepoFiles() bool { return true }
+
 // Review scans the added lines of the run's change and reports what it
-// finds through the MCP server into run.StatePath(). A tool call the server
-// rejects is logged and the review goes on, except that once the server
-// answers LIMIT_EXCEEDED no further problem is sent: the rest are counted
+// finds through the review tools into run.StatePath(). A tool call the
+// tools reject is logged and the review goes on, except that once they
+// answer LIMIT_EXCEEDED no further problem is sent: the rest are counted
 // in the summary instead. An error means the review as a whole could not
 // be done.
 //
@@ -101,7 +84,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	return stats, a.review(ctx, run)
 }
 
-func (a *Agent) review(ctx context.Context, run rundir.Layout) error {
+func (a *Agent) review(ctx context.Context, run rundir.Layout) (err error) {
 	change, err := run.ReadChange()
 	if err != nil {
 		return err
@@ -111,11 +94,19 @@ func (a *Agent) review(ctx context.Context, run rundir.Layout) error {
 		return err
 	}
 
-	sess, err := a.connect(ctx, run)
+	tools, err := review.NewToolSession(review.ServerOptions{StatePath: run.StatePath(), ChangePath: run.ChangePath(),
+		SrcDir: run.SrcDir(), Limits: a.limits})
 	if err != nil {
-		return err
+		return fmt.Errorf("review tools: %w", err)
 	}
-	defer sess.close()
+	// Close flushes what the session holds back (the refusal count past
+	// the rejected cap) on every way out; its failure is the review's.
+	defer func() {
+		if cerr := tools.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("review tools: %w", cerr)
+		}
+	}()
+	sess := &session{tools: tools, log: a.log}
 
 	tally := reportTally{}
 	for i, f := range res.findings {
@@ -236,119 +227,41 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// session is a connection to a spawned `aicr mcp serve`.
+// session calls the review tools in process.
 type session struct {
-	c      *client.Client
-	stderr *tailbuf.Buffer
-	log    *slog.Logger
+	tools *review.ToolSession
+	log   *slog.Logger
 }
 
-func (a *Agent) connect(ctx context.Context, run rundir.Layout) (*session, error) {
-	args := append(append([]string(nil), a.cmd[1:]...), "--state", run.StatePath(), "--change", run.ChangePath())
-	args = append(args, a.limits.ServeArgs()...)
-	stderr := tailbuf.New(4 << 10)
-	// The command is built here so the child dies with ctx and runs in
-	// the agent directory, like an agent CLI would start it. Its stderr
-	// goes straight to the buffer: exec's own copy completes before Wait
-	// returns, so after close the buffer holds everything the server said.
-	cmdFunc := func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
-		cmd := exec.CommandContext(ctx, command, args...)
-		cmd.Env = childenv.Build(nil, append(append([]string{"HOME=" + run.AgentDir()}, a.env...), env...)...)
-		cmd.Stderr = stderr
-		cmd.Dir = run.AgentDir()
-		return cmd, nil
-	}
-	c, err := client.NewStdioMCPClientWithOptions(a.cmd[0], nil, args,
-		transport.WithCommandFunc(cmdFunc),
-		transport.WithCommandLogger(a.log),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("start mcp server: %w", err)
-	}
-	s := &session{c: c, stderr: stderr, log: a.log}
-
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "aicr-builtin", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		s.close() // first, so stderr is complete
-		return nil, fmt.Errorf("initialize mcp server: %w%s", err, stderrSuffix(stderr))
-	}
-	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		s.close()
-		return nil, fmt.Errorf("list mcp tools: %w%s", err, stderrSuffix(stderr))
-	}
-	have := map[string]bool{}
-	for _, t := range list.Tools {
-		have[t.Name] = true
-	}
-	var missing []string
-	for _, name := range review.ToolNames {
-		if !have[name] {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		s.close()
-		return nil, fmt.Errorf("list mcp tools: %w: missing %s", ErrMissingTools, strings.Join(missing, ", "))
-	}
-	return s, nil
-}
-
-// call invokes a tool. terr is the server's envelope when it refused the
-// call; err is set only when the server could not be asked at all.
+// call invokes a tool. terr is the tools' envelope when they refused the
+// call; err is set only when the call could not be made or recorded: the
+// pass ended, or the state file could not be written.
 func (s *session) call(ctx context.Context, tool string, args map[string]any) (terr *review.ToolError, err error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := s.c.CallTool(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("call %s: %w%s", tool, err, stderrSuffix(s.stderr))
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("call %s: %w", tool, context.Cause(ctx))
 	}
-	if res.IsError {
-		terr = toolError(res)
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("call %s: %w", tool, err)
+	}
+	text, isError := s.tools.Call(ctx, tool, raw)
+	if err := s.tools.Err(); err != nil {
+		return nil, fmt.Errorf("call %s: %w", tool, err)
+	}
+	if isError {
+		terr = toolError(text)
 		s.log.Warn("builtin agent: tool call rejected", "tool", tool, "code", terr.Code, "error", terr.Message)
 		return terr, nil
 	}
-	s.log.Debug("builtin agent: tool call", "tool", tool, "result", resultText(res))
+	s.log.Debug("builtin agent: tool call", "tool", tool, "result", text)
 	return nil, nil
 }
 
-// toolError reads the envelope from structuredContent, or from the text
-// for servers that only send text.
-func toolError(res *mcp.CallToolResult) *review.ToolError {
+// toolError reads the envelope the tools answer a refusal with.
+func toolError(text string) *review.ToolError {
 	var env review.ToolError
-	if raw, err := json.Marshal(res.StructuredContent); err == nil && json.Unmarshal(raw, &env) == nil && env.Code != "" {
-		return &env
-	}
-	text := resultText(res)
 	if json.Unmarshal([]byte(text), &env) == nil && env.Code != "" {
 		return &env
 	}
 	return &review.ToolError{Code: "UNKNOWN", Message: text}
-}
-
-func (s *session) close() {
-	if err := s.c.Close(); err != nil {
-		s.log.Debug("builtin agent: close mcp server", "err", err)
-	}
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := mcp.AsTextContent(c); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-// stderrSuffix is the end of the MCP server's stderr, for error messages.
-func stderrSuffix(t *tailbuf.Buffer) string {
-	s := strings.TrimSpace(t.String())
-	if s == "" {
-		return ""
-	}
-	return " (server stderr: " + s + ")"
 }

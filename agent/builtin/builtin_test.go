@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,67 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/aicr-dev/aicr/agent/builtin"
 	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
-
-// serveEnv turns the test binary into the MCP server the agent spawns:
-// "1" serves the real aicr tools, "partial" a server lacking most of them.
-const serveEnv = "AICR_TEST_MCP_SERVE"
-
-func TestMain(m *testing.M) {
-	switch os.Getenv(serveEnv) {
-	case "hang":
-		// A server that never answers, as a wedged process would.
-		select {}
-	case "1":
-		os.Exit(serveLikeAicr(os.Args[1:]))
-	case "partial":
-		s := server.NewMCPServer("partial", "0")
-		s.AddTool(mcp.NewTool(review.ToolSkip), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("ok"), nil
-		})
-		if err := server.NewStdioServer(s).Listen(context.Background(), os.Stdin, os.Stdout); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
-// serveLikeAicr parses what `aicr mcp serve --state S --change C` gets, so
-// the test also checks the flags the agent passes.
-func serveLikeAicr(args []string) int {
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		args = args[1:] // the "mcp serve" words of the command
-	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	state := fs.String("state", review.StateFileName, "")
-	change := fs.String("change", "", "")
-	var limits review.Limits
-	fs.IntVar(&limits.MaxProblems, "max-problems", 0, "")
-	fs.IntVar(&limits.MaxContextRequests, "max-context-requests", 0, "")
-	fs.IntVar(&limits.MaxAttributionRequests, "max-attribution-requests", 0, "")
-	fs.IntVar(&limits.MaxSummaries, "max-summaries", 0, "")
-	fs.IntVar(&limits.MaxMessageBytes, "max-message-bytes", 0, "")
-	fs.IntVar(&limits.MaxSummaryBytes, "max-summary-bytes", 0, "")
-	fs.IntVar(&limits.MaxRejected, "max-rejected", 0, "")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	opts := review.ServerOptions{StatePath: *state, ChangePath: *change, Limits: limits}
-	if err := review.Serve(context.Background(), opts, os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
 
 const (
 	plantedKey = "AKIAQWERTYUIOPASDFGH"
@@ -136,38 +79,19 @@ func plantedSource() string {
 
 func newAgent(t *testing.T, logs *bytes.Buffer) *builtin.Agent {
 	t.Helper()
-	return newAgentServing(t, logs, "1", review.Limits{})
+	return newAgentWithLimits(t, logs, review.Limits{})
 }
 
-// newAgentServing returns an agent whose MCP server is this test binary in
-// mode (see serveEnv). The mode reaches the child through Options.Env: the
-// child's environment is not this process's.
-func newAgentServing(t testing.TB, logs *bytes.Buffer, mode string, limits review.Limits) *builtin.Agent {
+func newAgentWithLimits(t testing.TB, logs *bytes.Buffer, limits review.Limits) *builtin.Agent {
 	t.Helper()
 	a, err := builtin.New(builtin.Options{
-		MCPCommand: []string{os.Args[0], "mcp", "serve"},
-		Limits:     limits,
-		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Env:        []string{serveEnv + "=" + mode},
+		Limits: limits,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
-}
-
-// agentWithCommand returns an agent that starts its MCP server as bin.
-func agentWithCommand(t *testing.T, logs *bytes.Buffer, bin string) *builtin.Agent {
-	t.Helper()
-	b, err := builtin.New(builtin.Options{
-		MCPCommand: []string{bin, "mcp", "serve"},
-		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Env:        []string{serveEnv + "=1"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // testContext only guards against a hung child; nothing asserts on time.
@@ -286,26 +210,14 @@ func TestReviewSkips(t *testing.T) {
 	}
 }
 
-func TestReviewMissingTools(t *testing.T) {
-	run := buildRun(t, map[string]string{"x.go": "x\n"}, vcs.Change{Files: []vcs.FileChange{
-		{Path: "x.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, Added: []vcs.LineRange{{Start: 1, End: 1}}},
-	}})
-	var logs bytes.Buffer
-	a := newAgentServing(t, &logs, "partial", review.Limits{})
-	_, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review})
-	if !errors.Is(err, builtin.ErrMissingTools) || !strings.Contains(err.Error(), review.ToolReportProblem) {
-		t.Fatalf("want ErrMissingTools naming the missing tools, got %v", err)
-	}
-}
-
-func TestReviewServerFailsToStart(t *testing.T) {
+func TestReviewRefusesACorruptStateFile(t *testing.T) {
 	run := buildRun(t, map[string]string{"x.go": "x\n"}, vcs.Change{Files: []vcs.FileChange{
 		{Path: "x.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, Added: []vcs.LineRange{{Start: 1, End: 1}}},
 	}})
 	var logs bytes.Buffer
 	a := newAgent(t, &logs)
-	// A corrupt state file makes the server refuse to start; the error
-	// must carry its stderr so an operator sees why.
+	// A corrupt state file stops the review before any call: writing
+	// over it would lose what it held, and the error must say why.
 	if err := os.WriteFile(run.StatePath(), []byte("{torn"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -315,9 +227,28 @@ func TestReviewServerFailsToStart(t *testing.T) {
 	}
 }
 
-func TestNewRequiresCommand(t *testing.T) {
-	if _, err := builtin.New(builtin.Options{}); !errors.Is(err, builtin.ErrNoMCPCommand) {
-		t.Fatalf("got %v", err)
+// The builtin agent used to need `aicr mcp serve` to start, one process
+// per review; its tools now run in process, so it needs no command at all
+// and works where no aicr binary can be started.
+func TestReviewNeedsNoServerProcess(t *testing.T) {
+	t.Setenv("PATH", "")
+	run := buildRun(t, map[string]string{"app/config.go": plantedSource()}, vcs.Change{
+		Files: []vcs.FileChange{{Path: "app/config.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile,
+			Added: []vcs.LineRange{{Start: 7, End: 7}}, Hunks: []vcs.LineRange{{Start: 5, End: 9}}}},
+	})
+	a, err := builtin.New(builtin.Options{})
+	if err != nil {
+		t.Fatalf("New without a server command: %v", err)
+	}
+	if _, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
+		t.Fatalf("review: %v", err)
+	}
+	st, err := review.LoadState(run.StatePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Problems) != 1 || st.Problems[0].Line != 7 || len(st.Summaries) != 1 {
+		t.Fatalf("state %+v, want the key on line 7 and a summary", st)
 	}
 }
 
@@ -356,7 +287,7 @@ func TestReviewStopsAtTheProblemLimit(t *testing.T) {
 	}
 }
 
-// Configured limits reach the server the agent starts: with one problem
+// Configured limits reach the review tools: with one problem
 // allowed, the second planted problem is refused as over the limit.
 func TestReviewPassesLimits(t *testing.T) {
 	run := buildRun(t, map[string]string{"app/config.go": plantedSource()}, vcs.Change{
@@ -366,7 +297,7 @@ func TestReviewPassesLimits(t *testing.T) {
 			Hunks: []vcs.LineRange{{Start: 2, End: 14}}}},
 	})
 	var logs bytes.Buffer
-	a := newAgentServing(t, &logs, "1", review.Limits{MaxProblems: 1})
+	a := newAgentWithLimits(t, &logs, review.Limits{MaxProblems: 1})
 	if _, err := a.Review(testContext(t), run, pass.Pass{Number: 1, Kind: pass.Review}); err != nil {
 		t.Fatalf("review: %v\nlogs:\n%s", err, logs.String())
 	}

@@ -58,7 +58,7 @@ func buildInside(pf PassFile, o InsideOptions) (agent.Agent, error) {
 	limits := cfg.Limits()
 	switch cfg.Kind {
 	case agent.KindBuiltin:
-		return builtin.New(builtin.Options{MCPCommand: []string{o.Binary, "mcp", "serve"}, Limits: limits, Logger: o.Logger})
+		return builtin.New(builtin.Options{Limits: limits, Logger: o.Logger})
 	case agent.KindLLM:
 		lc := cfg.LLM
 		lc.APIKeyEnv, lc.APIKeyFile = APIKeyEnv, ""
