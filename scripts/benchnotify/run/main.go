@@ -23,6 +23,10 @@ type candidate struct {
 	// given time to finish outside the measurement.
 	detached bool
 	times    []time.Duration
+	// cpu is the process's user+system time: less disturbed by other
+	// load on a shared machine than wall time, so it shows whether a
+	// wall-time ratio is the client's own cost or the neighbours'.
+	cpu []time.Duration
 }
 
 func main() {
@@ -77,18 +81,20 @@ func main() {
 				os.Exit(1)
 			}
 			c.times = append(c.times, time.Since(start))
+			c.cpu = append(c.cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 			if c.detached {
 				time.Sleep(150 * time.Millisecond)
 			}
 		}
 	}
-	ref := median(cands[0].times)
-	fmt.Printf("\n%s (%d runs each, medians):\n", *phase, *n)
-	fmt.Printf("| %-38s | %9s | %9s | %9s |\n", "client", "median ms", "p90 ms", "× ref")
-	fmt.Printf("|%s|%s|%s|%s|\n", dashes(40), dashes(11), dashes(11), dashes(11))
+	ref, refCPU := median(cands[0].times), median(cands[0].cpu)
+	fmt.Printf("\n%s (%d runs each, medians; wall time is what the commit waits for):\n", *phase, *n)
+	fmt.Printf("| %-38s | %9s | %9s | %9s | %9s | %9s |\n", "client", "wall ms", "p90 ms", "wall×ref", "CPU ms", "CPU×ref")
+	fmt.Printf("|%s|%s|%s|%s|%s|%s|\n", dashes(40), dashes(11), dashes(11), dashes(11), dashes(11), dashes(11))
 	for _, c := range cands {
-		m := median(c.times)
-		fmt.Printf("| %-38s | %9.2f | %9.2f | %8.2f× |\n", c.label, ms(m), ms(pct(c.times, 0.9)), float64(m)/float64(ref))
+		m, cpu := median(c.times), median(c.cpu)
+		fmt.Printf("| %-38s | %9.2f | %9.2f | %8.2f× | %9.2f | %8.2f× |\n", c.label, ms(m), ms(pct(c.times, 0.9)),
+			float64(m)/float64(ref), ms(cpu), float64(cpu)/float64(refCPU))
 	}
 }
 
