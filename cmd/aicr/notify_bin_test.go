@@ -149,7 +149,7 @@ depot_paths = ["//depot/main/..."]
 		t.Fatalf("aicr-notify p4: %v %q", err, out)
 	}
 	waitSpooled(t, e.spool, 1)
-	names, _ := filepath.Glob(filepath.Join(e.spool, "*.json"))
+	names, _ := filepath.Glob(filepath.Join(e.spool, "[^.]*.json"))
 	if len(names) != 1 || !strings.HasSuffix(names[0], "-depot-42.json") {
 		log, _ := os.ReadFile(filepath.Join(e.spool, "notify.log"))
 		t.Fatalf("spooled %v, want depot change 42; log:\n%s", names, log)
