@@ -5,6 +5,7 @@ export GOTOOLCHAIN ?= auto
 
 GO      ?= go
 BIN     := bin/aicr
+NOTIFY_BIN := bin/aicr-notify
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X github.com/aicr-dev/aicr/sandbox.Version=$(VERSION)
 IMAGE   := localhost/aicr-agent
@@ -12,15 +13,18 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e image image-node agent-clis
+.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e bench-notify image image-node agent-clis
 
 all: build
 
 deps:
 	@sh scripts/install-deps.sh
 
+# bin/aicr-notify is the hook/trigger client alone (cmd/aicr-notify):
+# install svn-hook and p4-trigger use it when it sits beside aicr.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/aicr
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(NOTIFY_BIN) ./cmd/aicr-notify
 
 demo: deps build
 	./$(BIN) demo
@@ -69,6 +73,17 @@ bench-pipeline:
 # timestamps, against the same reference (scripts/bench-e2e.sh).
 bench-e2e:
 	@sh scripts/bench-e2e.sh
+
+# The hook client's wall time per commit (aicr-notify and aicr notify,
+# svn and p4, daemon up and down) against a minimal signed Go client, as
+# medians and ratios (scripts/bench-notify.sh; about a minute).
+bench-notify:
+	@sh scripts/bench-notify.sh
+
+# Every issue-14 benchmark and the sandbox and llm ones, one after
+# another (about 20 minutes on 2 cores); each prints its table with the
+# reference and the ratio measured in the same run.
+bench: bench-notify bench-intake bench-pipeline bench-e2e bench-svn bench-sandbox bench-llm
 
 # The agent image, built locally FROM scratch (no registry is needed or
 # used). Cached: skipped when the image for this version exists, except

@@ -34,8 +34,8 @@ type SVNHookInfo struct {
 }
 
 // ErrNoNotifyLine means the aicr block holds no recognisable call of
-// aicr notify svn, e.g. after hand edits.
-var ErrNoNotifyLine = errors.New("the aicr block has no aicr notify svn line")
+// aicr notify svn or aicr-notify svn, e.g. after hand edits.
+var ErrNoNotifyLine = errors.New("the aicr block has no aicr notify svn (or aicr-notify svn) line")
 
 var shLogRE = regexp.MustCompile(`aicr_log=('(?:[^']|'\\'')*')`)
 
@@ -90,17 +90,23 @@ func InspectSVNHook(script []byte, windows bool) (SVNHookInfo, error) {
 		default:
 			continue
 		}
-		if len(words) < 3 || words[1] != "notify" || words[2] != "svn" {
+		var flags []string
+		switch {
+		case len(words) >= 3 && words[1] == "notify" && words[2] == "svn":
+			flags = words[3:]
+		case len(words) >= 2 && IsNotifier(words[0]) && words[1] == "svn":
+			flags = words[2:]
+		default:
 			continue
 		}
 		found = true
 		info.AicrPath = words[0]
-		for i := 3; i+1 < len(words); i++ {
-			switch words[i] {
+		for i := 0; i+1 < len(flags); i++ {
+			switch flags[i] {
 			case "--config":
-				info.ConfigPath = words[i+1]
+				info.ConfigPath = flags[i+1]
 			case "--repo":
-				info.RepoName = words[i+1]
+				info.RepoName = flags[i+1]
 			}
 		}
 	}

@@ -34,7 +34,7 @@ var (
 // runs.
 type SVNHookOptions struct {
 	ReposPath  string // repository directory on the server (has format, hooks/)
-	AicrPath   string // aicr binary the hook runs
+	AicrPath   string // aicr or aicr-notify binary the hook runs
 	ConfigPath string // config file passed to aicr notify
 	RepoName   string // repo name as configured in the daemon
 	SpoolDir   string // where notify spools; created and made writable for the repo owner
@@ -201,7 +201,7 @@ func svnHookBlock(o SVNHookOptions) string {
 		"  PATH=" + hookPATH + "\n" +
 		"  export LC_ALL PATH\n" +
 		"  if (: >>" + log + ") 2>/dev/null; then aicr_log=" + log + "; else aicr_log=/dev/null; fi\n" +
-		"  exec " + shQuote(o.AicrPath) + " notify svn --config " + shQuote(o.ConfigPath) +
+		"  exec " + shQuote(o.AicrPath) + " " + NotifyCommand(o.AicrPath, KindSVN) + " --config " + shQuote(o.ConfigPath) +
 		" --repo " + shQuote(o.RepoName) + " \"$1\" \"$2\" \"$3\" </dev/null >/dev/null 2>>\"$aicr_log\"\n" +
 		") </dev/null >/dev/null 2>&1 &\n" +
 		SVNHookEnd + "\n"

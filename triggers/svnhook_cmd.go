@@ -17,7 +17,7 @@ func svnCmdHookBlock(o SVNHookOptions) string {
 		"REM so this sets LC_ALL and starts aicr detached; the commit never waits for aicr.",
 		"setlocal",
 		"set LC_ALL=C.UTF-8",
-		`start "" /b ` + cmdQuote(o.AicrPath) + " notify svn --config " + cmdQuote(o.ConfigPath) +
+		`start "" /b ` + cmdQuote(o.AicrPath) + " " + NotifyCommand(o.AicrPath, KindSVN) + " --config " + cmdQuote(o.ConfigPath) +
 			" --repo " + cmdQuote(o.RepoName) + ` "%~1" "%~2" "%~3" <NUL >NUL 2>>` + cmdQuote(o.LogFile),
 		"endlocal",
 		SVNHookEndCmd,

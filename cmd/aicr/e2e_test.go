@@ -529,7 +529,9 @@ func waitSpooled(t *testing.T, dir string, n int) {
 		entries, _ := os.ReadDir(dir)
 		count := 0
 		for _, en := range entries {
-			if strings.HasSuffix(en.Name(), ".json") {
+			// A dot file is one still being written (.tmp-*.json), not yet
+			// spooled.
+			if strings.HasSuffix(en.Name(), ".json") && !strings.HasPrefix(en.Name(), ".") {
 				count++
 			}
 		}

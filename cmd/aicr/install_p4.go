@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs/p4"
 )
 
@@ -49,7 +50,7 @@ the trigger lines go to stdout, the steps to stderr.`,
 	addConfigFlag(cmd, f)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Repo, "repo", "", "name of the p4 [[repo]] in the config (required)")
-	fl.StringVar(&opts.AicrPath, "aicr", "", "aicr binary path on the Perforce server (default: this binary, or C:\\Program Files\\aicr\\aicr.exe with --windows)")
+	fl.StringVar(&opts.AicrPath, "aicr", "", "aicr or aicr-notify binary path on the Perforce server (default: the aicr-notify beside this binary, else this binary, or C:\\Program Files\\aicr\\aicr.exe with --windows)")
 	fl.BoolVar(&opts.Windows, "windows", false, "print lines for a p4d running on Windows")
 	fl.StringVar(&opts.Name, "name", "aicr-review", "trigger name")
 	addFormatFlag(cmd, &opts.Format)
@@ -84,6 +85,11 @@ func installP4TriggerRun(_ context.Context, o *InstallP4Options) error {
 			aicrPath = `C:\Program Files\aicr\aicr.exe`
 		} else if exe, err := f.Executable(); err == nil {
 			aicrPath = exe
+			// p4 submit waits for the trigger; aicr-notify starts in a
+			// fraction of aicr's time because it links only the client.
+			if n, ok := triggers.NotifierBeside(exe); ok {
+				aicrPath = n
+			}
 		} else {
 			aicrPath = "/usr/local/bin/aicr"
 		}
@@ -100,7 +106,8 @@ func installP4TriggerRun(_ context.Context, o *InstallP4Options) error {
 	}
 	fmt.Fprintf(f.IOStreams.ErrOut, `
 Install (as a Perforce super user):
-  1. Put aicr at %[1]s on the Perforce server and make %[2]s readable by
+  1. Put %[1]s on the Perforce server (aicr-notify: the trigger client
+     alone, from make build; or aicr itself) and make %[2]s readable by
      the account p4d runs as; [notify] needs secret_file (p4d runs triggers
      with a bare environment) and a spool_dir that account can write.
   2. Run 'p4 triggers', paste the lines above under "Triggers:", save.
@@ -126,7 +133,7 @@ func P4TriggerLines(name string, depotPaths []string, aicrPath, configPath, repo
 		}
 		return s
 	}
-	command := q(aicrPath) + " notify p4 --config " + q(configPath) + " --repo " + q(repo) +
+	command := q(aicrPath) + " " + triggers.NotifyCommand(aicrPath, triggers.KindP4) + " --config " + q(configPath) + " --repo " + q(repo) +
 		" --change %change% --user %user% --client %client% --serverport %serverport%"
 	var out []string
 	for _, dp := range depotPaths {

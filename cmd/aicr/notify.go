@@ -4,14 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/triggers"
-	"github.com/aicr-dev/aicr/vcs"
 )
 
 func newCmdNotify(f *Factory) *cobra.Command {
@@ -84,94 +80,5 @@ func notifySVNRun(ctx context.Context, opts *NotifySVNOptions) error {
 }
 
 func notifySVN(ctx context.Context, opts *NotifySVNOptions) error {
-	ios, repoName, args := opts.IO, opts.Repo, opts.Args
-	if len(args) < 2 || len(args) > 3 {
-		return fmt.Errorf("usage: aicr notify svn REPOS_PATH REV [TXN] (got %d arguments)", len(args))
-	}
-	reposPath := args[0]
-	rev, err := triggers.CanonicalRevision(args[1])
-	if err != nil {
-		return fmt.Errorf("event for %s not sent: %w", reposPath, err)
-	}
-	cfg, clientCfg := loadHookConfig(ios, opts.ConfigPath)
-	ev := triggers.Event{
-		V:        triggers.ProtocolVersion,
-		VCS:      string(vcs.KindSVN),
-		Repo:     repoName,
-		Revision: rev,
-		Source:   triggers.SourceTrigger,
-		SentAt:   time.Now().UTC(),
-	}
-	if len(args) == 3 {
-		ev.Txn = args[2]
-	}
-	if cfg.loaded {
-		if repoName == "" {
-			repo, ok := cfg.RepoForPath(reposPath)
-			if !ok {
-				ev.Repo = filepath.Base(reposPath)
-				return spoolRejected(ios, clientCfg, ev, fmt.Sprintf("no [[repo]] in %s has local_path = %q; add one or pass --repo NAME in the hook", cfg.Path, reposPath))
-			}
-			ev.Repo = repo.Name
-		} else if repo, ok := cfg.Repo(repoName); ok && repo.LocalPath != "" && !triggers.SameRepoPath(repo.LocalPath, reposPath) {
-			// A hook installed with --name of another repo would have this
-			// repository's commits reviewed as that repo's revisions.
-			return spoolRejected(ios, clientCfg, ev, fmt.Sprintf("the hook of %s names repo %q, whose local_path is %s: the revision would be reviewed in the wrong repository; re-install the hook with the right --name (aicr install svn-hook --repo %s)", reposPath, repoName, repo.LocalPath, reposPath))
-		}
-	} else if repoName == "" {
-		ev.Repo = filepath.Base(reposPath)
-		return spoolRejected(ios, clientCfg, ev, "the config could not be read, so the repo name of "+reposPath+" is unknown; fix the config, or pass --repo NAME in the hook, then re-send this revision with aicr review")
-	}
-	triggers.Notify(ctx, clientCfg, ev, ios.ErrOut)
-	return nil
+	return triggers.RunNotifySVN(ctx, triggers.SVNNotify{ConfigPath: opts.ConfigPath, Repo: opts.Repo, Args: opts.Args}, opts.IO.ErrOut)
 }
-
-// hookConfig is the lenient hook config plus whether the file was read.
-type hookConfig struct {
-	*triggers.HookConfig
-	loaded bool
-}
-
-// loadHookConfig reads only what the hook needs, leniently, and reports
-// every problem on stderr: whatever is wrong, the caller still gets a
-// spool dir to keep the event in.
-func loadHookConfig(ios *IOStreams, configPath string) (hookConfig, triggers.ClientConfig) {
-	cfg, warnings, err := triggers.LoadHookConfig(configPath)
-	for _, w := range warnings {
-		fmt.Fprintf(ios.ErrOut, "aicr notify: config %s: %s\n", cfg.Path, w)
-	}
-	if err != nil && cfg.SpoolDir == "" {
-		fmt.Fprintf(ios.ErrOut, "aicr notify: %s; no spool dir is known either (%s does not exist): fix --config in the hook\n", oneLineErr(err), triggers.DefaultSpoolDir)
-	} else if err != nil {
-		fmt.Fprintf(ios.ErrOut, "aicr notify: %s; events are spooled to %s until it is fixed\n", oneLineErr(err), cfg.SpoolDir)
-	}
-	clientCfg, secretErr := cfg.ClientConfig()
-	if err != nil {
-		// The URL would be a guess: spool, and let the daemon's drain or
-		// the next working hook deliver it.
-		clientCfg.SpoolOnly = "the config could not be read (see above), so nothing was sent"
-	}
-	if secretErr != nil {
-		// Without a secret the daemon would refuse the event; it is
-		// spooled (unsigned) so it is not lost.
-		fmt.Fprintln(ios.ErrOut, "aicr notify:", secretErr)
-	}
-	return hookConfig{HookConfig: cfg, loaded: err == nil}, clientCfg
-}
-
-// spoolRejected keeps an event the hook refuses to send in the spool's
-// rejected/ dir with the reason, so it is never lost silently.
-func spoolRejected(ios *IOStreams, clientCfg triggers.ClientConfig, ev triggers.Event, reason string) error {
-	spool := triggers.Spool{Dir: clientCfg.SpoolDir, Secret: clientCfg.Secret}
-	name, err := spool.Write(ev)
-	if err == nil {
-		err = spool.Reject(name, reason)
-	}
-	if err != nil {
-		return fmt.Errorf("%s r%s NOT RECORDED: %s; keeping it in %s failed: %w", ev.Repo, ev.Revision, reason, clientCfg.SpoolDir, err)
-	}
-	fmt.Fprintf(ios.ErrOut, "aicr notify: %s r%s not sent: %s; kept in %s\n", ev.Repo, ev.Revision, reason, spool.Path(triggers.RejectedDir))
-	return nil
-}
-
-func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -4,20 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/triggers"
-	"github.com/aicr-dev/aicr/vcs"
 )
-
-// envNotifyChild marks the detached child of `aicr notify p4`, so it does
-// the delivery instead of detaching again.
-const envNotifyChild = "AICR_NOTIFY_DETACHED"
 
 // NotifyP4Options are the trigger's arguments (p4d expands %change% etc.).
 type NotifyP4Options struct {
@@ -80,97 +71,9 @@ func notifyP4Run(ctx context.Context, o *NotifyP4Options) error {
 }
 
 func notifyP4(ctx context.Context, o *NotifyP4Options) error {
-	if len(o.Args) > 0 {
-		return fmt.Errorf("unexpected arguments %q: use --change %%change%%", o.Args)
-	}
-	if o.Repo == "" {
-		return fmt.Errorf("--repo is required")
-	}
-	change, err := triggers.CanonicalRevision(o.Change)
-	if err != nil {
-		return fmt.Errorf("--change: %w", err)
-	}
-	if !o.Foreground && os.Getenv(envNotifyChild) == "" {
-		// The child starts in / (so it holds no directory of p4d's open):
-		// a relative --config must be resolved here or the child loses the
-		// event.
-		abs, err := filepath.Abs(o.ConfigPath)
-		if err != nil {
-			return fmt.Errorf("event for %s change %s not sent: config path %s: %w", o.Repo, change, o.ConfigPath, err)
-		}
-		cfg, _, _ := triggers.LoadHookConfig(abs)
-		return detachNotify(cfg.SpoolDir, abs)
-	}
-	_, clientCfg := loadHookConfig(o.IO, o.ConfigPath)
-	ev := triggers.Event{
-		V:          triggers.ProtocolVersion,
-		VCS:        string(vcs.KindP4),
-		Repo:       o.Repo,
-		Revision:   change,
-		User:       o.User,
-		Client:     o.Client,
-		ServerPort: o.ServerPort,
-		ServerID:   o.ServerID,
-		Source:     triggers.SourceTrigger,
-		SentAt:     time.Now().UTC(),
-	}
-	triggers.Notify(ctx, clientCfg, ev, o.IO.ErrOut)
-	return nil
-}
-
-// detachNotify re-runs this command in a new session with stdin/stdout
-// on /dev/null and stderr appended to <spool>/notify.log, and returns
-// without waiting: p4d waits for the trigger's output pipes, so nothing
-// of the child may stay attached to them.
-func detachNotify(spoolDir, absConfig string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find own binary: %w", err)
-	}
-	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer devnull.Close()
-	logw := devnull
-	if spoolDir != "" {
-		if f, err := triggers.OpenNotifyLog(spoolDir); err == nil {
-			defer f.Close()
-			logw = f
-		}
-	}
-	child := exec.Command(exe, withConfig(os.Args[1:], absConfig)...)
-	child.Env = append(os.Environ(), envNotifyChild+"=1")
-	child.Stdin, child.Stdout, child.Stderr = devnull, devnull, logw
-	child.Dir = "/"
-	detachAttrs(child)
-	if err := child.Start(); err != nil {
-		return fmt.Errorf("start detached notifier: %w", err)
-	}
-	return child.Process.Release()
-}
-
-// withConfig replaces the --config value in args (every spelling cobra
-// accepts) with path, or adds it when absent.
-func withConfig(args []string, path string) []string {
-	out := make([]string, 0, len(args)+2)
-	replaced := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--config":
-			out = append(out, "--config="+path)
-			i++
-			replaced = true
-		case strings.HasPrefix(a, "--config="):
-			out = append(out, "--config="+path)
-			replaced = true
-		default:
-			out = append(out, a)
-		}
-	}
-	if !replaced {
-		out = append(out, "--config="+path)
-	}
-	return out
+	return triggers.RunNotifyP4(ctx, triggers.P4Notify{
+		ConfigPath: o.ConfigPath, Repo: o.Repo, Change: o.Change, User: o.User, Client: o.Client,
+		ServerPort: o.ServerPort, ServerID: o.ServerID, Foreground: o.Foreground, Args: o.Args,
+		Argv: os.Args[1:],
+	}, o.IO.ErrOut)
 }
