@@ -81,6 +81,20 @@ func Forward(ctx context.Context, listenAddr, socketPath string) error {
 // ForwardListener is Forward on a listener the caller opened (tests use
 // port 0). It closes ln and every piped connection when ctx ends.
 func ForwardListener(ctx context.Context, ln net.Listener, socketPath string) error {
+	var d net.Dialer
+	return splice(ctx, ln, "egress forward",
+		func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "unix", socketPath) },
+		func(c net.Conn) {
+			// The client sees a proxy error, not a silent hang.
+			_, _ = io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+		})
+}
+
+// splice accepts connections on ln and pipes each, both ways, to a
+// connection dialUp opens (onDialFail answers the client when it cannot),
+// until ctx ends; then it closes ln and every connection and waits for
+// the pipes. name prefixes its errors.
+func splice(ctx context.Context, ln net.Listener, name string, dialUp func(context.Context) (net.Conn, error), onDialFail func(net.Conn)) error {
 	var (
 		mu    sync.Mutex
 		conns = map[net.Conn]struct{}{}
@@ -111,7 +125,6 @@ func ForwardListener(ctx context.Context, ln net.Listener, socketPath string) er
 		mu.Unlock()
 		c.Close()
 	}
-	var d net.Dialer
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -122,7 +135,7 @@ func ForwardListener(ctx context.Context, ln net.Listener, socketPath string) er
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			return fmt.Errorf("egress forward: accept: %w", err)
+			return fmt.Errorf("%s: accept: %w", name, err)
 		}
 		if !track(c) {
 			c.Close()
@@ -132,10 +145,11 @@ func ForwardListener(ctx context.Context, ln net.Listener, socketPath string) er
 		go func() {
 			defer wg.Done()
 			defer untrack(c)
-			up, err := d.DialContext(ctx, "unix", socketPath)
+			up, err := dialUp(ctx)
 			if err != nil {
-				// The client sees a proxy error, not a silent hang.
-				_, _ = io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+				if onDialFail != nil {
+					onDialFail(c)
+				}
 				return
 			}
 			if !track(up) {
