@@ -252,3 +252,26 @@ func requireReported(t testing.TB, st *review.State) {
 		t.Fatalf("state summaries = %+v, want one", st.Summaries)
 	}
 }
+
+// requireUnreportedMCPFailure checks a pass whose aicr MCP server never
+// started, run by a CLI whose stream does not say so: no error, nothing
+// recorded (the ladder's repair pass follows), and the model was offered
+// no tool at all (every other tool is off).
+func requireUnreportedMCPFailure(t testing.TB, sim *modelsim.Server, st *review.State, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("err = %v, want nil: the CLI does not report a missing MCP server", err)
+	}
+	if len(st.Problems)+len(st.Summaries) != 0 {
+		t.Fatalf("state = %+v, want nothing recorded", st)
+	}
+	reqs := sim.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the CLI made no model request")
+	}
+	for _, r := range reqs {
+		if len(r.Tools) != 0 {
+			t.Errorf("offered %v without an MCP server", r.Tools)
+		}
+	}
+}
