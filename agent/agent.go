@@ -180,6 +180,10 @@ func New(cfg Config, deps Deps) (Agent, error) {
 		if !cli.IsKind(cfg.Kind) {
 			return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
 		}
+		if len(deps.MCPCommand) == 0 {
+			// The CLI starts aicr's MCP server itself, from this binary.
+			return nil, fmt.Errorf("agent.kind %q: no aicr binary for the CLI's MCP server (set [daemon] aicr_binary)", cfg.Kind)
+		}
 		c, err := NewCLI(cfg, CLIDeps{Prefix: CLIPrefix(cfg, deps.CLIInstallDir), Binary: deps.MCPCommand[0],
 			APIKey: func() (string, error) {
 				k, err := cfg.LLM.ReadAPIKey()

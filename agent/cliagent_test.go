@@ -65,6 +65,9 @@ func TestCLIFallsBackToTheLLMAgent(t *testing.T) {
 	cfg := agent.Config{Kind: "claude-code", LLM: llm.Config{API: llm.APIAnthropic, BaseURL: sim.URL, Model: "m"}}
 	deps := agent.Deps{MCPCommand: []string{"/nonexistent/aicr", "mcp", "serve"}, CLIInstallDir: t.TempDir()}
 
+	if _, err := agent.New(cfg, agent.Deps{CLIInstallDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "aicr_binary") {
+		t.Errorf("an agent CLI without an aicr binary for its MCP server: %v", err)
+	}
 	a, err := agent.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
