@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aicr-dev/aicr/agent/bundle"
 	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
-	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/internal/modelsim"
 	"github.com/aicr-dev/aicr/review"
 )
@@ -482,13 +479,7 @@ func TestGeminiCLIInPodman(t *testing.T) {
 	var log egressLog
 	a := podmanAgent(t, cli.KindGeminiCLI, llm.APIGemini, sim.Root(), "llm-only", &log)
 	run := newRun(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	stats, err := a.Review(ctx, run, pass.Pass{Number: 1, Kind: pass.Review})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := review.LoadState(run.StatePath())
+	stats, st, err := reviewPass(t, a, run)
 	if err != nil {
 		t.Fatal(err)
 	}

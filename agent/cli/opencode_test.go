@@ -13,18 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aicr-dev/aicr/agent/bundle"
 	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
-	"github.com/aicr-dev/aicr/agent/pass"
 	"github.com/aicr-dev/aicr/internal/modelsim"
-	"github.com/aicr-dev/aicr/review"
-	"github.com/aicr-dev/aicr/rundir"
 )
 
 // openCodeTools are the names OpenCode and Kilo give aicr's tools.
@@ -529,14 +524,8 @@ func checkOpenCodePodman(t *testing.T, kind string) {
 	sim := modelsim.StartFunc(t, reportScenario())
 	var log egressLog
 	a := podmanAgent(t, kind, llm.APIOpenAIChat, sim.URL, "llm-only", &log)
-	run := uniqueRun(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	stats, err := a.Review(ctx, run, pass.Pass{Number: 1, Kind: pass.Review})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := review.LoadState(run.StatePath())
+	run := newRun(t)
+	stats, st, err := reviewPass(t, a, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,16 +546,3 @@ func checkOpenCodePodman(t *testing.T, kind string) {
 }
 
 func TestOpenCodePodman(t *testing.T) { checkOpenCodePodman(t, cli.KindOpenCode) }
-
-// uniqueRun is newRun under a directory named like a daemon's run
-// (<runs>/<id>), the id unique on this host: the container is named
-// after it, and other test processes run containers at the same time.
-func uniqueRun(t *testing.T) rundir.Layout {
-	t.Helper()
-	run := newRun(t)
-	dir := filepath.Join(filepath.Dir(run.Dir()), strconv.Itoa(900000000+os.Getpid()))
-	if err := os.Rename(run.Dir(), dir); err != nil {
-		t.Fatal(err)
-	}
-	return rundir.New(dir)
-}
