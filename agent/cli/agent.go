@@ -177,17 +177,18 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if perr != nil {
 		log.Warn("agent CLI event stream", "err", perr)
 	}
+	// A server or CLI that echoes the credential it refused must not put
+	// it into the run's error, the log or the audit trail.
+	key, _ := a.key()
 	// What the MCP server recorded is the pass's outcome; the exit status
 	// and the event stream only explain an empty one.
 	if recorded(run.StatePath()) > before {
 		if runErr != nil {
-			log.Warn("agent CLI exited with an error after recording its result", "err", runErr, "stderr", stderr.String())
+			log.Warn("agent CLI exited with an error after recording its result", "err", runErr,
+				"stderr", scrubText(stderr.String(), key))
 		}
 		return stats, nil
 	}
-	// A server or CLI that echoes the credential it refused must not put
-	// it into the run's error, the log or the audit trail.
-	key, _ := a.key()
 	return stats, scrub(a.explain(ev, runErr, stderr.String(), eventsPath), key)
 }
 
@@ -423,6 +424,13 @@ func (c *capWriter) Write(p []byte) (int, error) {
 		c.left -= n
 	}
 	return len(p), nil
+}
+
+func scrubText(s, key string) string {
+	if key == "" || key == "none" {
+		return s
+	}
+	return secret.Scrub(s, key)
 }
 
 // scrub takes key out of err's text while errors.Is still sees the chain.
