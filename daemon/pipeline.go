@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
@@ -67,6 +68,9 @@ type Pipeline struct {
 	log    *slog.Logger
 	now    func() time.Time
 	stages Stages
+	// active and finished let the memory trimmer tell a daemon that has
+	// just finished a burst of work from one that is busy.
+	active, finished atomic.Int64
 }
 
 // NewPipeline runs stages over deps.Store; Build wires the real stages.
@@ -115,6 +119,8 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 	if !opts.DryRun && p.stages.Publish == nil {
 		return nil, ErrNoPublisher
 	}
+	p.active.Add(1)
+	defer func() { p.active.Add(-1); p.finished.Add(1) }()
 	rep := &Report{RunID: run.ID, Repo: run.Repo, Revision: run.Revision}
 	log := p.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
 	started := time.Now()
