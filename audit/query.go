@@ -110,6 +110,10 @@ func (s *Store) ListRuns(ctx context.Context, opts ListOptions) ([]RunSummary, e
 		where = append(where, "r.status = ?")
 		args = append(args, string(opts.Status))
 	}
+	if opts.Revision != "" {
+		where = append(where, "r.revision = ?")
+		args = append(args, opts.Revision)
+	}
 	query := `SELECT ` + runColumns + runFrom
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")

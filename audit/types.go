@@ -191,6 +191,8 @@ type ListOptions struct {
 	Limit  int // <= 0 means DefaultListLimit
 	Repo   string
 	Status RunStatus
+	// Revision is a canonical revision or changelist number.
+	Revision string
 }
 
 // DefaultListLimit is ListRuns' limit when none is given.
