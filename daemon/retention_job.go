@@ -15,6 +15,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/im/file"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -212,10 +213,46 @@ func (r *retention) removeOlder(dir string, cutoff time.Time, match func(string)
 	return n
 }
 
-// pruneChannelFiles is filled in by the channel file retention.
-func (r *retention) pruneChannelFiles() int { return 0 }
+// pruneChannelFiles removes lines older than channel_files from every
+// file channel's file.
+func (r *retention) pruneChannelFiles() int {
+	if r.cfg.ChannelFiles <= 0 {
+		return 0
+	}
+	cutoff := r.now().Add(-r.cfg.ChannelFiles)
+	removed := 0
+	for _, path := range r.channelFiles {
+		n, err := file.Prune(path, cutoff)
+		if err != nil {
+			r.log.Warn("prune channel file", "file", path, "err", err)
+			continue
+		}
+		removed += n
+	}
+	return removed
+}
 
-func fileChannelPaths(cfg *Config) []string { return nil }
+// fileChannelPaths are the files of the file channels, resolved as the
+// channel resolves them; two channels sharing a file count once.
+func fileChannelPaths(cfg *Config) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ch := range cfg.Channels {
+		fc, ok := ch.Settings.(*file.Config)
+		if !ok || fc.Path == "" {
+			continue
+		}
+		p := fc.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(cfg.Path), p)
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 func newRetention(cfg *Config, store *audit.Store, spoolDirs []string, now func() time.Time, log *slog.Logger) *retention {
 	return &retention{cfg: cfg.Retention, store: store, dataDir: cfg.Daemon.DataDir, spoolDirs: spoolDirs,

@@ -414,3 +414,41 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// channel_files prunes the file channels' files, found as the channel
+// finds them (relative to the config file), and nothing with 0.
+func TestRetentionPrunesChannelFiles(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "aicr.toml")
+	body := "[daemon]\ndata_dir = \"d\"\n[retention]\nchannel_files = \"720h\"\n[[repo]]\nname = \"main\"\nkind = \"svn\"\nurl = \"file:///x\"\n" +
+		"[[channel]]\nname = \"archive\"\nkind = \"file\"\npath = \"out/reports.jsonl\"\n[[channel]]\nname = \"console\"\nkind = \"console\"\n"
+	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := filepath.Join(dir, "out", "reports.jsonl")
+	if err := os.MkdirAll(filepath.Dir(reports), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	lines := `{"run_id":1,"sent_at":"2026-04-01T00:00:00Z"}` + "\n" + `{"run_id":2,"sent_at":"2026-05-20T00:00:00Z"}` + "\n"
+	if err := os.WriteFile(reports, []byte(lines), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	r := newRetention(cfg, nil, nil, func() time.Time { return now }, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if n := r.pruneChannelFiles(); n != 1 {
+		t.Errorf("pruned %d lines, want 1", n)
+	}
+	data, _ := os.ReadFile(reports)
+	if strings.Contains(string(data), `"run_id":1,`) || !strings.Contains(string(data), `"run_id":2,`) {
+		t.Errorf("after prune:\n%s", data)
+	}
+	r.cfg.ChannelFiles = 0
+	now = now.AddDate(10, 0, 0)
+	if n := r.pruneChannelFiles(); n != 0 {
+		t.Errorf("channel_files = 0 pruned %d lines", n)
+	}
+}
