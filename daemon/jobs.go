@@ -84,7 +84,7 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 	}
 
 	drainer.drainAll(ctx)
-	j.goBackground(func() { ret.run(ctx) })
+	j.goBackground(func() { ret.run(ctx); ret.runDropSources(ctx) })
 	for _, tick := range firstTicks {
 		j.goBackground(tick)
 	}
