@@ -175,9 +175,9 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 	}
 	fmt.Fprintln(w)
 	if d.Retrying() {
-		fmt.Fprintf(w, "retrying, next at %s, attempt %d, last error:\n%s", d.NotBefore.Local().Format(time.DateTime), d.Attempts, indentAll(d.Error))
+		fmt.Fprintf(w, "retrying, next at %s, attempt %d, last error: %s", d.NotBefore.Local().Format(time.DateTime), d.Attempts, hangingIndent(d.Error))
 	} else if d.Error != "" {
-		fmt.Fprintf(w, "error:\n%s", indentAll(d.Error))
+		fmt.Fprintf(w, "error: %s", hangingIndent(d.Error))
 	}
 	if d.DryRun {
 		fmt.Fprintln(w, "dry run: published to no channel")
@@ -274,14 +274,12 @@ func prefixed(prefix, s string) string {
 	return prefix + s
 }
 
-// indentAll prints every line of a (possibly multi-line) text indented,
-// in full: an error is never cut before its useful end.
-func indentAll(s string) string {
-	var b strings.Builder
-	for _, line := range strings.Split(strings.TrimRight(im.Sanitize(s), "\n"), "\n") {
-		b.WriteString("  " + line + "\n")
-	}
-	return b.String()
+// hangingIndent prints a (possibly multi-line) text in full, its later
+// lines indented under the first: an error is never cut before its useful
+// end (svn's and the agent CLIs' stderr put it last).
+func hangingIndent(s string) string {
+	lines := strings.Split(strings.TrimRight(im.Sanitize(s), "\n"), "\n")
+	return strings.Join(lines, "\n  ") + "\n"
 }
 
 func firstLine(s string, max int) string {
