@@ -281,4 +281,15 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE runs ADD COLUMN run_dir_pruned_at TEXT`,
 	},
+	// h-retention: when a delivered run's src/ copies were removed
+	// (issue 15 item 5), and the indexes the retention job, the export and
+	// `aicr audit rejected --since` read by time.
+	{
+		`ALTER TABLE runs ADD COLUMN sources_dropped_at TEXT`,
+		`CREATE INDEX runs_sources_kept ON runs (finished_at)
+			WHERE sources_dropped_at IS NULL AND run_dir_pruned_at IS NULL`,
+		`CREATE INDEX runs_finished_at ON runs (finished_at)`,
+		`CREATE INDEX runs_queued_at ON runs (queued_at)`,
+		`CREATE INDEX rejected_events_received_at ON rejected_events (received_at)`,
+	},
 }

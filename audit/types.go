@@ -165,6 +165,9 @@ type RunDetail struct {
 	// Egress lists the sandbox egress proxy's allowed and refused
 	// connections, oldest first.
 	Egress []EgressEvent `json:"egress"`
+	// SourcesDroppedAt is when the retention job removed the run's src/
+	// copies after delivery; zero while they are kept.
+	SourcesDroppedAt time.Time `json:"sources_dropped_at,omitzero"`
 }
 
 // Result rebuilds the publishable result of a finished run, so a dispatch
@@ -188,6 +191,8 @@ type ListOptions struct {
 	Limit  int // <= 0 means DefaultListLimit
 	Repo   string
 	Status RunStatus
+	// Revision is a canonical revision or changelist number.
+	Revision string
 }
 
 // DefaultListLimit is ListRuns' limit when none is given.

@@ -42,6 +42,8 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdDemo(f, nil),
 		newCmdDoctor(f, nil),
 		newCmdAgent(f),
+		newCmdDB(f),
+		newCmdSpool(f),
 	)
 	wireUsageErrors(root)
 	return root

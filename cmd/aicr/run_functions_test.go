@@ -107,6 +107,15 @@ func TestReadOnlyCommandsNeverCreateTheDatabase(t *testing.T) {
 		{"dispatch show", func(ctx context.Context, f *Factory) error {
 			return dispatchShowRun(ctx, &DispatchShowOptions{Factory: f, ID: 1, Format: formatText})
 		}},
+		{"audit rejected", func(ctx context.Context, f *Factory) error {
+			return auditRejectedRun(ctx, &AuditRejectedOptions{Factory: f, Limit: 50, Format: formatText})
+		}},
+		{"audit export", func(ctx context.Context, f *Factory) error {
+			return auditExportRun(ctx, &AuditExportOptions{Factory: f, Since: "7d", Format: exportJSONL})
+		}},
+		{"db backup", func(ctx context.Context, f *Factory) error {
+			return dbBackupRun(ctx, &DBBackupOptions{Factory: f, File: filepath.Join(t.TempDir(), "b.db"), Format: formatText})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			configPath, dataDir, _ := writeFileChannelConfig(t)
