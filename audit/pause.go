@@ -248,3 +248,25 @@ func (s *Store) CancelRun(ctx context.Context, runID int64, why string) error {
 	}
 	return fmt.Errorf("cancel run %d: %w (status %s)", runID, ErrNotQueued, status)
 }
+
+// FailedSince lists, oldest first, the failed runs (not dry runs) that
+// finished at or after since, of repo when it is not empty: what
+// RetryFailed would queue again.
+func (s *Store) FailedSince(ctx context.Context, since time.Time, repo string) ([]RunSummary, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+runFrom+`
+		WHERE r.status = ? AND r.dry_run = 0 AND r.finished_at >= ? AND (? = '' OR r.repo = ?) ORDER BY r.id`,
+		string(RunFailed), formatTime(since), repo, repo)
+	if err != nil {
+		return nil, fmt.Errorf("list failed runs: %w", err)
+	}
+	defer rows.Close()
+	var runs []RunSummary
+	for rows.Next() {
+		r, err := scanRunSummary(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list failed runs: %w", err)
+		}
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
+}

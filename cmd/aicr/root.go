@@ -42,6 +42,9 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdDemo(f, nil),
 		newCmdDoctor(f, nil),
 		newCmdAgent(f),
+		newCmdRepo(f),
+		newCmdQueue(f),
+		newCmdPrune(f, nil),
 	)
 	wireUsageErrors(root)
 	return root
