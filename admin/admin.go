@@ -113,6 +113,8 @@ func (a *Admin) writeStore(ctx context.Context, cfg *daemon.Config) (*audit.Stor
 func storeErr(err error) error {
 	var env *mcperr.Error
 	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &env):
 		return env
 	case errors.Is(err, audit.ErrNotFound):

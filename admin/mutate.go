@@ -165,7 +165,7 @@ func (a *Admin) RunCancel(ctx context.Context, in RunCancelInput) (Outcome, erro
 				from = "queued (retrying)"
 			}
 			return []Change{{Action: "cancel_run", Kind: "run", ID: r.ID, Repo: r.Repo, From: from,
-				To: "skipped (" + audit.SkipCancelled + ")", Detail: "r" + r.Revision + ": " + why}}, "", nil
+				To: "skipped (" + audit.SkipCancelled + ")", Detail: "r" + r.Revision + prefixed(": ", in.Reason)}}, "", nil
 		},
 		apply: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
 			err := store.CancelRun(ctx, c.ID, why)

@@ -88,8 +88,14 @@ var schemaOptions = &jsonschema.ForOptions{
 	},
 }
 
+// schemaJSON is T's schema; a tool's result is an object, so a pointer
+// result is described by what it points to (a nil result is an error).
 func schemaJSON[T any]() (json.RawMessage, error) {
-	s, err := jsonschema.For[T](schemaOptions)
+	t := reflect.TypeFor[T]()
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	s, err := jsonschema.ForType(t, schemaOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -106,12 +112,14 @@ func addTool[In, Out any](s *server.MCPServer, name, description string, kind to
 	opts := []mcp.ToolOption{
 		mcp.WithDescription(description),
 		mcp.WithRawInputSchema(in),
+		// NewTool presets an object InputSchema; a tool carries one kind.
+		func(t *mcp.Tool) { t.InputSchema.Type = "" },
 		mcp.WithReadOnlyHintAnnotation(kind == readOnly),
 		mcp.WithDestructiveHintAnnotation(kind == mutating),
 		mcp.WithIdempotentHintAnnotation(kind == readOnly),
 		mcp.WithOpenWorldHintAnnotation(false),
 	}
-	out, err := schemaJSON[Out]()
+	out, err := outputSchema[Out]()
 	if err != nil {
 		return fmt.Errorf("tool %s: output schema: %w", name, err)
 	}
@@ -129,6 +137,22 @@ func addTool[In, Out any](s *server.MCPServer, name, description string, kind to
 		return mcp.NewToolResultStructuredOnly(res), nil
 	})
 	return nil
+}
+
+// outputSchema admits the tool's result or the error envelope: clients
+// (the official TypeScript SDK among them) validate structuredContent
+// against the output schema even on an isError result, and the envelope
+// travels as structuredContent.
+func outputSchema[Out any]() (json.RawMessage, error) {
+	result, err := schemaJSON[Out]()
+	if err != nil {
+		return nil, err
+	}
+	envelope, err := schemaJSON[mcperr.Error]()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"type": "object", "anyOf": []json.RawMessage{result, envelope}})
 }
 
 func decodeStrict[In any](req mcp.CallToolRequest) (In, error) {
