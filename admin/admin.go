@@ -81,7 +81,7 @@ func (a *Admin) readStore(ctx context.Context) (*audit.Store, *daemon.Config, er
 	}
 	store, err := audit.OpenReadOnly(ctx, daemon.DBPath(cfg))
 	if errors.Is(err, audit.ErrNoDatabase) {
-		return nil, nil, mcperr.New(mcperr.NotFound, "start the daemon once (aicr daemon); it creates the database", "%v", err)
+		return nil, nil, mcperr.Wrap(mcperr.NotFound, "start the daemon once (aicr daemon); it creates the database", err)
 	}
 	if err != nil {
 		return nil, nil, storeErr(err)
@@ -98,7 +98,7 @@ func (a *Admin) writeStore(ctx context.Context, cfg *daemon.Config) (*audit.Stor
 			"mutations are disabled on this server")
 	}
 	if err := a.d.CheckOwner(cfg.Daemon.DataDir); err != nil {
-		return nil, mcperr.New(mcperr.PolicyBlocked, "run the admin server (or the CLI) as the data_dir's owner", "%v", err)
+		return nil, mcperr.Wrap(mcperr.PolicyBlocked, "run the admin server (or the CLI) as the data_dir's owner", err)
 	}
 	store, err := audit.Open(ctx, daemon.DBPath(cfg))
 	if err != nil {
@@ -118,11 +118,11 @@ func storeErr(err error) error {
 	case errors.As(err, &env):
 		return env
 	case errors.Is(err, audit.ErrNotFound):
-		return mcperr.New(mcperr.NotFound, "list what exists with runs_list / dispatch_list (aicr audit list, aicr dispatch list)", "%v", err)
+		return mcperr.Wrap(mcperr.NotFound, "list what exists with runs_list / dispatch_list (aicr audit list, aicr dispatch list)", err)
 	case errors.Is(err, audit.ErrInvalid):
-		return mcperr.New(mcperr.InvalidInput, "check the arguments against the tool's input schema", "%v", err)
+		return mcperr.Wrap(mcperr.InvalidInput, "check the arguments against the tool's input schema", err)
 	default:
-		return mcperr.New(mcperr.Internal, "check that the data_dir's disk and aicr.db are healthy (aicr doctor), then retry", "%v", err)
+		return mcperr.Wrap(mcperr.Internal, "check that the data_dir's disk and aicr.db are healthy (aicr doctor), then retry", err)
 	}
 }
 

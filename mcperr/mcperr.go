@@ -54,9 +54,21 @@ type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Remedy  string `json:"remedy"`
+	// cause keeps the Go error behind the envelope for callers in this
+	// process (errors.Is); it never travels.
+	cause error
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Unwrap is the error the envelope was made from, if any.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Wrap builds an envelope whose message is err's text and which unwraps
+// to err.
+func Wrap(code, remedy string, err error) *Error {
+	return &Error{Code: code, Message: err.Error(), Remedy: remedy, cause: err}
+}
 
 // New builds an envelope; the message is formatted, the remedy is not.
 func New(code, remedy, format string, args ...any) *Error {
@@ -88,8 +100,7 @@ func From(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return &Error{Code: Internal, Message: err.Error(),
-		Remedy: "this is aicr failing, not the call: check the server's stderr and the aicr logs, then retry"}
+	return Wrap(Internal, "this is aicr failing, not the call: check the server's stderr and the aicr logs, then retry", err)
 }
 
 // Middleware makes every tool of a server answer with the envelope: a

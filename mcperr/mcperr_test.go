@@ -39,7 +39,7 @@ func TestMiddlewareTurnsFailuresIntoEnvelopes(t *testing.T) {
 				t.Fatalf("structured content %#v", res.StructuredContent)
 			}
 			var fromText Error
-			if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &fromText); err != nil || fromText != *env {
+			if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &fromText); err != nil || fromText.Code != env.Code || fromText.Message != env.Message || fromText.Remedy != env.Remedy {
 				t.Fatalf("text %v does not carry the envelope: %v", res.Content, err)
 			}
 		})

@@ -45,23 +45,30 @@ func actor(via string) string {
 
 // cliError turns an admin envelope into the CLI's error: bad input and a
 // bad config exit 2 like every usage error, anything else 1. The remedy
-// follows the message.
+// follows the message; errors.Is still reaches the cause.
 func cliError(err error) error {
 	var env *mcperr.Error
 	if !errors.As(err, &env) {
 		return err
 	}
-	msg := env.Message
-	if env.Remedy != "" {
-		msg += "\n" + env.Remedy
-	}
-	plain := errors.New(msg)
+	e := &envelopeError{env: env}
 	switch env.Code {
 	case mcperr.InvalidInput, mcperr.ConfigInvalid:
-		return &usageError{err: plain}
+		return &usageError{err: e}
 	}
-	return plain
+	return e
 }
+
+type envelopeError struct{ env *mcperr.Error }
+
+func (e *envelopeError) Error() string {
+	if e.env.Remedy == "" {
+		return e.env.Message
+	}
+	return e.env.Message + "\n" + e.env.Remedy
+}
+
+func (e *envelopeError) Unwrap() error { return e.env }
 
 // addDryRunFlag gives a mutating verb the plan phase of its admin tool.
 func addDryRunFlag(cmd *cobra.Command, dst *bool) {
