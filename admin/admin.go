@@ -119,6 +119,9 @@ func storeErr(err error) error {
 		return env
 	case errors.Is(err, audit.ErrNotFound):
 		return mcperr.Wrap(mcperr.NotFound, "list what exists with runs_list / dispatch_list (aicr audit list, aicr dispatch list)", err)
+	case errors.Is(err, audit.ErrNotFailed), errors.Is(err, audit.ErrNotQueued), errors.Is(err, audit.ErrNotRetryable):
+		// Changed under the plan by another process (a daemon, a CLI).
+		return mcperr.Wrap(mcperr.PolicyBlocked, "call again without confirm to see the current state", err)
 	case errors.Is(err, audit.ErrInvalid):
 		return mcperr.Wrap(mcperr.InvalidInput, "check the arguments against the tool's input schema", err)
 	default:
