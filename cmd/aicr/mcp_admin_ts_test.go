@@ -268,6 +268,7 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 		{2, "dispatches", []string{"dispatch", "list", "--status", "dead"}},
 		{3, "", []string{"queue", "status"}},
 		{4, "", []string{"config", "check", fx.config}},
+		{5, "", []string{"doctor"}},
 		{len(reads) + 0, "", []string{"run", "retry", fmt.Sprint(fx.failed), "--dry-run"}},
 		{len(reads) + 1, "", []string{"run", "cancel", fmt.Sprint(fx.queued), "--reason", "reverted", "--dry-run"}},
 		{len(reads) + 2, "", []string{"dispatch", "retry", fmt.Sprint(fx.dispatch), "--queue", "--dry-run"}},
@@ -281,7 +282,9 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 			args = append(args, "--config", fx.config)
 		}
 		out, errOut, code := runCLI(t, args...)
-		if code != 0 {
+		// doctor exits 1 when a check fails (no daemon runs here); its
+		// report is still the tool's result.
+		if code != 0 && !(p.args[0] == "doctor" && code == 1) {
 			t.Errorf("aicr %s: exit %d %s", strings.Join(args, " "), code, errOut)
 			continue
 		}
