@@ -137,6 +137,9 @@ func (s *Store) ListRuns(ctx context.Context, opts ListOptions) ([]RunSummary, e
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
+	if err := s.markPaused(ctx, runs); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
 	return runs, nil
 }
 
@@ -181,6 +184,9 @@ func (s *Store) GetRun(ctx context.Context, runID int64) (*RunDetail, error) {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}
 	if d.Egress, err = runEgress(ctx, tx, runID); err != nil {
+		return nil, fmt.Errorf("get run %d: %w", runID, err)
+	}
+	if _, d.RepoPaused, err = s.RepoPaused(ctx, d.Repo); err != nil {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}
 	return d, nil

@@ -292,4 +292,15 @@ var migrations = [][]string{
 		`CREATE INDEX runs_queued_at ON runs (queued_at)`,
 		`CREATE INDEX rejected_events_received_at ON rejected_events (received_at)`,
 	},
+	// h-admin: repos an operator paused (aicr repo pause): their events
+	// are still recorded and their runs queued, but no worker claims them
+	// until the repo is resumed. A row per paused repo; resuming deletes it.
+	{
+		`CREATE TABLE repo_pauses (
+			repo      TEXT NOT NULL PRIMARY KEY,
+			paused_at TEXT NOT NULL,
+			paused_by TEXT NOT NULL DEFAULT '',
+			reason    TEXT NOT NULL DEFAULT ''
+		)`,
+	},
 }

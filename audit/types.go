@@ -101,6 +101,9 @@ type RunSummary struct {
 	// RunDirPrunedAt is when the retention job removed RunDir; zero while
 	// the directory is kept.
 	RunDirPrunedAt time.Time `json:"run_dir_pruned_at,omitzero"`
+	// RepoPaused: the run's repo is paused (aicr repo pause), so a queued
+	// run is held until the repo is resumed.
+	RepoPaused bool `json:"repo_paused,omitempty"`
 }
 
 // Retrying reports whether the run is queued again after a transient

@@ -101,6 +101,9 @@ func auditListRun(ctx context.Context, opts *AuditListOptions) error {
 				status = "retrying"
 				reason = fmt.Sprintf("attempt %d, next %s: %s", r.Attempts, r.NotBefore.Local().Format(time.DateTime), reason)
 			}
+			if r.Status == audit.RunQueued && r.RepoPaused {
+				status, reason = "held", "repo paused (aicr repo resume "+r.Repo+")"
+			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Repo, r.Revision, dash(oneLine(r.User)), status, r.ProblemCount, r.Source, r.QueuedAt.Local().Format(time.DateTime), duration(r.StartedAt, r.FinishedAt), dash(reason))
 		}
 		return tw.Flush()
@@ -178,6 +181,9 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 		fmt.Fprintf(w, "retrying, next at %s, attempt %d, last error: %s", d.NotBefore.Local().Format(time.DateTime), d.Attempts, hangingIndent(d.Error))
 	} else if d.Error != "" {
 		fmt.Fprintf(w, "error: %s", hangingIndent(d.Error))
+	}
+	if d.Status == audit.RunQueued && d.RepoPaused {
+		fmt.Fprintf(w, "held: repo %s is paused (aicr queue status; aicr repo resume %s)\n", d.Repo, d.Repo)
 	}
 	if d.DryRun {
 		fmt.Fprintln(w, "dry run: published to no channel")

@@ -44,6 +44,9 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdAgent(f),
 		newCmdDB(f),
 		newCmdSpool(f),
+		newCmdRepo(f),
+		newCmdQueue(f),
+		newCmdPrune(f, nil),
 	)
 	wireUsageErrors(root)
 	return root

@@ -301,7 +301,9 @@ func TestRunRetryJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSpace(out.String()) != "{\n  \"queued\": []\n}" || !strings.Contains(errOut.String(), "queued 0 failed runs again") {
+	var res runRetryOutput
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Queued == nil || len(res.Queued) != 0 || !res.Confirmed ||
+		!strings.Contains(out.String(), `"queued": []`) || !strings.Contains(errOut.String(), "queued 0 failed runs again") {
 		t.Fatalf("stdout %q stderr %q", out, errOut)
 	}
 	f, _, _ = testFactory(t, configPath)
