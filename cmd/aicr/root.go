@@ -43,6 +43,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdDoctor(f, nil),
 		newCmdAgent(f),
 	)
+	setRootVersion(root)
 	wireUsageErrors(root)
 	return root
 }
