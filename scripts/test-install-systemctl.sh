@@ -4,9 +4,11 @@
 # replaced by the run's scratch directory. It does what systemd would do
 # for aicr.service's start: create StateDirectory= (owned by User=, mode
 # StateDirectoryMode=), then run ExecStart= as User=/Group= with their
-# supplementary groups, no new privileges, UMask=, a clean environment
-# and / as working directory. Sandboxing directives (ProtectSystem= and
-# the rest) are not applied; systemd-analyze verify checks the unit.
+# supplementary groups, no new privileges, UMask=, a clean environment,
+# / as working directory, and, in a mount namespace of its own,
+# ProtectSystem=strict with ReadWritePaths= and the StateDirectory
+# writable, and PrivateTmp=. The other sandboxing directives are not
+# applied; systemd-analyze verify checks the unit.
 # Every call is logged to @STATE@/systemctl.log.
 set -eu
 state=@STATE@
@@ -38,6 +40,14 @@ start() {
 		install -d -m "$(key "$f" StateDirectoryMode || true)" -o "$user" -g "$group" "/var/lib/$sd" 2>/dev/null ||
 			install -d -m 0755 -o "$user" -g "$group" "/var/lib/$sd"
 	fi
+	# The paths the unit may write: ReadWritePaths= (a "-" prefix: only
+	# if it exists) and the StateDirectory.
+	rw=""
+	for p in $(key "$f" ReadWritePaths); do
+		case "$p" in -*) p=${p#-} && [ -e "$p" ] || continue ;; esac
+		rw="$rw $p"
+	done
+	[ -z "$sd" ] || rw="$rw /var/lib/$sd"
 	umask_value=$(key "$f" UMask)
 	exec_start=$(key "$f" ExecStart)
 	(
@@ -45,11 +55,42 @@ start() {
 		umask "${umask_value:-0022}"
 		exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME="$home" USER="$user" LOGNAME="$user" LANG=C.UTF-8 \
+			unshare --mount --propagation private \
+			sh -c "$sandbox" sandbox "$rw" "$(key "$f" ProtectSystem)" "$(key "$f" PrivateTmp)" \
 			setpriv --reuid="$user" --regid="$group" --init-groups --no-new-privs -- \
 			$exec_start
 	) >>"$state/units/$1.log" 2>&1 </dev/null &
 	echo $! >"$state/units/$1.pid"
 }
+
+# sandbox applies ProtectSystem=strict (every mount read-only but /dev,
+# /proc, /sys and the writable paths, which become mounts of their own
+# first) and PrivateTmp= (a fresh /tmp and /var/tmp) in the unit's own
+# mount namespace, then runs the rest of its arguments.
+# shellcheck disable=SC2016
+sandbox='
+set -eu
+rw=$1 protect=$2 private_tmp=$3
+shift 3
+for p in $rw; do mount --bind "$p" "$p"; done
+if [ "$protect" = strict ]; then
+	awk "{print \$1, \$5}" /proc/self/mountinfo | while read -r id m; do
+		case "$m" in /proc | /proc/* | /sys | /sys/* | /dev | /dev/*) continue ;; esac
+		case " $rw " in *" $m "*) continue ;; esac
+		# Only a mount that is what its path reaches: one shadowed by a
+		# later mount (under the test'"'"'s overlays and /run) needs nothing.
+		reached=$( (exec 9<"$m" && awk "/^mnt_id:/ {print \$2}" /proc/self/fdinfo/9) 2>/dev/null) || continue
+		[ "$reached" = "$id" ] || continue
+		mount -o remount,bind,ro "$m"
+	done
+fi
+if [ "$private_tmp" = yes ]; then
+	mount -t tmpfs -o mode=1777 tmpfs /tmp
+	mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+fi
+exec "$@"
+'
+
 
 stop() {
 	running "$1" || return 0

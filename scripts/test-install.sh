@@ -17,9 +17,10 @@
 #   - systemd cannot manage units inside this namespace (and is often not
 #     running at all in CI), so `systemctl` is a shim
 #     (scripts/test-install-systemctl.sh) that runs the unit's ExecStart as
-#     its User= and Group= with setpriv after creating its StateDirectory.
-#     The unit's other directives are checked by `systemd-analyze verify`
-#     where it exists, not applied.
+#     its User= and Group= with setpriv after creating its StateDirectory,
+#     under ProtectSystem=strict (ReadWritePaths= writable) and PrivateTmp=
+#     made with a mount namespace of its own. The unit's other directives
+#     are checked by `systemd-analyze verify` where it exists, not applied.
 #   - dnf cannot run on Debian, so the rpm run installs the .rpm with
 #     `rpm -i --nodeps` where the README says `dnf install`; the rpm's own
 #     scriptlets run for real.
@@ -109,7 +110,7 @@ ip link set lo up
 mkdir -p "$scratch/units"
 sed "s|@STATE@|$scratch|g" "$checkout/scripts/test-install-systemctl.sh" >/usr/bin/systemctl
 chmod 0755 /usr/bin/systemctl
-say "systemd cannot run units here: systemctl is a shim that starts the unit's ExecStart as its User= with setpriv"
+say "systemd cannot run units here: systemctl is a shim that starts the unit's ExecStart as its User= with setpriv, under its ProtectSystem=strict and PrivateTmp="
 
 # The README's blocks, by marker, in README order.
 extract() {
@@ -197,11 +198,19 @@ i=0
 until [ -f "$reports" ] && grep -q '"revision":"1"' "$reports"; do
 	i=$((i + 1))
 	[ "$i" -le ${AICR_TEST_INSTALL_WAIT:-180} ] || fail "no review of r1 in $reports after ${AICR_TEST_INSTALL_WAIT:-180} s"
+	systemctl is-active --quiet aicr || fail "the daemon exited"
 	sleep 1
 done
 grep -q 'hard-coded-credential' "$reports" || fail "the review in $reports lacks the planted password: $(cat "$reports")"
 if grep -q 'Tr0ub4dor' "$reports"; then fail "the report repeats the planted password"; fi
 say "the review of r1 arrived in $reports"
+# The daemon ran inside the unit's ProtectSystem=strict: / and /etc
+# read-only, its state directory and the spool writable.
+pid=$(cat "$scratch/units/aicr.pid")
+for want in "/ ro" "/etc ro" "/var/lib/aicr rw" "/var/spool/aicr rw"; do
+	got=$(awk -v m="${want% *}" '$5 == m { split($6, o, ","); print $5, o[1] }' "/proc/$pid/mountinfo" | tail -n 1)
+	[ "$got" = "$want" ] || fail "the daemon's mount of ${want% *} is \"$got\", want \"$want\" (ProtectSystem=strict)"
+done
 
 run_block check
 cat "$scratch/block-check.out"
