@@ -38,10 +38,11 @@ package: build
 # The README's install steps run literally, as root, on this machine in a
 # throw-away mount and network namespace: without the package, with the
 # .deb and with the .rpm (rpm -i standing in for dnf); each ends with a
-# commit reviewed into the file channel (scripts/test-install.sh).
+# commit reviewed into the file channel (scripts/test-install.sh, which
+# installs rpm first); then the packager's own tests (packaging/).
 test-install: package
-	cd packaging && $(GO) vet ./... && $(GO) test -count=1 ./...
 	@sh scripts/test-install.sh
+	cd packaging && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 demo: deps build
 	./$(BIN) demo

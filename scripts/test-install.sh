@@ -38,7 +38,9 @@ fi
 
 if [ -z "${AICR_TEST_INSTALL_SCENARIO:-}" ]; then
 	if ! command -v rpm >/dev/null 2>&1; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rpm >/dev/null
+		# The .rpm run's installer; a fresh machine may have no package lists yet.
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -qq rpm >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq rpm >/dev/null; }
 	fi
 	missing=""
 	for tool in svn svnadmin unshare setpriv runuser dpkg dpkg-deb rpm ss ip stat awk; do
@@ -222,9 +224,13 @@ deb)
 	say "upgrade in place keeps an edited config and restarts the daemon"
 	echo "# edited by test-install" >>/etc/aicr/aicr.toml
 	before=$(cat "$scratch/units/aicr.pid")
+	# A secret the admin gave another group keeps it; world access goes.
+	chgrp svn /etc/aicr/trigger-secret && chmod 0644 /etc/aicr/trigger-secret
 	dpkg -i "$checkout"/dist/aicr_*.deb >/dev/null || fail "dpkg -i over the installed package"
 	grep -q '^# edited by test-install$' /etc/aicr/aicr.toml || fail "reinstalling replaced the edited config"
 	want_mode /etc/aicr/aicr.toml root:aicr 640
+	want_mode /etc/aicr/trigger-secret root:svn 640
+	chgrp aicr /etc/aicr/trigger-secret
 	pid_alive || fail "the daemon is not running after the upgrade"
 	[ "$(cat "$scratch/units/aicr.pid")" != "$before" ] || fail "the upgrade did not restart the daemon"
 	say "remove: stops the daemon, keeps the config"
