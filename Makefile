@@ -31,8 +31,11 @@ build:
 # maintainer scripts (packaging/; nfpm as a library, in a Go module of its
 # own so it never reaches aicr's). An untagged build is versioned
 # 0.0.0~git<commit time>.<hash>, so a newer build upgrades an older one.
+# Older packages in dist/ are removed first, so ./dist/aicr_*.deb (the
+# README's install line) names one file.
 PKG_DATE = $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d%H%M%S 2>/dev/null)
 package: build
+	rm -f dist/aicr_*.deb dist/aicr-*.rpm
 	cd packaging && $(GO) run . -root .. -bin ../bin -out ../dist -version '$(VERSION)' -date '$(PKG_DATE)'
 
 # The README's install steps run literally, as root, on this machine in a
