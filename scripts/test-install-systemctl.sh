@@ -91,7 +91,6 @@ fi
 exec "$@"
 '
 
-
 stop() {
 	running "$1" || return 0
 	pid=$(cat "$state/units/$1.pid")
