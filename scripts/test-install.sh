@@ -182,6 +182,7 @@ if [ "$scenario" = deb ]; then
 fi
 
 run_block configure
+grep -q "$bin/aicr-notify" /srv/svn/main/hooks/post-commit || fail "the hook does not run $bin/aicr-notify (the client alone)"
 run_block start
 
 say "committing a planted password to /srv/svn/main as svn"
