@@ -246,8 +246,15 @@ deb)
 	getent passwd aicr >/dev/null || fail "dpkg -P deleted the aicr user"
 	;;
 rpm)
-	say "erase: stops the daemon, saves an edited config, keeps the audit database"
+	say "upgrade in place keeps an edited config and restarts the daemon"
 	echo "# edited by test-install" >>/etc/aicr/aicr.toml
+	before=$(cat "$scratch/units/aicr.pid")
+	rpm -U --replacepkgs --nodeps "$checkout"/dist/aicr-*.rpm || fail "rpm -U over the installed package"
+	grep -q '^# edited by test-install$' /etc/aicr/aicr.toml || fail "the upgrade replaced the edited config"
+	want_mode /etc/aicr/aicr.toml root:aicr 640
+	pid_alive || fail "the daemon is not running after the upgrade"
+	[ "$(cat "$scratch/units/aicr.pid")" != "$before" ] || fail "the upgrade did not restart the daemon"
+	say "erase: stops the daemon, saves an edited config, keeps the audit database"
 	rpm -e aicr || fail "rpm -e"
 	if pid_alive; then fail "the daemon still runs after rpm -e"; fi
 	[ ! -e /usr/bin/aicr ] || fail "/usr/bin/aicr left after rpm -e"
