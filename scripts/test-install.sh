@@ -140,8 +140,9 @@ want_mode() {
 }
 
 # The svn server this machine already is: a repository its account owns.
-useradd --system --user-group --home-dir /srv/svn --shell /usr/sbin/nologin svn
-install -d -o svn -g svn /srv/svn
+getent passwd svn >/dev/null || useradd --system --user-group --home-dir /srv/svn --shell /usr/sbin/nologin svn
+svn_group=$(id -gn svn)
+install -d -o svn -g "$svn_group" /srv/svn
 runuser -u svn -- svnadmin create /srv/svn/main
 
 case "$scenario" in
@@ -186,12 +187,12 @@ grep -q "$bin/aicr-notify" /srv/svn/main/hooks/post-commit || fail "the hook doe
 run_block start
 
 say "committing a planted password to /srv/svn/main as svn"
-install -d -o svn -g svn "$scratch/svn-config" "$scratch/wc"
+install -d -o svn -g "$svn_group" "$scratch/svn-config" "$scratch/wc"
 as_svn() { runuser -u svn -- "$@" --config-dir "$scratch/svn-config"; }
 as_svn svn checkout -q file:///srv/svn/main "$scratch/wc"
 mkdir -p "$scratch/wc/app"
 printf 'import requests\n\npassword = "Tr0ub4dor&3-prod"\n' >"$scratch/wc/app/payments.py"
-chown -R svn:svn "$scratch/wc/app"
+chown -R "svn:$svn_group" "$scratch/wc/app"
 (cd "$scratch/wc" && as_svn svn add -q app && as_svn svn commit -q -m "Connect payments")
 
 # The file channel of the example config; a bound on waiting for the
@@ -226,11 +227,11 @@ deb)
 	echo "# edited by test-install" >>/etc/aicr/aicr.toml
 	before=$(cat "$scratch/units/aicr.pid")
 	# A secret the admin gave another group keeps it; world access goes.
-	chgrp svn /etc/aicr/trigger-secret && chmod 0644 /etc/aicr/trigger-secret
+	chgrp "$svn_group" /etc/aicr/trigger-secret && chmod 0644 /etc/aicr/trigger-secret
 	dpkg -i "$checkout"/dist/aicr_*.deb >/dev/null || fail "dpkg -i over the installed package"
 	grep -q '^# edited by test-install$' /etc/aicr/aicr.toml || fail "reinstalling replaced the edited config"
 	want_mode /etc/aicr/aicr.toml root:aicr 640
-	want_mode /etc/aicr/trigger-secret root:svn 640
+	want_mode /etc/aicr/trigger-secret "root:$svn_group" 640
 	chgrp aicr /etc/aicr/trigger-secret
 	pid_alive || fail "the daemon is not running after the upgrade"
 	[ "$(cat "$scratch/units/aicr.pid")" != "$before" ] || fail "the upgrade did not restart the daemon"
