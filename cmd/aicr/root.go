@@ -48,6 +48,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdQueue(f),
 		newCmdPrune(f, nil),
 	)
+	setRootVersion(root)
 	wireUsageErrors(root)
 	return root
 }
