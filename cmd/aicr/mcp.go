@@ -24,7 +24,7 @@ func newCmdMCP(f *Factory) *cobra.Command {
 		Use:   "mcp",
 		Short: "The MCP server review agents report through",
 	}
-	cmd.AddCommand(newCmdMCPServe(f, nil))
+	cmd.AddCommand(newCmdMCPServe(f, nil), newCmdMCPReview(f))
 	return cmd
 }
 

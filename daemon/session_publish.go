@@ -1,0 +1,10 @@
+package daemon
+
+// PipelineWith is c's pipeline with its fetch and review stages replaced
+// and its publisher kept: a review session publishes a round it reviewed
+// itself through the same plan, record and release as a daemon run.
+func (c *Components) PipelineWith(fetch Fetcher, rev Reviewer) *Pipeline {
+	p := *c.Pipeline
+	p.stages.Fetch, p.stages.Review = fetch, rev
+	return &p
+}
