@@ -1,12 +1,14 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aicr-dev/aicr/review"
@@ -317,7 +319,19 @@ func (s *Store) RoundOwnerGone(r SessionRound) bool {
 	if !r.LeaseUntil.IsZero() && s.now().After(r.LeaseUntil) {
 		return true
 	}
-	return r.LeasePID > 0 && r.LeaseHost == s.self.Host && !processAlive(r.LeasePID)
+	return r.LeasePID > 0 && r.LeaseHost == s.self.Host && !workerAlive(r.LeasePID)
+}
+
+// workerAlive is processAlive that also counts a zombie as dead: a
+// session worker is detached, and where nothing reaps orphans (PID 1 of
+// a container) a killed one stays a zombie that kill(0) still finds.
+func workerAlive(pid int) bool {
+	if data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		if i := bytes.LastIndexByte(data, ')'); i >= 0 && i+2 < len(data) && data[i+2] == 'Z' {
+			return false
+		}
+	}
+	return processAlive(pid)
 }
 
 // EndSession marks an active session ended with what it came to; false

@@ -81,7 +81,8 @@ func fetchWorkingCopy(ctx context.Context, root string, layout rundir.Layout) (*
 	if out, err := svnIn(ctx, root, "info", "--show-item", "revision", "."); err == nil {
 		rev = strings.TrimSpace(string(out))
 	}
-	change := &vcs.Change{VCS: vcs.KindSVN, Revision: rev, Date: time.Now().UTC(),
+	// "r12+local" in reports: the base revision, and that this is not it.
+	change := &vcs.Change{VCS: vcs.KindSVN, Revision: rev + "+local", Date: time.Now().UTC(),
 		Description: fmt.Sprintf("Local modifications of the working copy %s (not committed; based on r%s).", root, rev)}
 	if u := os.Getenv("USER"); u != "" {
 		change.Author = u
