@@ -184,9 +184,7 @@ func (t Target) fetch(ctx context.Context, adapters map[string]vcs.Adapter, repo
 	if r, ok := ad.(agent.Replayer); ok {
 		f.replayer = r
 	}
-	if t.Kind == TargetP4Shelf {
-		// Context requests read the depot at the shelf: "@=N".
-		f.revision = "=" + t.Arg
-	}
+	// For a shelf, context requests read the depot as of the shelf's
+	// change number; the shelved files themselves are in src/.
 	return f, nil
 }
