@@ -434,8 +434,12 @@ func (s *Service) End(ctx context.Context, in EndInput) (Ended, error) {
 	}
 	out := Ended{SessionID: FormatID(sess.ID), Status: string(audit.SessionEnded), Rounds: sess.Rounds}
 	if sess.Status == audit.SessionEnded {
+		// Ending again is harmless; a publication asked for now is tried.
 		out.Finalized, out.Verdict, out.PublishedRunID = sess.Finalized, sess.Verdict, sess.PublishedRunID
 		out.Published = sess.PublishedRunID != 0
+		if in.Publish && !out.Published {
+			s.publishEnded(ctx, sess, r, &out)
+		}
 		return out, nil
 	}
 	if r.Status == audit.RoundRunning {
@@ -456,17 +460,21 @@ func (s *Service) End(ctx context.Context, in EndInput) (Ended, error) {
 		return Ended{}, errorf(CodeInternal, "check the data_dir and its database", "%v", err)
 	}
 	if in.Publish {
-		switch {
-		case !out.Finalized:
-			out.PublishError = "nothing to publish: the last round did not complete"
-		default:
-			runID, err := s.publish(ctx, sess, r)
-			if err != nil {
-				out.PublishError = err.Error()
-			} else {
-				out.Published, out.PublishedRunID = true, runID
-			}
-		}
+		s.publishEnded(ctx, sess, r, &out)
 	}
 	return out, nil
+}
+
+// publishEnded publishes the last round of an ended session into out.
+func (s *Service) publishEnded(ctx context.Context, sess audit.ReviewSession, last audit.SessionRound, out *Ended) {
+	if !out.Finalized {
+		out.PublishError = "nothing to publish: the last round did not complete"
+		return
+	}
+	runID, err := s.publish(ctx, sess, last)
+	if err != nil {
+		out.PublishError = err.Error()
+		return
+	}
+	out.Published, out.PublishedRunID = true, runID
 }

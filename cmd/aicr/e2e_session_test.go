@@ -325,3 +325,81 @@ func aicrStdout(t *testing.T, e *env, args ...string) string {
 	}
 	return string(out)
 }
+
+// The other targets through the CLI with the builtin agent, and parity:
+// a verb's --format json is the tool's structured content.
+func TestReviewSessionTargetsAndCLIParity(t *testing.T) {
+	e := newEnv(t, 1)
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	waitJSON := func(sid string) (session.Waited, string) {
+		t.Helper()
+		out := aicrStdout(t, e, "session", "wait", sid, "--max-wait-seconds", "120", "--config", e.config, "--format", "json")
+		var w session.Waited
+		if err := json.Unmarshal([]byte(out), &w); err != nil {
+			t.Fatalf("wait: %v: %s", err, out)
+		}
+		return w, out
+	}
+	begin := func(target string, extra ...string) string {
+		t.Helper()
+		out := aicrStdout(t, e, append([]string{"session", "begin", target, "--config", e.config, "--format", "json"}, extra...)...)
+		var s session.Started
+		if err := json.Unmarshal([]byte(out), &s); err != nil || s.Round != 1 {
+			t.Fatalf("begin %s: %v: %s", target, err, out)
+		}
+		return s.SessionID
+	}
+
+	rev := begin("svn-rev:1")
+	w, revJSON := waitJSON(rev)
+	if w.Status != audit.RoundCompleted || w.Next != session.NextRespond {
+		t.Fatalf("svn-rev:1: %+v", w)
+	}
+	if _, ok := problemsAt(w.Problems)["src/config.go:5"]; !ok {
+		t.Errorf("svn-rev:1 problems: %v", problemsAt(w.Problems))
+	}
+
+	patch := filepath.Join(e.dir, "token.patch")
+	mustWrite(t, patch, "--- lib/auth.go\n+++ lib/auth.go\n@@ -1,2 +1,3 @@\n package lib\n+var password = \"s3cr3t-Prod-Value\"\n func f() {}\n")
+	pid := begin("patch:" + patch)
+	w, _ = waitJSON(pid)
+	if w.Status != audit.RoundCompleted {
+		t.Fatalf("patch: %+v", w)
+	}
+	if _, ok := problemsAt(w.Problems)["lib/auth.go:2"]; !ok {
+		t.Errorf("patch problems: %v", problemsAt(w.Problems))
+	}
+	// No repo: the session ends, the publication asked for does not
+	// happen, and the verb exits 1 as the tool sets isError.
+	cmd := exec.Command(aicrBin, "session", "end", pid, "--publish", "--config", e.config, "--format", "json")
+	out, err := cmd.Output()
+	var ended session.Ended
+	if jerr := json.Unmarshal(out, &ended); jerr != nil || err == nil || ended.Status != "ended" || !ended.Finalized || ended.PublishError == "" {
+		t.Errorf("end --publish without a repo: %v %v %s", err, jerr, out)
+	}
+
+	node := requireTSClient(t)
+	rep := runSessionClient(t, node, []map[string]any{
+		{"call": "review_wait", "arguments": map[string]any{"session_id": rev}},
+		{"call": "review_end", "arguments": map[string]any{"session_id": pid, "publish": true}},
+	}, "mcp", "review", "--config", e.config)
+	var cli map[string]any
+	if err := json.Unmarshal([]byte(revJSON), &cli); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mustJSON(t, rep.Results[0].StructuredContent), mustJSON(t, cli); got != want {
+		t.Errorf("review_wait and session wait differ:\ntool %s\nverb %s", got, want)
+	}
+	if !rep.Results[1].IsError || rep.Results[1].StructuredContent["publish_error"] == "" || rep.Results[1].StructuredContent["status"] != "ended" {
+		t.Errorf("review_end of an ended session, publish asked: %+v", rep.Results[1])
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -83,6 +83,19 @@ func TestReviewSessionOfP4Shelf(t *testing.T) {
 	if w.Status != audit.RoundFailed || w.NextReason != session.ReasonFetchFailed || !strings.Contains(w.Error, "p4-change:7") {
 		t.Errorf("a submitted change as a shelf: %+v", w)
 	}
+	// ... and as what it is, through the repo's adapter.
+	out = aicrStdout(t, e, "session", "begin", "p4-change:7", "--config", e.config, "--format", "json")
+	if err := json.Unmarshal([]byte(out), &began); err != nil {
+		t.Fatalf("begin: %v: %s", err, out)
+	}
+	out = aicrStdout(t, e, "session", "wait", began.SessionID, "--max-wait-seconds", "120", "--config", e.config, "--format", "json")
+	w = session.Waited{}
+	if err := json.Unmarshal([]byte(out), &w); err != nil {
+		t.Fatalf("wait: %v: %s", err, out)
+	}
+	if _, ok := problemsAt(w.Problems)["depot/main/svc/config.go:5"]; w.Status != audit.RoundCompleted || !ok {
+		t.Errorf("p4-change:7: %+v", w)
+	}
 }
 
 // The daemon reviews every shelving through the shelve-commit trigger

@@ -84,10 +84,17 @@ func sessionVerb(ctx context.Context, f *Factory, format string, call func(conte
 		}
 		return fmt.Errorf("%s (%s): %s", env.Message, env.Code, env.Remedy)
 	}
-	return out.Write(res, func(w io.Writer) error {
+	if err := out.Write(res, func(w io.Writer) error {
 		text(w, res)
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	if e, ok := res.(session.Ended); ok && e.PublishError != "" {
+		// Ended, but not published as asked: the tool sets isError.
+		return errSilentFailure
+	}
+	return nil
 }
 
 func printStarted(w io.Writer, v any) {
