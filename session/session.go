@@ -196,6 +196,9 @@ func (s *Service) Begin(ctx context.Context, in BeginInput) (Started, error) {
 	if err != nil {
 		return Started{}, err
 	}
+	if repo == "" && t.Kind == TargetSVNWorkingCopy {
+		repo = workingCopyRepo(ctx, s.Config, t.Arg)
+	}
 	if in.TimeoutSeconds < 0 {
 		return Started{}, invalidInput("give a positive number of seconds, or leave it out", "timeout_seconds %d is negative", in.TimeoutSeconds)
 	}

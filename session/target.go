@@ -12,6 +12,7 @@ import (
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
+	"github.com/aicr-dev/aicr/vcs/svn"
 )
 
 // TargetKind is what a session reviews.
@@ -187,4 +188,27 @@ func (t Target) fetch(ctx context.Context, adapters map[string]vcs.Adapter, repo
 	// For a shelf, context requests read the depot as of the shelf's
 	// change number; the shelved files themselves are in src/.
 	return f, nil
+}
+
+// workingCopyRepo is the svn [[repo]] whose url the working copy at root
+// was checked out from (at it or below it), so a session begun without
+// repo can still publish; "" when none matches or svn cannot tell.
+func workingCopyRepo(ctx context.Context, cfg *daemon.Config, root string) string {
+	out, err := svnIn(ctx, root, "info", "--show-item", "url", ".")
+	if err != nil {
+		return ""
+	}
+	wc := strings.TrimRight(strings.TrimSpace(string(out)), "/")
+	best, bestLen := "", 0
+	for _, r := range cfg.Repos {
+		sc, ok := r.Settings.(*svn.Config)
+		if !ok || r.Kind != vcs.KindSVN {
+			continue
+		}
+		u := strings.TrimRight(sc.URL, "/")
+		if u != "" && (wc == u || strings.HasPrefix(wc, u+"/")) && len(u) > bestLen {
+			best, bestLen = r.Name, len(u)
+		}
+	}
+	return best
 }

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -127,5 +129,21 @@ func TestWaitDefaultFromEnv(t *testing.T) {
 	t.Setenv(WaitDefaultEnv, "270")
 	if d := WaitDefaultFromEnv(); d.Seconds() != 270 {
 		t.Errorf("270: %v", d)
+	}
+}
+
+// An agent kind aicr does not know is REVIEWER_NOT_FOUND, naming it.
+func TestAgentOverride(t *testing.T) {
+	cfg := &daemon.Config{Path: "/etc/aicr/aicr.toml", Agent: agent.Config{Kind: "builtin"}}
+	if c, err := agentConfig(cfg, "", ""); err != nil || c != cfg {
+		t.Errorf("no override: %v", err)
+	}
+	_, err := agentConfig(cfg, "gpt-reviewer-9000", "")
+	var env *Error
+	if !errors.As(err, &env) || env.Code != CodeReviewerNotFound || !strings.Contains(env.Message, "gpt-reviewer-9000") {
+		t.Errorf("unknown agent: %v", err)
+	}
+	if c, err := agentConfig(cfg, "builtin", ""); err != nil || c.Agent.Kind != "builtin" {
+		t.Errorf("builtin: %v", err)
 	}
 }

@@ -272,6 +272,10 @@ func TestReviewSessionWorkerDeathIsReported(t *testing.T) {
 	}
 	s := e.store()
 	id, _ := session.ParseID(began.SessionID)
+	// Begun without repo: the working copy's URL names it.
+	if sess, err := s.Session(context.Background(), id); err != nil || sess.Repo != "main" {
+		t.Errorf("session repo from the working copy: %+v %v", sess, err)
+	}
 	var pid int
 	for deadline := time.Now().Add(2 * time.Minute); pid == 0; {
 		r, err := s.SessionRound(context.Background(), id, 1)
