@@ -407,3 +407,27 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(data)
 }
+
+// A round that runs past timeout_seconds ends as timeout with next
+// stopped / timeout; the model's hung request is abandoned with it.
+func TestReviewSessionRoundTimeout(t *testing.T) {
+	e := newEnv(t, 1)
+	mustWrite(t, filepath.Join(e.wc, "mathx", "sum.go"), sumPlanted)
+	sim := modelsim.StartFunc(t, func(modelsim.Request) modelsim.Step { return modelsim.Step{Hang: true} })
+	useLLM(t, e, modelsim.APIOpenAIChat, sim)
+	out := aicrStdout(t, e, "session", "begin", "svn-wc:"+e.wc, "--timeout-seconds", "2", "--config", e.config, "--format", "json")
+	var began session.Started
+	if err := json.Unmarshal([]byte(out), &began); err != nil {
+		t.Fatalf("begin: %v: %s", err, out)
+	}
+	var w session.Waited
+	for w.Status == "" || w.Status == audit.RoundRunning {
+		out = aicrStdout(t, e, "session", "wait", began.SessionID, "--max-wait-seconds", "10", "--config", e.config, "--format", "json")
+		if err := json.Unmarshal([]byte(out), &w); err != nil {
+			t.Fatalf("wait: %v: %s", err, out)
+		}
+	}
+	if w.Status != audit.RoundTimeout || w.Next != session.NextStopped || w.NextReason != session.ReasonTimeout {
+		t.Fatalf("round past timeout_seconds: %+v", w)
+	}
+}
