@@ -51,15 +51,16 @@ type User struct {
 
 // Change is a submitted (or pending) changelist.
 type Change struct {
-	Num    int    `json:"num"`
-	User   string `json:"user"`
-	Client string `json:"client"`
-	Time   int64  `json:"time"`
-	Desc   string `json:"desc"`
-	Status string `json:"status,omitempty"` // default "submitted"
+	Num    int     `json:"num"`
+	User   string  `json:"user"`
+	Client string  `json:"client"`
+	Time   int64   `json:"time"`
+	Desc   string  `json:"desc"`
+	Status string  `json:"status,omitempty"` // default "submitted"
+	Files  []*File `json:"files"`
+
 	// Shelved: a pending change whose Files are shelved (see Shelve).
-	Shelved bool    `json:"shelved,omitempty"`
-	Files   []*File `json:"files"`
+	Shelved bool `json:"shelved,omitempty"`
 }
 
 // File is one revision a change submitted. Path is the real name
