@@ -155,3 +155,35 @@ func TestP4ShelveTriggerReviewedEndToEnd(t *testing.T) {
 		t.Errorf("re-shelving: %+v", runs)
 	}
 }
+
+// The shelve-commit line runs the aicr-notify beside aicr with --shelve;
+// with the daemon down the shelve event is spooled as kind shelve, and
+// the daemon's drain reviews the shelf.
+func TestShelveTriggerRunsAicrNotifyAndSpools(t *testing.T) {
+	aicr, notify := installedPair(t)
+	e, shelf := newP4ShelfEnv(t)
+	out, err := exec.Command(aicr, "install", "p4-trigger", "--shelve", "--repo", "depot", "--config", e.config).Output()
+	if err != nil {
+		t.Fatalf("install p4-trigger --shelve: %v", err)
+	}
+	line := strings.SplitN(string(out), "\n", 2)[0]
+	if !strings.Contains(line, notify+" p4 --config ") || !strings.Contains(line, " --shelve ") {
+		t.Fatalf("shelve-commit line does not run %s p4 --shelve:\n%s", notify, out)
+	}
+	cmd := exec.Command(notify, "p4", "--config", e.config, "--repo", "depot", "--shelve", "--change", strconv.Itoa(shelf), "--user", "dave")
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
+		t.Fatalf("aicr-notify p4 --shelve: %v %q", err, out)
+	}
+	waitSpooled(t, e.spool, 1)
+	names, _ := filepath.Glob(filepath.Join(e.spool, "[^.]*.json"))
+	if len(names) != 1 || !strings.Contains(string(mustRead(t, names[0])), `"kind":"shelve"`) {
+		t.Fatalf("spooled %v, want one shelve event", names)
+	}
+	e.startDaemon()
+	runs := e.waitFinished(e.store(), 1, 60*time.Second)
+	if !strings.HasPrefix(runs[0].Revision, "shelf-"+strconv.Itoa(shelf)+"-") || runs[0].Source != "spool" || runs[0].ProblemCount == 0 {
+		t.Errorf("drained shelf run: %+v", runs[0])
+	}
+}
