@@ -413,8 +413,8 @@ func (a *Admin) Prune(ctx context.Context, in PruneInput) (Outcome, error) {
 				keep = cfg.Daemon.KeepRunsFor
 			}
 			if keep <= 0 {
-				return nil, "", mcperr.New(mcperr.PolicyBlocked, "give older_than to prune anyway, or set [daemon] keep_runs_for",
-					"[daemon] keep_runs_for = 0 keeps run directories forever")
+				return nil, "", mcperr.New(mcperr.PolicyBlocked, "give older_than to prune anyway, or set [retention] run_dirs",
+					"[retention] run_dirs = 0 keeps run directories forever")
 			}
 			cutoff := a.d.Now().Add(-keep)
 			ids, err := store.RunsToPrune(ctx, cutoff, pruneBatch)

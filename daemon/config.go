@@ -109,6 +109,9 @@ type RepoConfig struct {
 	Name     string   `toml:"name"`
 	Kind     vcs.Kind `toml:"kind"`
 	Channels []string `toml:"channels"`
+	// ShelveChannels receive the reviews of shelved changes (p4
+	// shelve-commit trigger); empty sends them to Channels.
+	ShelveChannels []string `toml:"shelve_channels"`
 	// ReconcileEvery is the cron spec of the job that finds changes whose
 	// hook or trigger never fired; "off" disables it.
 	ReconcileEvery string `toml:"reconcile_every"`

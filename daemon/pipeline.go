@@ -15,6 +15,7 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -229,6 +230,9 @@ func (a repoAdapters) Fetch(ctx context.Context, repo, rev string, dst vcs.Dest)
 	ad, ok := a[repo]
 	if !ok {
 		return nil, fmt.Errorf("%w: repo %q has no adapter", errPermanent, repo)
+	}
+	if change, ok := triggers.ParseShelfRevision(rev); ok {
+		return fetchShelf(ctx, ad, repo, change, dst)
 	}
 	return ad.Fetch(ctx, rev, dst)
 }

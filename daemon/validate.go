@@ -102,6 +102,11 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 				add(key+".channels", "names channel %q, which no [[channel]] defines", name)
 			}
 		}
+		for _, name := range r.ShelveChannels {
+			if !channelNames[name] && !declaredChannels[name] {
+				add(key+".shelve_channels", "names channel %q, which no [[channel]] defines", name)
+			}
+		}
 	}
 	return out
 }

@@ -20,6 +20,8 @@ type InstallP4Options struct {
 	Windows  bool
 	Name     string
 	Format   string
+	// Shelve prints shelve-commit lines (review of shelved changes).
+	Shelve bool
 }
 
 func newCmdInstallP4Trigger(f *Factory, runF func(context.Context, *InstallP4Options) error) *cobra.Command {
@@ -53,6 +55,7 @@ the trigger lines go to stdout, the steps to stderr.`,
 	fl.StringVar(&opts.AicrPath, "aicr", "", "aicr or aicr-notify binary path on the Perforce server (default: the aicr-notify beside this binary, else this binary, or C:\\Program Files\\aicr\\aicr.exe with --windows)")
 	fl.BoolVar(&opts.Windows, "windows", false, "print lines for a p4d running on Windows")
 	fl.StringVar(&opts.Name, "name", "aicr-review", "trigger name")
+	fl.BoolVar(&opts.Shelve, "shelve", false, "print shelve-commit lines instead: review every shelved change, published to the repo's shelve_channels (trigger name "+defaultShelveTriggerName+" unless --name)")
 	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
@@ -95,6 +98,13 @@ func installP4TriggerRun(_ context.Context, o *InstallP4Options) error {
 		}
 	}
 	lines := P4TriggerLines(o.Name, pc.DepotPaths, aicrPath, cfg.Path, o.Repo)
+	if o.Shelve {
+		name := o.Name
+		if name == "aicr-review" {
+			name = defaultShelveTriggerName
+		}
+		lines = P4ShelveTriggerLines(name, pc.DepotPaths, aicrPath, cfg.Path, o.Repo)
+	}
 	err = newExporter(f.IOStreams, o.Format).Write(installP4Output{Repo: o.Repo, Aicr: aicrPath, Lines: lines}, func(w io.Writer) error {
 		for _, l := range lines {
 			fmt.Fprintln(w, l)

@@ -24,7 +24,7 @@ func newCmdMCP(f *Factory) *cobra.Command {
 		Use:   "mcp",
 		Short: "aicr's MCP servers: the review tools agents report through, the admin tools",
 	}
-	cmd.AddCommand(newCmdMCPServe(f, nil))
+	cmd.AddCommand(newCmdMCPServe(f, nil), newCmdMCPReview(f))
 	cmd.AddCommand(newCmdMCPAdmin(f, nil), newCmdMCPInstall(f, nil))
 	return cmd
 }

@@ -47,6 +47,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdRepo(f),
 		newCmdQueue(f),
 		newCmdPrune(f, nil),
+		newCmdSession(f),
 	)
 	setRootVersion(root)
 	wireUsageErrors(root)
