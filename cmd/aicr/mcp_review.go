@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/spf13/cobra"
 
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/session"
 )
 
@@ -150,13 +151,7 @@ func handleSession[In any](tools *reviewTools, call func(context.Context, *sessi
 	}
 }
 
-func sessionErrorResult(err error) *mcp.CallToolResult {
-	var env *session.Error
-	if !errors.As(err, &env) {
-		env = &session.Error{Code: session.CodeInternal, Message: err.Error(), Remedy: "see the message; the server's stderr has details"}
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(env.JSON())}, StructuredContent: env, IsError: true}
-}
+func sessionErrorResult(err error) *mcp.CallToolResult { return mcperr.Result(mcperr.From(err)) }
 
 const reviewInstructions = `aicr reviews a change before (or after) it is submitted, in rounds.
 Call review_begin with the target, then review_wait until next is not "running".
