@@ -1,0 +1,203 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// pgMaxConns bounds a daemon's connections to the shared server: workers,
+// the intake's group commit, the dispatcher and the singleton job locks
+// (one held connection each) fit in it, and N daemons times it stays far
+// below PostgreSQL's default max_connections of 100.
+const pgMaxConns = 12
+
+// OpenPostgres opens the PostgreSQL database dsn names and applies any
+// pending migrations (each in a transaction under the writer lock, so
+// daemons starting at once apply each exactly once).
+func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
+	return openPostgres(ctx, dsn, false)
+}
+
+// OpenPostgresReadOnly opens dsn for reading only: its sessions are
+// read-only (default_transaction_read_only) and nothing is migrated.
+func OpenPostgresReadOnly(ctx context.Context, dsn string) (*Store, error) {
+	return openPostgres(ctx, dsn, true)
+}
+
+func openPostgres(ctx context.Context, dsn string, readOnly bool) (*Store, error) {
+	where := RedactDSN(dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's message may quote the DSN, password included.
+		return nil, fmt.Errorf("postgres dsn %s: %w: not a valid connection string or URL (postgres://user@host:5432/db?sslmode=...)", where, ErrInvalid)
+	}
+	cfg.MaxConns = pgMaxConns
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "aicr"
+	if readOnly {
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres %s: %w", where, err)
+	}
+	db := sql.OpenDB(pgConnector{inner: stdlib.GetPoolConnector(pool)})
+	// The pool owns the connections (see stdlib.GetPoolConnector).
+	db.SetMaxIdleConns(0)
+	closeAll := func() { db.Close(); pool.Close() }
+	s := &Store{db: db, backend: BackendPostgres, pool: pool, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
+	if err := db.PingContext(ctx); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("connect to postgres %s: %w", where, err)
+	}
+	if readOnly {
+		s.writes = newGroupCommitter(db, nil)
+		if v, err := s.SchemaVersion(ctx); err != nil || v < len(migrations) {
+			closeAll()
+			if err != nil {
+				return nil, fmt.Errorf("open postgres %s read-only: %w", where, err)
+			}
+			return nil, fmt.Errorf("postgres %s is at schema version %d, this aicr reads version %d: start a daemon with this aicr to upgrade it", where, v, len(migrations))
+		}
+		return s, nil
+	}
+	if err := s.migrate(ctx); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("migrate postgres %s: %w", where, err)
+	}
+	if s.stmts, err = prepareHotStmts(ctx, db); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("open postgres %s: %w", where, err)
+	}
+	s.writes = newGroupCommitter(db, s.stmts)
+	return s, nil
+}
+
+// RedactDSN is dsn fit for logs and errors: the password (URL or
+// keyword form) replaced by xxxxx.
+func RedactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	fields := strings.Fields(dsn)
+	for i, f := range fields {
+		if strings.HasPrefix(strings.ToLower(f), "password=") {
+			fields[i] = "password=xxxxx"
+		}
+	}
+	return strings.Join(fields, " ")
+}
+
+// skipLocked ends a claim's row choice: on PostgreSQL the chosen row is
+// locked and rows other claimers hold are passed over; SQLite has one
+// writer and no such clause.
+func (s *Store) skipLocked() string {
+	if s.backend == BackendPostgres {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+// isForeignKeyViolation recognises a foreign key failure on either
+// backend.
+func isForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23503"
+	}
+	return strings.Contains(err.Error(), "FOREIGN KEY")
+}
+
+// ErrJobBusy: TryJobLock found the job running elsewhere (another
+// daemon, or this one still running the previous tick).
+var ErrJobBusy = errors.New("job is running elsewhere")
+
+// TryJobLock takes the lock of the singleton job name without waiting.
+// ok is false when another holder has it; otherwise call release when the
+// job is done. On PostgreSQL it is a session advisory lock on a connection
+// held for the job, so a daemon that dies mid-job releases it with its
+// session; on SQLite, where one daemon owns the data_dir, it only keeps a
+// job from overlapping itself in this process.
+func (s *Store) TryJobLock(ctx context.Context, name string) (release func(), ok bool, err error) {
+	if s.backend != BackendPostgres {
+		if !s.jobLocks.try(name) {
+			return nil, false, nil
+		}
+		return func() { s.jobLocks.release(name) }, true, nil
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("job lock %s: %w", name, err)
+	}
+	key := jobLockKey(name)
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?)`, key).Scan(&ok); err != nil {
+		conn.Close()
+		return nil, false, fmt.Errorf("job lock %s: %w", name, err)
+	}
+	if !ok {
+		conn.Close()
+		return nil, false, nil
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock(?)`, key); err != nil {
+			// A connection that cannot unlock must not go back to the
+			// pool still holding the lock.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		conn.Close()
+	}, true, nil
+}
+
+func jobLockKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("aicr job " + name))
+	return int64(h.Sum64())
+}
+
+type jobLockTable struct {
+	mu   sync.Mutex
+	held map[string]bool
+}
+
+func (t *jobLockTable) try(name string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.held[name] {
+		return false
+	}
+	if t.held == nil {
+		t.held = map[string]bool{}
+	}
+	t.held[name] = true
+	return true
+}
+
+func (t *jobLockTable) release(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.held, name)
+}
