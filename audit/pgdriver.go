@@ -107,10 +107,10 @@ func (p *pgConn) QueryContext(ctx context.Context, query string, args []driver.N
 	return p.c.QueryContext(ctx, rewriteForPostgres(query).query, pgArgs(args))
 }
 
-func (p *pgConn) Ping(ctx context.Context) error                  { return p.c.Ping(ctx) }
-func (p *pgConn) CheckNamedValue(nv *driver.NamedValue) error     { return p.c.CheckNamedValue(nv) }
-func (p *pgConn) ResetSession(ctx context.Context) error          { return p.c.ResetSession(ctx) }
-func (p *pgConn) IsValid() bool                                   { return !p.c.Conn().IsClosed() }
+func (p *pgConn) Ping(ctx context.Context) error              { return p.c.Ping(ctx) }
+func (p *pgConn) CheckNamedValue(nv *driver.NamedValue) error { return p.c.CheckNamedValue(nv) }
+func (p *pgConn) ResetSession(ctx context.Context) error      { return p.c.ResetSession(ctx) }
+func (p *pgConn) IsValid() bool                               { return !p.c.Conn().IsClosed() }
 
 // pgArgs adapts SQLite-minded arguments: the schema keeps booleans in
 // INTEGER columns (dry_run, allowed, truncated), which SQLite fills from
