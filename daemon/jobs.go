@@ -44,7 +44,8 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 	ctx = j.ctx
 
 	drainer := &spoolDrainer{cfg: cfg, store: store, log: log, now: opts.Now, wake: j.wake}
-	if _, err := j.sched.AddFunc(cfg.Daemon.SpoolDrainEvery, func() { drainer.drainAll(ctx) }); err != nil {
+	drainAll := singleton(ctx, store, log, "spool-drain", func() { drainer.drainAll(ctx) })
+	if _, err := j.sched.AddFunc(cfg.Daemon.SpoolDrainEvery, drainAll); err != nil {
 		j.cancel()
 		return nil, fmt.Errorf("[daemon] spool_drain_every %q: %w", cfg.Daemon.SpoolDrainEvery, err)
 	}
@@ -55,11 +56,11 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 			continue
 		}
 		repo, adapter := repo, parts.Adapters[repo.Name]
-		reconcile := func() {
+		reconcile := singleton(ctx, store, log, "reconcile "+repo.Name, func() {
 			if _, err := rec.tick(ctx, repo, adapter); err != nil && ctx.Err() == nil {
 				log.Error("reconcile", "repo", repo.Name, "err", err)
 			}
-		}
+		})
 		if _, err := j.sched.AddFunc(repo.ReconcileEvery, reconcile); err != nil {
 			j.cancel()
 			return nil, fmt.Errorf("repo %s reconcile_every %q: %w", repo.Name, repo.ReconcileEvery, err)
@@ -79,15 +80,15 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 	// start, so a daemon restarted every day still prunes).
 	pruner := &runPruner{store: store, dataDir: cfg.Daemon.DataDir, keep: cfg.Daemon.KeepRunsFor, now: opts.Now, log: log}
 	if pruner.keep > 0 {
-		if _, err := j.sched.AddFunc(retentionEvery, func() { pruner.run(ctx) }); err != nil {
+		if _, err := j.sched.AddFunc(retentionEvery, singleton(ctx, store, log, "retention", func() { pruner.run(ctx) })); err != nil {
 			j.cancel()
 			return nil, fmt.Errorf("run retention schedule %q: %w", retentionEvery, err)
 		}
 	}
 
-	drainer.drainAll(ctx)
+	drainAll()
 	if pruner.keep > 0 {
-		j.goBackground(func() { pruner.run(ctx) })
+		j.goBackground(singleton(ctx, store, log, "retention", func() { pruner.run(ctx) }))
 	}
 	for _, tick := range firstTicks {
 		j.goBackground(tick)
