@@ -42,6 +42,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdDemo(f, nil),
 		newCmdDoctor(f, nil),
 		newCmdAgent(f),
+		newCmdDB(f),
 	)
 	wireUsageErrors(root)
 	return root
