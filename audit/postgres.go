@@ -201,3 +201,68 @@ func (t *jobLockTable) release(name string) {
 	defer t.mu.Unlock()
 	delete(t.held, name)
 }
+
+// LatestSchemaVersion is the schema version this aicr migrates to.
+func LatestSchemaVersion() int { return len(migrations) }
+
+// PostgresStatus is what doctor reports of a PostgreSQL store.
+type PostgresStatus struct {
+	ServerVersion string
+	// SchemaVersion is 0 when no daemon has migrated the database yet.
+	SchemaVersion int
+	// Daemons heartbeating since the time InspectPostgres was given.
+	Daemons []DaemonInfo
+}
+
+// InspectPostgres connects to dsn without migrating or writing anything
+// and reads the server's version, the schema version and the daemons
+// alive since liveSince. Errors never contain the password.
+func InspectPostgres(ctx context.Context, dsn string, liveSince time.Time) (PostgresStatus, error) {
+	var st PostgresStatus
+	s, err := openPostgresRaw(ctx, dsn)
+	if err != nil {
+		return st, err
+	}
+	defer s.Close()
+	if err := s.db.QueryRowContext(ctx, `SHOW server_version`).Scan(&st.ServerVersion); err != nil {
+		return st, fmt.Errorf("postgres %s: %w", RedactDSN(dsn), err)
+	}
+	var exists bool
+	if err := s.db.QueryRowContext(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return st, fmt.Errorf("postgres %s: %w", RedactDSN(dsn), err)
+	}
+	if !exists {
+		return st, nil
+	}
+	if st.SchemaVersion, err = s.SchemaVersion(ctx); err != nil {
+		return st, err
+	}
+	if st.SchemaVersion >= LatestSchemaVersion() {
+		st.Daemons, err = s.Daemons(ctx, liveSince)
+	}
+	return st, err
+}
+
+// openPostgresRaw connects read-only without checking or migrating the
+// schema.
+func openPostgresRaw(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres dsn %s: %w: not a valid connection string or URL (postgres://user@host:5432/db?sslmode=...)", RedactDSN(dsn), ErrInvalid)
+	}
+	cfg.MaxConns = 2
+	cfg.ConnConfig.RuntimeParams["application_name"] = "aicr doctor"
+	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres %s: %w", RedactDSN(dsn), err)
+	}
+	db := sql.OpenDB(pgConnector{inner: stdlib.GetPoolConnector(pool)})
+	db.SetMaxIdleConns(0)
+	s := &Store{db: db, backend: BackendPostgres, pool: pool, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, writes: newGroupCommitter(db, nil)}
+	if err := db.PingContext(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("connect to postgres %s: %w", RedactDSN(dsn), err)
+	}
+	return s, nil
+}
