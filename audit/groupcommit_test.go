@@ -114,7 +114,7 @@ func TestGroupCommitIsolatesAFailingRequest(t *testing.T) {
 // BenchmarkEnqueue64Clients is the intake's database work at 64
 // concurrent hook calls: each Enqueue returns once its event is durable.
 func BenchmarkEnqueue64Clients(b *testing.B) {
-	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "aicr.db"))
+	s, err := openPath(context.Background(), b, filepath.Join(b.TempDir(), "aicr.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -357,3 +357,53 @@ func reportLinesOf(t *testing.T, path string) []reportLine {
 	e := &env{t: t, reports: path}
 	return e.reportLines()
 }
+
+// TestBenchPostgresReviewsPerMinute is `make bench-postgres`'s review
+// half: N one-file revisions are spooled by the hook while no daemon runs,
+// then 1, 2 and 3 daemons (2 workers each, builtin agent) on one database
+// review them; it prints reviews per minute and the ratio to one daemon.
+// Only with AICR_BENCH_POSTGRES=1.
+func TestBenchPostgresReviewsPerMinute(t *testing.T) {
+	if os.Getenv("AICR_BENCH_POSTGRES") != "1" {
+		t.Skip("a benchmark: set AICR_BENCH_POSTGRES=1 (make bench-postgres)")
+	}
+	commits := 120
+	if v := os.Getenv("AICR_BENCH_COMMITS"); v != "" {
+		commits, _ = strconv.Atoi(v)
+	}
+	ctx := context.Background()
+	var base float64
+	for n := 1; n <= 3; n++ {
+		c := newCluster(t, n, 2)
+		for i := 1; i <= commits; i++ {
+			c.commit(i)
+		}
+		store, err := audit.OpenPostgres(ctx, c.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for _, m := range c.daemons {
+			c.start(m)
+		}
+		for {
+			runs, err := store.ListRuns(ctx, audit.ListOptions{Limit: 10 * commits, Status: audit.RunSucceeded})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) >= commits {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		perMin := float64(commits) / time.Since(start).Minutes()
+		if n == 1 {
+			base = perMin
+		}
+		fmt.Printf("daemons=%d workers=2 reviews=%d reviews/min=%.0f ratio_to_1=%.2f\n", n, commits, perMin, perMin/base)
+		for _, m := range c.daemons {
+			c.stop(m)
+		}
+		store.Close()
+	}
+}

@@ -152,7 +152,12 @@ func start() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", port, dir)
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", port, dir)
+	// Tests need no durability; benchmarks compare with SQLite's fsynced
+	// commits and set AICR_PGTEST_FSYNC=on to pay the same price.
+	if os.Getenv("AICR_PGTEST_FSYNC") != "on" {
+		opts += " -c fsync=off"
+	}
 	if err := run(pgCtl, "-D", data, "-o", opts, "-l", filepath.Join(dir, "server.log"), "-w", "start"); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
