@@ -141,22 +141,55 @@ func hasWord(q, word string) bool {
 // PostgreSQL's: an INTEGER PRIMARY KEY (SQLite's rowid alias) becomes a
 // BIGSERIAL, other INTEGERs BIGINT (SQLite integers are 64-bit), REAL
 // double precision (cost_usd must not lose cents), BLOB bytea, and
-// WITHOUT ROWID goes. rebind then applies as to any query.
+// AUTOINCREMENT and WITHOUT ROWID go. rebind then applies as to any query.
 func pgDDL(stmt string) string {
-	s := ddlIntegerPK.ReplaceAllString(stmt, "BIGSERIAL PRIMARY KEY")
-	s = ddlInteger.ReplaceAllString(s, "BIGINT")
-	s = ddlReal.ReplaceAllString(s, "DOUBLE PRECISION")
-	s = ddlBlob.ReplaceAllString(s, "BYTEA")
-	s = ddlWithoutRowid.ReplaceAllString(s, ")")
-	return s
+	return outsideLiterals(stmt, func(s string) string {
+		s = ddlAutoincrement.ReplaceAllString(s, "")
+		s = ddlIntegerPK.ReplaceAllString(s, "BIGSERIAL PRIMARY KEY")
+		s = ddlInteger.ReplaceAllString(s, "BIGINT")
+		s = ddlReal.ReplaceAllString(s, "DOUBLE PRECISION")
+		s = ddlBlob.ReplaceAllString(s, "BYTEA")
+		return ddlWithoutRowid.ReplaceAllString(s, ")")
+	})
+}
+
+// outsideLiterals applies f to the parts of q outside string literals and
+// quoted identifiers (a DEFAULT or CHECK text may contain a type's name).
+func outsideLiterals(q string, f func(string) string) string {
+	var b strings.Builder
+	start := 0
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if c != '\'' && c != '"' {
+			continue
+		}
+		b.WriteString(f(q[start:i]))
+		j := i + 1
+		for j < len(q) {
+			if q[j] == c {
+				if j+1 < len(q) && q[j+1] == c {
+					j += 2
+					continue
+				}
+				break
+			}
+			j++
+		}
+		end := min(j+1, len(q))
+		b.WriteString(q[i:end])
+		i, start = end-1, end
+	}
+	b.WriteString(f(q[start:]))
+	return b.String()
 }
 
 var (
-	ddlIntegerPK    = regexp.MustCompile(`\bINTEGER\s+PRIMARY\s+KEY\b`)
-	ddlInteger      = regexp.MustCompile(`\bINTEGER\b`)
-	ddlReal         = regexp.MustCompile(`\bREAL\b`)
-	ddlBlob         = regexp.MustCompile(`\bBLOB\b`)
-	ddlWithoutRowid = regexp.MustCompile(`\)\s*WITHOUT\s+ROWID`)
+	ddlAutoincrement = regexp.MustCompile(`(?i)\s+AUTOINCREMENT\b`)
+	ddlIntegerPK     = regexp.MustCompile(`\bINTEGER\s+PRIMARY\s+KEY\b`)
+	ddlInteger       = regexp.MustCompile(`\bINTEGER\b`)
+	ddlReal          = regexp.MustCompile(`\bREAL\b`)
+	ddlBlob          = regexp.MustCompile(`\bBLOB\b`)
+	ddlWithoutRowid  = regexp.MustCompile(`\)\s*WITHOUT\s+ROWID`)
 )
 
 var (
