@@ -3,7 +3,6 @@ package audit
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -136,39 +136,63 @@ var ErrJobBusy = errors.New("job is running elsewhere")
 
 // TryJobLock takes the lock of the singleton job name without waiting.
 // ok is false when another holder has it; otherwise call release when the
-// job is done. On PostgreSQL it is a session advisory lock on a connection
-// held for the job, so a daemon that dies mid-job releases it with its
-// session; on SQLite, where one daemon owns the data_dir, it only keeps a
-// job from overlapping itself in this process.
+// job is done. On PostgreSQL it is a session advisory lock, so a daemon
+// that dies mid-job releases it with its session; on SQLite, where one
+// daemon owns the data_dir, it only keeps a job from overlapping itself in
+// this process.
+//
+// The locks live on one connection of their own, outside the pool: a
+// held lock must not hold a pool connection, or a few hundred
+// reconcilers ticking together would take every connection and wait
+// for one to do their work.
 func (s *Store) TryJobLock(ctx context.Context, name string) (release func(), ok bool, err error) {
+	// In this process first: PostgreSQL's advisory locks are re-entrant
+	// within a session, and every job lock of this Store shares one.
+	if !s.jobLocks.try(name) {
+		return nil, false, nil
+	}
 	if s.backend != BackendPostgres {
-		if !s.jobLocks.try(name) {
-			return nil, false, nil
-		}
 		return func() { s.jobLocks.release(name) }, true, nil
 	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("job lock %s: %w", name, err)
+	unlock, ok, err := s.tryAdvisoryLock(ctx, name)
+	if err != nil || !ok {
+		s.jobLocks.release(name)
+		return nil, false, err
 	}
+	return func() { unlock(); s.jobLocks.release(name) }, true, nil
+}
+
+func (s *Store) tryAdvisoryLock(ctx context.Context, name string) (release func(), ok bool, err error) {
 	key := jobLockKey(name)
-	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(?)`, key).Scan(&ok); err != nil {
-		conn.Close()
+	s.lockMu.Lock()
+	defer s.lockMu.Unlock()
+	if s.lockConn == nil || s.lockConn.IsClosed() {
+		// The old session, if any, is gone and its locks with it.
+		c, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+		if err != nil {
+			return nil, false, fmt.Errorf("job lock %s: connect: %w", name, err)
+		}
+		s.lockConn = c
+	}
+	conn := s.lockConn
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
 		return nil, false, fmt.Errorf("job lock %s: %w", name, err)
 	}
 	if !ok {
-		conn.Close()
 		return nil, false, nil
 	}
 	return func() {
+		s.lockMu.Lock()
+		defer s.lockMu.Unlock()
+		if conn != s.lockConn || conn.IsClosed() {
+			return // that session ended, and released the lock
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_unlock(?)`, key); err != nil {
-			// A connection that cannot unlock must not go back to the
-			// pool still holding the lock.
-			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+			// A session that cannot unlock must not keep the lock.
+			conn.Close(ctx)
 		}
-		conn.Close()
 	}, true, nil
 }
 

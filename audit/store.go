@@ -14,8 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -58,12 +60,15 @@ type Store struct {
 	// backend is BackendSQLite for a Store from Open or OpenReadOnly,
 	// BackendPostgres for one from OpenPostgres.
 	backend Backend
-	// jobLocks are the singleton job locks of a SQLite store (see
-	// TryJobLock); PostgreSQL keeps them in the server.
+	// jobLocks are the singleton job locks held in this process (see
+	// TryJobLock); on PostgreSQL an advisory lock on lockConn backs each.
 	jobLocks jobLockTable
 	// pool is the pgx pool under db on PostgreSQL.
 	pool *pgxpool.Pool
-	now  func() time.Time // replaced by tests that need fixed times
+	// lockConn holds the singleton job locks on PostgreSQL (TryJobLock).
+	lockMu   sync.Mutex
+	lockConn *pgx.Conn
+	now      func() time.Time // replaced by tests that need fixed times
 	// self is this process's identity on the runs it claims; Until is
 	// unused here (leaseTTL sets it per claim).
 	self     Lease
@@ -201,6 +206,11 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 func (s *Store) Close() error {
 	s.writes.stop()
 	err := errors.Join(s.stmts.close(), s.db.Close())
+	s.lockMu.Lock()
+	if s.lockConn != nil {
+		s.lockConn.Close(context.Background())
+	}
+	s.lockMu.Unlock()
 	if s.pool != nil {
 		s.pool.Close()
 	}
