@@ -13,7 +13,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e bench-notify image image-node agent-clis package test-install
+.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e bench-notify image image-node agent-clis package test-install bench-postgres
 
 all: build
 
@@ -100,6 +100,12 @@ bench-e2e:
 # medians and ratios (scripts/bench-notify.sh; about a minute).
 bench-notify:
 	@sh scripts/bench-notify.sh
+
+# Several daemons on one PostgreSQL (issue 17): reviews/min with 1, 2 and
+# 3 daemons, and intake events/s on PostgreSQL against SQLite as a ratio
+# (scripts/bench-postgres.sh; a few minutes; needs Debian's postgresql).
+bench-postgres:
+	@sh scripts/bench-postgres.sh
 
 # Every issue-14 benchmark and the sandbox and llm ones, one after
 # another (about 20 minutes on 2 cores); each prints its table with the

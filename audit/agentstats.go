@@ -31,7 +31,7 @@ func (s *Store) AddAgentStats(ctx context.Context, runID int64, st AgentStats) e
 	res, err := s.db.ExecContext(ctx, `UPDATE runs SET agent = ?, agent_model = ?,
 			agent_passes = agent_passes + ?, agent_turns = agent_turns + ?,
 			input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-			cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END
+			cost_usd = CASE WHEN CAST(? AS DOUBLE PRECISION) IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END
 		WHERE id = ?`,
 		st.Agent, st.Model, st.Passes, st.Turns, st.InputTokens, st.OutputTokens, cost, cost, runID)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // harmless, so tests may close early to simulate a crash.
 func openStore(t *testing.T, path string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path)
+	s, err := openPath(context.Background(), t, path)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -59,19 +59,21 @@ func TestOpenMigratesOnceAndReopens(t *testing.T) {
 	path := tempDB(t)
 	s := openStore(t, path)
 
-	var mode string
-	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
-		t.Fatal(err)
-	}
-	if mode != "wal" {
-		t.Errorf("journal_mode = %q, want wal", mode)
-	}
-	var fk int
-	if err := s.db.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil {
-		t.Fatal(err)
-	}
-	if fk != 1 {
-		t.Errorf("foreign_keys = %d, want 1", fk)
+	if !onPostgres() {
+		var mode string
+		if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "wal" {
+			t.Errorf("journal_mode = %q, want wal", mode)
+		}
+		var fk int
+		if err := s.db.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil {
+			t.Fatal(err)
+		}
+		if fk != 1 {
+			t.Errorf("foreign_keys = %d, want 1", fk)
+		}
 	}
 	mustEnqueue(t, s, svnEvent("main", "1"), triggers.SourceTrigger)
 	if err := s.Close(); err != nil {
@@ -108,7 +110,7 @@ func TestOpenConcurrentOnFreshFile(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := Open(context.Background(), path)
+			s, err := openPath(context.Background(), t, path)
 			if err != nil {
 				errs <- err
 				return
@@ -821,7 +823,7 @@ func TestRecordRejectedEvent(t *testing.T) {
 
 func TestEnqueueClaimedIsNeverClaimedByWorkers(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "aicr.db"))
+	s, err := openPath(ctx, t, filepath.Join(t.TempDir(), "aicr.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

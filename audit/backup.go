@@ -27,6 +27,9 @@ type BackupInfo struct {
 // file is refused and two backups cannot race for one name. The copy is
 // then opened and checked (integrity_check) before Backup reports it.
 func (s *Store) Backup(ctx context.Context, path string) (BackupInfo, error) {
+	if s.backend != BackendSQLite {
+		return BackupInfo{}, fmt.Errorf("%w: aicr db backup copies the SQLite file; back up a PostgreSQL store with pg_dump (e.g. pg_dump -Fc -f %s DBNAME), which is consistent while the daemons run", ErrInvalid, path)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		return BackupInfo{}, fmt.Errorf("%w: %s (choose a new name; a backup never overwrites)", ErrBackupExists, path)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aicr-dev/aicr/delivery"
@@ -59,7 +58,7 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 		WHERE dispatches.status IN ('pending', 'suppressed')
 			AND (dispatches.lease_until IS NULL OR dispatches.lease_until <= excluded.updated_at)`,
 		runID, channel, string(status), string(purpose), reason, now, now); err != nil {
-		if strings.Contains(err.Error(), "FOREIGN KEY") {
+		if isForeignKeyViolation(err) {
 			return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, ErrNotFound)
 		}
 		return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, err)
@@ -246,10 +245,10 @@ func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (D
 		next_attempt_at = ?, lease_until = NULL, updated_at = ?, sent_at = COALESCE(?, sent_at),
 		rendered = CASE WHEN ? <> '' THEN ? ELSE rendered END,
 		message_id = CASE WHEN ? <> '' THEN ? ELSE message_id END,
-		parts_delivered = MAX(parts_delivered, ?), unknown_outcomes = unknown_outcomes + ?
+		parts_delivered = CASE WHEN parts_delivered > ? THEN parts_delivered ELSE ? END, unknown_outcomes = unknown_outcomes + ?
 		WHERE id = ?`,
 		string(r.Status), r.Error, nullTime(r.NextAttemptAt), now, sentAt,
-		r.Rendered, r.Rendered, r.MessageID, r.MessageID, r.PartsDelivered, unknown, id); err != nil {
+		r.Rendered, r.Rendered, r.MessageID, r.MessageID, r.PartsDelivered, r.PartsDelivered, unknown, id); err != nil {
 		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: %w", id, err)
 	}
 	d, err := scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, id))

@@ -20,6 +20,7 @@ import (
 // A 202 means the event is on disk: every connection commits with
 // synchronous=FULL (WAL fsynced at each commit).
 func TestCommitsAreFsynced(t *testing.T) {
+	sqliteOnly(t)
 	s := openStore(t, tempDB(t))
 	// Several connections, so a pooled one opened later is checked too.
 	var wg sync.WaitGroup
@@ -113,7 +114,7 @@ func TestGroupCommitIsolatesAFailingRequest(t *testing.T) {
 // BenchmarkEnqueue64Clients is the intake's database work at 64
 // concurrent hook calls: each Enqueue returns once its event is durable.
 func BenchmarkEnqueue64Clients(b *testing.B) {
-	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "aicr.db"))
+	s, err := openPath(context.Background(), b, filepath.Join(b.TempDir(), "aicr.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestReadOnlyStoreRefusesAccept(t *testing.T) {
 	ctx := context.Background()
 	path := tempDB(t)
 	openStore(t, path)
-	ro, err := OpenReadOnly(ctx, path)
+	ro, err := openReadOnlyPath(ctx, t, path)
 	if err != nil {
 		t.Fatal(err)
 	}

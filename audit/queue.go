@@ -181,7 +181,10 @@ func (s *Store) enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Ev
 // write transaction, so concurrent claimers, in this process or another,
 // never get the same run.
 func (s *Store) ClaimNext(ctx context.Context) (*Run, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	// On PostgreSQL the row lock of FOR UPDATE SKIP LOCKED is what keeps
+	// two daemons off one run, so the claim needs no writer lock and
+	// claimers never wait for each other.
+	tx, err := s.db.BeginTx(withoutWriterLock(ctx), nil)
 	if err != nil {
 		return nil, fmt.Errorf("claim run: begin: %w", err)
 	}
@@ -192,7 +195,7 @@ func (s *Store) ClaimNext(ctx context.Context) (*Run, error) {
 	err = tx.QueryRowContext(ctx, `UPDATE runs
 		SET status = ?, attempts = attempts + 1, started_at = ?, finished_at = NULL,
 			lease_owner = ?, lease_pid = ?, lease_host = ?, lease_until = ?
-		WHERE id = (SELECT id FROM runs WHERE status = ? AND dry_run = 0 AND (not_before IS NULL OR not_before <= ?)`+pausedClause+` ORDER BY id LIMIT 1)
+		WHERE id = (SELECT id FROM runs WHERE status = ? AND dry_run = 0 AND (not_before IS NULL OR not_before <= ?)`+pausedClause+` ORDER BY id LIMIT 1`+s.skipLocked()+`)
 		RETURNING id`, string(RunRunning), formatTime(now), s.self.Owner, s.self.PID, s.self.Host, formatTime(now.Add(s.leaseTTL)),
 		string(RunQueued), formatTime(now)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {

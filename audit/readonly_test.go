@@ -14,6 +14,7 @@ import (
 // A read-only open never creates the database (nor its directory), and
 // cannot write to an existing one.
 func TestOpenReadOnlyNeverCreatesOrWrites(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
 	path := filepath.Join(dir, "aicr.db")
@@ -55,6 +56,7 @@ func TestOpenReadOnlyNeverCreatesOrWrites(t *testing.T) {
 // A read-only open of a database an older daemon wrote says to upgrade it
 // instead of failing later on a missing column.
 func TestOpenReadOnlyNamesAnOldSchema(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	path := tempDB(t)
 	rw := openStore(t, path)

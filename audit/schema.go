@@ -347,4 +347,25 @@ var migrations = [][]string{
 			PRIMARY KEY (session_id, round)
 		)`,
 	},
+	// h-postgres: several daemons on one database (issue 17). Each daemon
+	// heartbeats into daemons (doctor lists the live ones; dispatch
+	// leases of a dead daemon are recognised); rate_buckets holds one
+	// shared token bucket per destination (GCRA: the theoretical arrival
+	// time of the next send), so daemons together keep a platform's limit.
+	{
+		`CREATE TABLE daemons (
+			owner      TEXT PRIMARY KEY,
+			host       TEXT    NOT NULL,
+			pid        INTEGER NOT NULL,
+			version    TEXT    NOT NULL DEFAULT '',
+			listen     TEXT    NOT NULL DEFAULT '',
+			started_at TEXT    NOT NULL,
+			last_seen  TEXT    NOT NULL
+		)`,
+		`CREATE TABLE rate_buckets (
+			channel    TEXT PRIMARY KEY,
+			tat        TEXT NOT NULL,
+			updated_at TEXT NOT NULL
+		)`,
+	},
 }

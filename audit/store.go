@@ -14,8 +14,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -54,7 +57,18 @@ const timeFormat = "2006-01-02T15:04:05.000000000Z"
 type Store struct {
 	db   *sql.DB
 	path string
-	now  func() time.Time // replaced by tests that need fixed times
+	// backend is BackendSQLite for a Store from Open or OpenReadOnly,
+	// BackendPostgres for one from OpenPostgres.
+	backend Backend
+	// jobLocks are the singleton job locks held in this process (see
+	// TryJobLock); on PostgreSQL an advisory lock on lockConn backs each.
+	jobLocks jobLockTable
+	// pool is the pgx pool under db on PostgreSQL.
+	pool *pgxpool.Pool
+	// lockConn holds the singleton job locks on PostgreSQL (TryJobLock).
+	lockMu   sync.Mutex
+	lockConn *pgx.Conn
+	now      func() time.Time // replaced by tests that need fixed times
 	// self is this process's identity on the runs it claims; Until is
 	// unused here (leaseTTL sets it per claim).
 	self     Lease
@@ -130,7 +144,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(maxOpenConns)
-	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
+	s := &Store{db: db, path: path, backend: BackendSQLite, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
 	if err := pingUntilUnlocked(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -170,7 +184,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	db.SetMaxOpenConns(maxOpenConns)
-	s := &Store{db: db, path: path, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, writes: newGroupCommitter(db, nil)}
+	s := &Store{db: db, path: path, backend: BackendSQLite, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, writes: newGroupCommitter(db, nil)}
 	if err := pingUntilUnlocked(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s read-only: %w", path, err)
@@ -191,20 +205,50 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 // next daemon start hands them back with RequeueInterrupted.
 func (s *Store) Close() error {
 	s.writes.stop()
-	return errors.Join(s.stmts.close(), s.db.Close())
+	err := errors.Join(s.stmts.close(), s.db.Close())
+	s.lockMu.Lock()
+	if s.lockConn != nil {
+		s.lockConn.Close(context.Background())
+	}
+	s.lockMu.Unlock()
+	if s.pool != nil {
+		s.pool.Close()
+	}
+	return err
 }
 
-// Path returns the database file's path.
+// Path returns the database file's path; empty on PostgreSQL.
 func (s *Store) Path() string { return s.path }
+
+// Backend says which database s uses.
+func (s *Store) Backend() Backend { return s.backend }
+
+func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
 
 // migrate applies, in order, every migration not yet recorded in
 // schema_migrations, each in its own transaction together with its record,
 // so a crash or a concurrent Open never leaves one half applied.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	// In a transaction: on PostgreSQL that takes the writer lock, so
+	// daemons starting together do not race on CREATE TABLE IF NOT EXISTS.
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
 		applied_at TEXT NOT NULL
-	)`); err != nil {
+	)`)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for i, m := range migrations {
@@ -234,6 +278,9 @@ func (s *Store) applyMigration(ctx context.Context, version int, stmts []string)
 		return nil
 	}
 	for _, stmt := range stmts {
+		if s.backend == BackendPostgres {
+			stmt = pgDDL(stmt)
+		}
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("apply: %w", err)
 		}

@@ -60,6 +60,9 @@ type Config struct {
 	// deprecations are warnings about keys still accepted under an old
 	// name; Preflight reports them.
 	deprecations []string
+
+	// Store is the database of the queue and the audit trail (store.go).
+	Store StoreConfig `toml:"store"`
 }
 
 // DaemonConfig is the [daemon] table.
@@ -279,7 +282,7 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	}
 	cfg.applyDefaults()
 	cfg.resolvePaths(filepath.Dir(abs))
-	for _, e := range cfg.validate(declared) {
+	for _, e := range append(cfg.validate(declared), cfg.validateStore()...) {
 		fail(e.key, "%s", e.msg)
 	}
 	errs = append(errs, cfg.validateRouting(name, keys, declared)...)
@@ -353,6 +356,7 @@ func (c *Config) resolvePaths(base string) {
 	}
 	abs(&c.Daemon.DataDir)
 	abs(&c.Daemon.SecretFile)
+	abs(&c.Store.DSNFile)
 	abs(&c.Daemon.AicrBinary)
 	for i := range c.Daemon.SpoolDirs {
 		abs(&c.Daemon.SpoolDirs[i])

@@ -23,6 +23,10 @@ type dbWatch struct {
 }
 
 func newDBWatch(path string) (*dbWatch, error) {
+	if path == "" {
+		// A server database (PostgreSQL) has no file to lose.
+		return &dbWatch{}, nil
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("stat audit database: %w", err)
@@ -35,7 +39,7 @@ func newDBWatch(path string) (*dbWatch, error) {
 func (w *dbWatch) check(log *slog.Logger) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.reason != "" {
+	if w.reason != "" || w.path == "" {
 		return
 	}
 	fi, err := os.Stat(w.path)

@@ -44,7 +44,8 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 	ctx = j.ctx
 
 	drainer := &spoolDrainer{cfg: cfg, store: store, log: log, now: opts.Now, wake: j.wake}
-	if _, err := j.sched.AddFunc(cfg.Daemon.SpoolDrainEvery, func() { drainer.drainAll(ctx) }); err != nil {
+	drainAll := singleton(ctx, store, log, "spool-drain", func() { drainer.drainAll(ctx) })
+	if _, err := j.sched.AddFunc(cfg.Daemon.SpoolDrainEvery, drainAll); err != nil {
 		j.cancel()
 		return nil, fmt.Errorf("[daemon] spool_drain_every %q: %w", cfg.Daemon.SpoolDrainEvery, err)
 	}
@@ -55,11 +56,11 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 			continue
 		}
 		repo, adapter := repo, parts.Adapters[repo.Name]
-		reconcile := func() {
+		reconcile := singleton(ctx, store, log, "reconcile "+repo.Name, func() {
 			if _, err := rec.tick(ctx, repo, adapter); err != nil && ctx.Err() == nil {
 				log.Error("reconcile", "repo", repo.Name, "err", err)
 			}
-		}
+		})
 		if _, err := j.sched.AddFunc(repo.ReconcileEvery, reconcile); err != nil {
 			j.cancel()
 			return nil, fmt.Errorf("repo %s reconcile_every %q: %w", repo.Name, repo.ReconcileEvery, err)
@@ -77,14 +78,17 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 
 	// [retention] runs on its schedule and once at start (so a daemon
 	// restarted every day still prunes); delivered runs lose src/ soon.
+	// On a shared store one daemon at a time does each.
 	ret := newRetention(cfg, store, drainer.dirs(), opts.Now, log)
-	if err := ret.schedule(j.sched, ctx); err != nil {
+	retain := singleton(ctx, store, log, "retention", func() { ret.run(ctx) })
+	dropSources := singleton(ctx, store, log, "drop-sources", func() { ret.runDropSources(ctx) })
+	if err := ret.schedule(j.sched, retain, dropSources); err != nil {
 		j.cancel()
 		return nil, err
 	}
 
-	drainer.drainAll(ctx)
-	j.goBackground(func() { ret.run(ctx); ret.runDropSources(ctx) })
+	drainAll()
+	j.goBackground(func() { retain(); dropSources() })
 	for _, tick := range firstTicks {
 		j.goBackground(tick)
 	}

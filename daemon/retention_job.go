@@ -260,12 +260,12 @@ func newRetention(cfg *Config, store *audit.Store, spoolDirs []string, now func(
 }
 
 // schedule adds the job and the sources sweep to sched.
-func (r *retention) schedule(sched *cron.Cron, ctx context.Context) error {
-	if _, err := sched.AddFunc(r.cfg.Every, func() { r.run(ctx) }); err != nil {
+func (r *retention) schedule(sched *cron.Cron, retain, dropSources func()) error {
+	if _, err := sched.AddFunc(r.cfg.Every, retain); err != nil {
 		return fmt.Errorf("[retention] every %q: %w", r.cfg.Every, err)
 	}
 	if !r.cfg.KeepSources {
-		if _, err := sched.AddFunc(dropSourcesEvery, func() { r.runDropSources(ctx) }); err != nil {
+		if _, err := sched.AddFunc(dropSourcesEvery, dropSources); err != nil {
 			return fmt.Errorf("sources sweep %q: %w", dropSourcesEvery, err)
 		}
 	}

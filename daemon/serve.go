@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -44,7 +43,7 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("listen on %s: %w (is another daemon running? change [daemon] listen)", cfg.Daemon.Listen, err)
 	}
 	defer ln.Close()
-	store, err := audit.Open(ctx, DBPath(cfg))
+	store, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("open audit store: %w", err)
 	}
@@ -75,10 +74,14 @@ func Serve(ctx context.Context, opts Options) error {
 			log.Info("removed orphaned sandbox containers", "count", n)
 		}
 	}
-	if n, err := store.ReleaseDispatchLeases(ctx); err != nil {
-		return fmt.Errorf("re-queue unsent dispatches: %w", err)
-	} else if n > 0 {
-		log.Info("re-queued interrupted deliveries", "count", n)
+	// On a shared store another daemon may be sending under a lease right
+	// now; leases there only end by running out.
+	if !cfg.Store.Shared() {
+		if n, err := store.ReleaseDispatchLeases(ctx); err != nil {
+			return fmt.Errorf("re-queue unsent dispatches: %w", err)
+		} else if n > 0 {
+			log.Info("re-queued interrupted deliveries", "count", n)
+		}
 	}
 
 	j, err := startJobs(ctx, parts, store, watch, opts)
@@ -92,7 +95,8 @@ func Serve(ctx context.Context, opts Options) error {
 	srv := &http.Server{Handler: watch.gate(in.routes()), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
-	log.Info("daemon started", "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir, "workers", cfg.Daemon.Workers, "repos", len(cfg.Repos))
+	j.goBackground(func() { heartbeat(j.ctx, store, ln.Addr().String(), log) })
+	log.Info("daemon started", "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir, "workers", cfg.Daemon.Workers, "repos", len(cfg.Repos), "store", StoreLocation(cfg))
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
 	}

@@ -32,8 +32,21 @@ func newBuckets(store Store, log *slog.Logger) *buckets {
 	return &buckets{store: store, log: log, m: map[string]*rate.Limiter{}}
 }
 
+// SharedRateLimiter is a Store that keeps per-destination token buckets
+// in the database, for several daemons sending to the same platforms
+// (audit on PostgreSQL): an in-process limiter would let each daemon use
+// the platform's whole limit.
+type SharedRateLimiter interface {
+	SharedRateLimits() bool
+	// TakeRateToken takes a token now (0) or says how long to wait.
+	TakeRateToken(ctx context.Context, channel string, interval time.Duration, burst int) (time.Duration, error)
+}
+
 // bucket is one destination's limiter; the zero value does not throttle.
-type bucket struct{ l *rate.Limiter }
+type bucket struct {
+	l      *rate.Limiter
+	shared func(context.Context) (time.Duration, error)
+}
 
 // load reads the last sends once, before this process claims anything,
 // so its own first attempt is not mistaken for a recent send.
@@ -57,13 +70,19 @@ func (b *buckets) forChannel(ctx context.Context, ch im.Channel) bucket {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if l, ok := b.m[ch.Name()]; ok {
-		return bucket{l}
+		return bucket{l: l}
 	}
 	lim, burst := rl.RateLimit()
 	if lim == rate.Inf {
 		return bucket{}
 	}
 	burst = max(burst, 1)
+	if sh, ok := b.store.(SharedRateLimiter); ok && sh.SharedRateLimits() && lim > 0 {
+		interval := time.Duration(float64(time.Second) / float64(lim))
+		return bucket{shared: func(ctx context.Context) (time.Duration, error) {
+			return sh.TakeRateToken(ctx, ch.Name(), interval, burst)
+		}}
+	}
 	l := rate.NewLimiter(lim, burst)
 	if at, ok := b.lastSend[ch.Name()]; ok {
 		l.ReserveN(at, burst)
@@ -71,10 +90,25 @@ func (b *buckets) forChannel(ctx context.Context, ch im.Channel) bucket {
 		l.ReserveN(time.Now(), burst)
 	}
 	b.m[ch.Name()] = l
-	return bucket{l}
+	return bucket{l: l}
 }
 
 func (b bucket) wait(ctx context.Context) error {
+	if b.shared != nil {
+		for {
+			d, err := b.shared(ctx)
+			if err != nil || d <= 0 {
+				return err
+			}
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+	}
 	if b.l == nil {
 		return nil
 	}
@@ -84,7 +118,7 @@ func (b bucket) wait(ctx context.Context) error {
 // pacer is what a multi-request channel waits on before each request of
 // one Send; the first request's token was taken before Send.
 func (b bucket) pacer() func(context.Context) error {
-	if b.l == nil {
+	if b.l == nil && b.shared == nil {
 		return nil
 	}
 	var first atomic.Bool
@@ -93,6 +127,6 @@ func (b bucket) pacer() func(context.Context) error {
 		if first.CompareAndSwap(true, false) {
 			return nil
 		}
-		return b.l.Wait(ctx)
+		return b.wait(ctx)
 	}
 }

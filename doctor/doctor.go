@@ -111,6 +111,7 @@ func Diagnose(ctx context.Context, opts Options) (Report, error) {
 	}
 	daemonCheck, remoteHost := checkDaemon(ctx, cfg)
 	rep.Checks = append(rep.Checks, daemonCheck)
+	rep.Checks = append(rep.Checks, checkStore(ctx, cfg)...)
 	rep.Checks = append(rep.Checks, checkTools(ctx, cfg, opts.Repo, remoteHost)...)
 	rep.Checks = append(rep.Checks, checkAgentCLI(ctx, cfg, opts.Exe)...)
 	rep.OK = true

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what `make demo` and `make test` need on a fresh Debian/Ubuntu
 # machine: Subversion (the real svnadmin/svn/svnlook/svnserve the tests and
-# the demo drive) and a Go toolchain; with the argument `podman`, also
+# the demo drive), PostgreSQL (the server binaries the store tests start in
+# a temp dir) and a Go toolchain; with the argument `podman`, also
 # Podman and runc for the sandbox (`make image`, `make test`); with
 # `mmdebstrap`, also mmdebstrap (`make image-node`); with `npm`, Node.js
 # and npm (`make agent-clis`). Run as root
@@ -18,6 +19,12 @@ done
 if ! command -v cc >/dev/null 2>&1; then
 	missing="$missing cc"
 	pkgs_missing="$pkgs_missing gcc"
+fi
+# The PostgreSQL store's tests start a real server (initdb/pg_ctl) of
+# Debian's postgresql package in a temp dir (internal/pgtest).
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+	missing="$missing initdb"
+	pkgs_missing="$pkgs_missing postgresql"
 fi
 if [ "${1:-}" = podman ]; then
 	# runc, not crun: crun fails on cgroup v1 hybrid hosts (see

@@ -12,9 +12,9 @@ import (
 func newCmdDB(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "db",
-		Short: "Maintain the audit database: backups",
+		Short: "Maintain the audit database (the queue and the audit trail): backups, moving to PostgreSQL",
 	}
-	cmd.AddCommand(newCmdDBBackup(f, nil))
+	cmd.AddCommand(newCmdDBBackup(f, nil), newCmdDBMigrate(f, nil))
 	return cmd
 }
 

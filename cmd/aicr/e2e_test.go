@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/internal/pgtest"
 	"github.com/aicr-dev/aicr/review"
 )
 
@@ -41,6 +42,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	pgtest.Stop()
 	removeAgentImage()
 	os.RemoveAll(dir)
 	os.Exit(code)

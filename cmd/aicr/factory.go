@@ -100,7 +100,7 @@ func (f *Factory) Store(ctx context.Context) (*audit.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := audit.Open(ctx, daemon.DBPath(cfg))
+	store, err := daemon.OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (f *Factory) ReadOnlyStore(ctx context.Context) (*audit.Store, error) {
 		return nil, err
 	}
 	// audit.ErrNoDatabase says the daemon has not run yet; exit 1.
-	return audit.OpenReadOnly(ctx, daemon.DBPath(cfg))
+	return daemon.OpenStoreReadOnly(ctx, cfg)
 }
 
 // Logger logs to ErrOut: JSON unless it is a terminal.

@@ -1,0 +1,240 @@
+package audit
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aicr-dev/aicr/internal/pgtest"
+)
+
+// Two stores on one database stand for two daemons.
+func TestJobLockIsExclusiveAcrossStores(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	a := openStore(t, path)
+	b := a
+	if onPostgres() {
+		b = openStore(t, path)
+	}
+	release, ok, err := a.TryJobLock(ctx, "reconcile main")
+	if err != nil || !ok {
+		t.Fatalf("first lock: ok=%v err=%v", ok, err)
+	}
+	if _, ok, err := b.TryJobLock(ctx, "reconcile main"); err != nil || ok {
+		t.Fatalf("second holder got the lock: ok=%v err=%v", ok, err)
+	}
+	if rel, ok, err := b.TryJobLock(ctx, "retention"); err != nil || !ok {
+		t.Fatalf("another job's lock: ok=%v err=%v", ok, err)
+	} else {
+		rel()
+	}
+	release()
+	rel, ok, err := b.TryJobLock(ctx, "reconcile main")
+	if err != nil || !ok {
+		t.Fatalf("lock after release: ok=%v err=%v", ok, err)
+	}
+	rel()
+}
+
+// Many goroutines of several stores hammer one job: it never runs twice
+// at once.
+func TestSingletonJobNeverRunsTwiceAtOnce(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	stores := []*Store{openStore(t, path)}
+	if onPostgres() {
+		stores = append(stores, openStore(t, path), openStore(t, path))
+	}
+	var running, maxRunning, ran atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 12 {
+		s := stores[i%len(stores)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				release, ok, err := s.TryJobLock(ctx, "spool-drain")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !ok {
+					continue
+				}
+				n := running.Add(1)
+				for {
+					m := maxRunning.Load()
+					if n <= m || maxRunning.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				ran.Add(1)
+				time.Sleep(time.Millisecond)
+				running.Add(-1)
+				release()
+			}
+		}()
+	}
+	wg.Wait()
+	if maxRunning.Load() != 1 {
+		t.Fatalf("the job ran %d times at once", maxRunning.Load())
+	}
+	if ran.Load() == 0 {
+		t.Fatal("the job never ran")
+	}
+}
+
+const envLockHolder = "AICR_TEST_LOCK_HOLDER_DSN"
+
+// TestHelperHoldJobLock is the child of TestDeadHolderReleasesJobLock: it
+// takes the lock, says so, and waits to be killed.
+func TestHelperHoldJobLock(t *testing.T) {
+	dsn := os.Getenv(envLockHolder)
+	if dsn == "" {
+		t.Skip("helper process only")
+	}
+	s, err := OpenPostgres(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.TryJobLock(context.Background(), "retention"); err != nil || !ok {
+		t.Fatalf("helper lock: ok=%v err=%v", ok, err)
+	}
+	os.Stdout.WriteString("LOCKED\n")
+	time.Sleep(time.Hour)
+}
+
+// A daemon SIGKILLed mid-job must not keep the job from ever running
+// again: its session ends and PostgreSQL releases the advisory lock.
+func TestDeadHolderReleasesJobLock(t *testing.T) {
+	if !onPostgres() {
+		srv := pgtest.Start(t)
+		runDeadHolder(t, srv.NewDatabase(t))
+		return
+	}
+	runDeadHolder(t, dsnFor(t, tempDB(t)))
+}
+
+func runDeadHolder(t *testing.T, dsn string) {
+	ctx := context.Background()
+	s, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldJobLock$", "-test.v")
+	cmd.Env = append(os.Environ(), envLockHolder+"="+dsn)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	locked := false
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "LOCKED") {
+			locked = true
+			break
+		}
+	}
+	if !locked {
+		t.Fatal("helper never took the lock")
+	}
+	if _, ok, err := s.TryJobLock(ctx, "retention"); err != nil || ok {
+		t.Fatalf("lock taken while the helper holds it: ok=%v err=%v", ok, err)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// The server notices the closed socket at once; poll without a
+	// deadline of our own (the test's timeout bounds it).
+	for {
+		release, ok, err := s.TryJobLock(ctx, "retention")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			release()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestHeartbeatsListLiveDaemons(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	a := openStore(t, path)
+	b := openStore(t, path)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a.SetClock(func() time.Time { return now })
+	b.SetClock(func() time.Time { return now.Add(-time.Minute) })
+	if err := a.Heartbeat(ctx, "1.2.3", "10.0.0.1:8080"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Heartbeat(ctx, "1.2.2", "10.0.0.2:8080"); err != nil {
+		t.Fatal(err)
+	}
+	live, err := a.Daemons(ctx, now.Add(-30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live) != 1 || live[0].Owner != a.Self().Owner || live[0].Version != "1.2.3" || live[0].Listen != "10.0.0.1:8080" {
+		t.Fatalf("live daemons = %+v, want only a", live)
+	}
+	all, err := a.Daemons(ctx, time.Time{})
+	if err != nil || len(all) != 2 {
+		t.Fatalf("all daemons = %+v, %v; want 2", all, err)
+	}
+	if err := a.Farewell(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if live, _ := b.Daemons(ctx, now.Add(-30*time.Second)); len(live) != 0 {
+		t.Fatalf("after farewell: %+v", live)
+	}
+}
+
+// Two daemons draw from one bucket: 20/min with a burst of 20 lets 20
+// sends through between them, then the 21st waits about 3s.
+func TestRateTokensAreShared(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	a := openStore(t, path)
+	b := openStore(t, path)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	a.SetClock(clock)
+	b.SetClock(clock)
+	interval := 3 * time.Second
+	for i := range 20 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		if wait, err := s.TakeRateToken(ctx, "dingtalk-dev", interval, 20); err != nil || wait != 0 {
+			t.Fatalf("send %d: wait %v, err %v", i+1, wait, err)
+		}
+	}
+	wait, err := b.TakeRateToken(ctx, "dingtalk-dev", interval, 20)
+	if err != nil || wait != interval {
+		t.Fatalf("21st send: wait %v, err %v; want %v", wait, err, interval)
+	}
+	if wait, _ := a.TakeRateToken(ctx, "other", interval, 20); wait != 0 {
+		t.Fatalf("another destination waits %v", wait)
+	}
+	now = now.Add(interval)
+	if wait, _ := a.TakeRateToken(ctx, "dingtalk-dev", interval, 20); wait != 0 {
+		t.Fatalf("after one interval: wait %v", wait)
+	}
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/internal/pgtest"
+	"github.com/aicr-dev/aicr/triggers"
+)
+
+func writePGConfig(t *testing.T, dsn string) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("AICR_TEST_PG_DSN", dsn)
+	t.Setenv("AICR_CLI_TEST_SECRET", "s")
+	cfg := `[daemon]
+data_dir = "data"
+secret_env = "AICR_CLI_TEST_SECRET"
+
+[store]
+kind = "postgres"
+dsn_env = "AICR_TEST_PG_DSN"
+
+[[repo]]
+name = "main"
+kind = "svn"
+url = "file:///nonexistent"
+`
+	path := filepath.Join(dir, "aicr.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDBMigrateToPostgresCopiesEveryRun(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := context.Background()
+	cfg := writePGConfig(t, srv.NewDatabase(t))
+	src, err := audit.Open(ctx, filepath.Join(filepath.Dir(cfg), "data", "aicr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 30; i++ {
+		ev := triggers.Event{V: 1, VCS: "svn", Repo: "main", Revision: fmt.Sprint(i), User: "alice", SentAt: time.Now()}
+		if _, err := src.Enqueue(ctx, ev, triggers.SourceTrigger, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.Close()
+
+	out, errOut, code := runCLI(t, "db", "migrate", "--to", "postgres", "--config", cfg, "--format", "json")
+	if code != 0 {
+		t.Fatalf("db migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	var res struct {
+		To     string             `json:"to"`
+		Tables []audit.TableCount `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := map[string]int64{}
+	for _, c := range res.Tables {
+		got[c.Table] = c.Copied
+	}
+	if got["runs"] != 30 || got["events"] != 30 {
+		t.Fatalf("copied %v, want 30 runs and 30 events", got)
+	}
+	// The CLI now reads the runs from PostgreSQL.
+	out, errOut, code = runCLI(t, "audit", "list", "--config", cfg, "--format", "json", "--limit", "100")
+	if code != 0 || strings.Count(out, `"revision"`) < 30 {
+		t.Fatalf("audit list on postgres: exit %d\n%s%s", code, out, errOut)
+	}
+	// A second migration would mix two histories: refused.
+	if _, errOut, code := runCLI(t, "db", "migrate", "--to", "postgres", "--config", cfg); code != 1 || !strings.Contains(errOut, "already has") {
+		t.Fatalf("second migrate: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, "db", "migrate", "--to", "mysql", "--config", cfg); code != 2 || !strings.Contains(errOut, `--to must be "postgres"`) {
+		t.Fatalf("--to mysql: exit %d %s", code, errOut)
+	}
+}
+
+func TestStoreConfigNeedsADSNForPostgres(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "aicr.toml")
+	os.WriteFile(path, []byte("[daemon]\nsecret_env = \"S\"\n[store]\nkind = \"postgres\"\n[[repo]]\nname = \"main\"\nkind = \"svn\"\nurl = \"file:///x\"\n"), 0o600)
+	if _, errOut, code := runCLI(t, "config", "check", path); code == 0 || !strings.Contains(errOut, "store.dsn_env") {
+		t.Fatalf("postgres without dsn: exit %d %s", code, errOut)
+	}
+	os.WriteFile(path, []byte("[daemon]\nsecret_env = \"S\"\n[store]\nkind = \"mysql\"\n[[repo]]\nname = \"main\"\nkind = \"svn\"\nurl = \"file:///x\"\n"), 0o600)
+	if _, errOut, code := runCLI(t, "config", "check", path); code == 0 || !strings.Contains(errOut, `unknown store kind "mysql"`) {
+		t.Fatalf("kind mysql: exit %d %s", code, errOut)
+	}
+}
