@@ -63,6 +63,16 @@ func populate(t *testing.T, s *Store) {
 	if _, err := s.TakeRateToken(ctx, "dingtalk-dev", 3*time.Second, 20); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := s.PauseRepo(ctx, "main", "ops", "freeze"); err != nil {
+		t.Fatal(err)
+	}
+	sid, err := s.CreateSession(ctx, ReviewSession{Target: "svn-wc:/tmp/wc", Repo: "main", Agent: "llm"}, "first look", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.FinishRound(ctx, sid, 1, RoundOutcome{Status: RoundCompleted}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // dump reads every row of every table, values as text, for comparison.
