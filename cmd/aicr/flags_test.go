@@ -81,7 +81,13 @@ func TestConfigFlags(t *testing.T) {
 	checkFlags(t, newCmdConfigCheck, []flagCase[ConfigCheckOptions]{
 		{name: "file", args: []string{"a.toml"}, want: ConfigCheckOptions{Path: "a.toml", Format: "text"}},
 		{name: "json", args: []string{"a.toml", "--format", "json"}, want: ConfigCheckOptions{Path: "a.toml", Format: "json"}},
-		{name: "no file", code: exitUsage},
+		// Issue 15 item 7: like every other command, --config and
+		// $AICR_CONFIG name the file when no FILE is given.
+		{name: "config flag", args: []string{"--config", "/etc/x.toml"}, want: ConfigCheckOptions{Path: "/etc/x.toml", Format: "text"}, config: "/etc/x.toml"},
+		{name: "no file", want: ConfigCheckOptions{Path: defaultConfigPath(), Format: "text"}},
+		{name: "same file twice", args: []string{"a.toml", "--config", "a.toml"}, want: ConfigCheckOptions{Path: "a.toml", Format: "text"}},
+		{name: "two files", args: []string{"a.toml", "--config", "b.toml"}, code: exitUsage, errSays: "name different files"},
+		{name: "two arguments", args: []string{"a.toml", "b.toml"}, code: exitUsage},
 	})
 }
 
