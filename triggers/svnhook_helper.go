@@ -106,3 +106,14 @@ func HelperStillCalled(reposPath string) bool {
 	hook, _ := os.ReadFile(SVNHookPath(reposPath, false))
 	return exists(SVNHelperPath(reposPath)) && bytes.Contains(hook, []byte(SVNHelperPath(reposPath)))
 }
+
+// SVNBlockFile is the file that holds reposPath's aicr block: the helper
+// when post-commit (a hook in another language) calls it, else
+// post-commit itself. Whoever inspects an installed hook (doctor) reads
+// this one.
+func SVNBlockFile(reposPath string) string {
+	if HelperStillCalled(reposPath) {
+		return SVNHelperPath(reposPath)
+	}
+	return SVNHookPath(reposPath, false)
+}

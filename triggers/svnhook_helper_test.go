@@ -98,6 +98,9 @@ func TestSVNHookForeignLanguageGetsHelperAndPasteLine(t *testing.T) {
 			if !again.AlreadyCalled {
 				t.Error("a reinstall does not see the pasted line")
 			}
+			if got := SVNBlockFile(fx.opts.ReposPath); got != helper {
+				t.Errorf("SVNBlockFile = %s, want the helper %s", got, helper)
+			}
 
 			wc := filepath.Join(base, "wc")
 			must(t, os.MkdirAll(wc, 0o755))
