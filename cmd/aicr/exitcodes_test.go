@@ -53,6 +53,11 @@ func TestEveryCommandExitsTwoOnUsageMistakes(t *testing.T) {
 			if code != want {
 				t.Errorf("%s --no-such-flag: exit %d, want %d; stderr: %s", path, code, want, errOut)
 			}
+			if c.Flags().Lookup("format") != nil {
+				if _, errOut, code := runCLI(t, append(append([]string{}, args...), "--format", "yaml")...); code != want {
+					t.Errorf("%s --format yaml: exit %d, want %d; stderr: %s", path, code, want, errOut)
+				}
+			}
 			if _, errOut, code := runCLI(t, append(append([]string{}, args...), "--help")...); code != exitOK {
 				t.Errorf("%s --help: exit %d, want 0; stderr: %s", path, code, errOut)
 			}

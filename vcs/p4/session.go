@@ -10,7 +10,8 @@ import (
 
 // ErrUntrusted means the p4 client refused an ssl: server whose key its
 // trust file (P4TRUST) does not hold, or holds a different one of. It is
-// not transient: nobody but an operator can vouch for a key.
+// not vcs.IsTransient: only an operator can vouch for a key (the daemon
+// still retries the run with back-off, as after ErrAuth).
 var ErrUntrusted = errors.New("perforce server not trusted")
 
 // Texts of the p4 client (msgs/msgrpc.cc) refusing an ssl: server.
