@@ -99,30 +99,35 @@ func (a *Adapter) ticketMode() bool {
 }
 
 // inSession runs op and, when it failed for a reason aicr can cure by
-// itself, cures it once and runs op again: a ticket that expired (with a
-// password configured: `p4 login`), a server the trust file does not
-// know yet (with ssl_fingerprint: `p4 trust -i`). Anything else, or a
-// second failure, is returned as it is.
+// itself, cures it and runs op again: a server the trust file does not
+// know yet (with ssl_fingerprint: `p4 trust -i`), a ticket that expired
+// (with a password and ticket_file: `p4 login`). Each cure is tried at
+// most once per call (a new server needs both, in that order); anything
+// else, or a failure a cure did not fix, is returned as it is.
 func (a *Adapter) inSession(ctx context.Context, op func() error) error {
-	err := op()
-	if err == nil {
-		return nil
+	trusted, loggedIn := false, false
+	for {
+		err := op()
+		if err == nil {
+			return nil
+		}
+		var cured error
+		var ae *authErr
+		var te *trustErr
+		switch {
+		case errors.As(err, &te) && !te.changed && a.cfg.SSLFingerprint != "" && !trusted:
+			trusted = true
+			cured = a.installFingerprint(ctx)
+		case errors.As(err, &ae) && a.ticketMode() && ae.msg != "Password invalid." && !loggedIn:
+			loggedIn = true
+			cured = a.loginAgain(ctx)
+		default:
+			return err
+		}
+		if cured != nil {
+			return fmt.Errorf("%w (and %v)", err, cured)
+		}
 	}
-	var cured error
-	var ae *authErr
-	var te *trustErr
-	switch {
-	case errors.As(err, &te) && !te.changed && a.cfg.SSLFingerprint != "":
-		cured = a.installFingerprint(ctx)
-	case errors.As(err, &ae) && a.ticketMode() && ae.msg != "Password invalid.":
-		cured = a.loginAgain(ctx)
-	default:
-		return err
-	}
-	if cured != nil {
-		return fmt.Errorf("%w (and %v)", err, cured)
-	}
-	return op()
 }
 
 // loginAgain runs `p4 login` with the configured password on stdin,

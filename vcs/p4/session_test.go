@@ -176,3 +176,27 @@ func TestSSLFingerprintValidation(t *testing.T) {
 		t.Errorf("tcp port with a fingerprint: %v", err)
 	}
 }
+
+// A new ssl: server with an expired ticket needs both cures in one fetch:
+// the pinned key first (p4 refuses before the server speaks), then a login.
+func TestPinnedFingerprintAndExpiredTicketTogether(t *testing.T) {
+	e, tf := expiredTicketEnv(t, "pw-right")
+	d, err := p4emu.Load(os.Getenv(p4emu.EnvDepot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SSLFingerprint = testFingerprint
+	if err := d.Save(os.Getenv(p4emu.EnvDepot)); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.Port = "ssl:localhost:1666"
+	e.cfg.P4TrustFile = filepath.Join(t.TempDir(), "p4trust")
+	e.cfg.SSLFingerprint = testFingerprint
+	if err := os.WriteFile(tf, []byte("ssl:localhost:1666=aicr:T1-STALE\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fetch(t, e.adapter(t), "4")
+	if countCalls(e, "trust") != 1 || countCalls(e, "login") != 1 {
+		t.Fatalf("want one trust and one login:\n%s", strings.Join(e.calls(), "\n"))
+	}
+}
