@@ -178,3 +178,35 @@ func TestInstallSVNHookAllUnderParent(t *testing.T) {
 		t.Errorf("summary:\n%s", out)
 	}
 }
+
+// A python hook is left alone: install prints the line to paste, and
+// uninstall, while the hook still calls the helper, says which line to
+// remove.
+func TestInstallAndUninstallAroundAPythonHook(t *testing.T) {
+	requireSVN(t)
+	dir := t.TempDir()
+	repos := filepath.Join(dir, "main")
+	run(t, dir, "svnadmin", "create", repos)
+	cfg := writeHookConfig(t, dir, repos)
+	hook := filepath.Join(repos, "hooks", "post-commit")
+	py := "#!/usr/bin/python3\nimport sys\n"
+	if err := os.WriteFile(hook, []byte(py), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "install", "svn-hook", "--repo", repos, "--config", cfg, "--aicr", aicrBin)
+	line := `import subprocess, sys; subprocess.call(["` + filepath.Join(repos, "hooks", "post-commit.aicr") + `"] + sys.argv[1:])`
+	if code != 0 || !strings.Contains(out, "is a python3 hook, so aicr did not edit it") || !strings.Contains(out, "\n    "+line+"\n") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	if err := os.WriteFile(hook, []byte(py+line+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runCLI(t, "uninstall", "svn-hook", "--repo", repos, "--format", "json")
+	var res uninstallOutput
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.StillCalledFrom != hook {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(hook); string(b) != py+line+"\n" {
+		t.Fatalf("uninstall edited the python hook:\n%s", b)
+	}
+}

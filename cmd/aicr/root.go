@@ -24,7 +24,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "aicr",
 		Short: "AI code review for Perforce and Subversion",
-		Long:  rootLong,
+		Long:  "aicr reviews every Subversion revision and Perforce changelist with an AI agent and posts the findings to your team's chat.",
 	}
 	root.AddCommand(
 		newCmdVersion(f, nil),

@@ -13,18 +13,15 @@ import (
 	"github.com/aicr-dev/aicr/daemon"
 )
 
-// rootLong is the root command's description without the agent line.
-const rootLong = "aicr reviews every Subversion revision and Perforce changelist with an AI agent and posts the findings to your team's chat."
-
 // withAgentInHelp makes `aicr`, `aicr --help` and `aicr help` say which
 // agent the config on this host runs and whether a model sees the code:
 // an operator deciding what may leave the building reads the help first.
 // Only the root's help reads the config; a verb's help stays instant.
 func withAgentInHelp(root *cobra.Command, f *Factory) {
-	base := root.HelpFunc()
+	base, long := root.HelpFunc(), root.Long
 	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
 		if cmd == root {
-			cmd.Long = rootLong + "\n\n" + agentSummary(f.ConfigPath)
+			cmd.Long = long + "\n\n" + agentSummary(f.ConfigPath)
 		}
 		base(cmd, args)
 	})
