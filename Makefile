@@ -13,7 +13,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e bench-notify image image-node agent-clis
+.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e bench-notify image image-node agent-clis package test-install
 
 all: build
 
@@ -25,6 +25,27 @@ deps:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/aicr
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(NOTIFY_BIN) ./cmd/aicr-notify
+
+# dist/aicr_<version>_<arch>.deb and dist/aicr-<version>-1.<arch>.rpm from
+# bin/: the binaries, the systemd unit, the example config and the
+# maintainer scripts (packaging/; nfpm as a library, in a Go module of its
+# own so it never reaches aicr's). An untagged build is versioned
+# 0.0.0~git<commit time>.<hash>, so a newer build upgrades an older one.
+# Older packages in dist/ are removed first, so ./dist/aicr_*.deb (the
+# README's install line) names one file.
+PKG_DATE = $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d%H%M%S 2>/dev/null)
+package: build
+	rm -f dist/aicr_*.deb dist/aicr-*.rpm
+	cd packaging && $(GO) run . -root .. -bin ../bin -out ../dist -version '$(VERSION)' -date '$(PKG_DATE)'
+
+# The README's install steps run literally, as root, on this machine in a
+# throw-away mount and network namespace: without the package, with the
+# .deb and with the .rpm (rpm -i standing in for dnf); each ends with a
+# commit reviewed into the file channel (scripts/test-install.sh, which
+# installs rpm first); then the packager's own tests (packaging/).
+test-install: package
+	@sh scripts/test-install.sh
+	cd packaging && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 demo: deps build
 	./$(BIN) demo
@@ -122,4 +143,4 @@ agent-clis: build
 	@sh scripts/install-agent-clis.sh ./$(BIN)
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -110,6 +110,10 @@ func (s *Store) ListRuns(ctx context.Context, opts ListOptions) ([]RunSummary, e
 		where = append(where, "r.status = ?")
 		args = append(args, string(opts.Status))
 	}
+	if opts.Revision != "" {
+		where = append(where, "r.revision = ?")
+		args = append(args, opts.Revision)
+	}
 	query := `SELECT ` + runColumns + runFrom
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
@@ -133,6 +137,9 @@ func (s *Store) ListRuns(ctx context.Context, opts ListOptions) ([]RunSummary, e
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
+	if err := s.markPaused(ctx, runs); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
 	return runs, nil
 }
 
@@ -151,9 +158,15 @@ func (s *Store) GetRun(ctx context.Context, runID int64) (*RunDetail, error) {
 	}
 	d := &RunDetail{Run: *run}
 
-	var sumJSON string
-	if err := tx.QueryRowContext(ctx, `SELECT summaries FROM runs WHERE id = ?`, runID).Scan(&sumJSON); err != nil {
+	var (
+		sumJSON string
+		dropped sql.NullString
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT summaries, sources_dropped_at FROM runs WHERE id = ?`, runID).Scan(&sumJSON, &dropped); err != nil {
 		return nil, fmt.Errorf("get run %d: read summaries: %w", runID, err)
+	}
+	if d.SourcesDroppedAt, err = parseNullTime(dropped); err != nil {
+		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}
 	if err := json.Unmarshal([]byte(sumJSON), &d.Summaries); err != nil {
 		return nil, fmt.Errorf("get run %d: decode summaries: %w", runID, err)
@@ -171,6 +184,9 @@ func (s *Store) GetRun(ctx context.Context, runID int64) (*RunDetail, error) {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}
 	if d.Egress, err = runEgress(ctx, tx, runID); err != nil {
+		return nil, fmt.Errorf("get run %d: %w", runID, err)
+	}
+	if _, d.RepoPaused, err = s.RepoPaused(ctx, d.Repo); err != nil {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}
 	return d, nil

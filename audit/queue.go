@@ -175,8 +175,8 @@ func (s *Store) enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Ev
 	return primary, nil
 }
 
-// ClaimNext takes the oldest queued run (lowest id, i.e. first enqueued),
-// marks it running, counts the attempt and returns it. It returns
+// ClaimNext takes the oldest queued run (lowest id, i.e. first enqueued)
+// of a repo that is not paused, marks it running, counts the attempt and returns it. It returns
 // ErrNoWork when nothing is queued. The select and update happen in one
 // write transaction, so concurrent claimers, in this process or another,
 // never get the same run.
@@ -192,7 +192,7 @@ func (s *Store) ClaimNext(ctx context.Context) (*Run, error) {
 	err = tx.QueryRowContext(ctx, `UPDATE runs
 		SET status = ?, attempts = attempts + 1, started_at = ?, finished_at = NULL,
 			lease_owner = ?, lease_pid = ?, lease_host = ?, lease_until = ?
-		WHERE id = (SELECT id FROM runs WHERE status = ? AND dry_run = 0 AND (not_before IS NULL OR not_before <= ?) ORDER BY id LIMIT 1)
+		WHERE id = (SELECT id FROM runs WHERE status = ? AND dry_run = 0 AND (not_before IS NULL OR not_before <= ?)`+pausedClause+` ORDER BY id LIMIT 1)
 		RETURNING id`, string(RunRunning), formatTime(now), s.self.Owner, s.self.PID, s.self.Host, formatTime(now.Add(s.leaseTTL)),
 		string(RunQueued), formatTime(now)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -256,7 +256,7 @@ func (s *Store) SetRepoMark(ctx context.Context, repo, lastSeen string) error {
 // SetRunDir records where the run's files are (<data_dir>/runs/<id>). A
 // run retried after its directory was pruned has files again.
 func (s *Store) SetRunDir(ctx context.Context, runID int64, dir string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET run_dir = ?, run_dir_pruned_at = NULL WHERE id = ?`, dir, runID)
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET run_dir = ?, run_dir_pruned_at = NULL, sources_dropped_at = NULL WHERE id = ?`, dir, runID)
 	if err != nil {
 		return fmt.Errorf("set run %d dir: %w", runID, err)
 	}

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -55,4 +56,152 @@ func (s *Store) MarkRunDirPruned(ctx context.Context, runID int64) (bool, error)
 		return false, fmt.Errorf("mark run %d dir pruned: %w", runID, err)
 	}
 	return n == 1, nil
+}
+
+// undelivered selects runs with a dispatch still to be sent: their
+// report may be rendered again, so nothing of theirs goes yet.
+const undelivered = `EXISTS (SELECT 1 FROM dispatches d WHERE d.run_id = runs.id AND d.status = 'pending')`
+
+// SourcesToDrop lists, oldest first and at most limit, finished runs whose
+// every dispatch is settled (sent, suppressed, failed, dead or unknown)
+// and whose src/ copies are still on disk.
+func (s *Store) SourcesToDrop(ctx context.Context, limit int) ([]int64, error) {
+	return s.listIDs(ctx, "list runs whose sources can go", `SELECT id FROM runs
+		WHERE sources_dropped_at IS NULL AND run_dir_pruned_at IS NULL AND finished_at IS NOT NULL
+			AND run_dir != '' AND `+finishedUnleased+` AND NOT `+undelivered+`
+		ORDER BY finished_at, id LIMIT ?`, formatTime(s.now()), limit)
+}
+
+// MarkSourcesDropped records that the run's src/ is being removed; false
+// means the run is in use again (re-queued, claimed, a dispatch re-driven)
+// and its sources must stay.
+func (s *Store) MarkSourcesDropped(ctx context.Context, runID int64) (bool, error) {
+	now := formatTime(s.now())
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET sources_dropped_at = ?
+		WHERE id = ? AND sources_dropped_at IS NULL AND `+finishedUnleased+` AND NOT `+undelivered, now, runID, now)
+	if err != nil {
+		return false, fmt.Errorf("mark run %d sources dropped: %w", runID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("mark run %d sources dropped: %w", runID, err)
+	}
+	return n == 1, nil
+}
+
+// RunsToDelete lists, oldest first and at most limit, the runs finished
+// before cutoff that nothing holds and nothing still has to deliver.
+func (s *Store) RunsToDelete(ctx context.Context, cutoff time.Time, limit int) ([]int64, error) {
+	return s.listIDs(ctx, "list runs to delete", `SELECT id FROM runs
+		WHERE finished_at IS NOT NULL AND finished_at < ? AND `+finishedUnleased+` AND NOT `+undelivered+`
+		ORDER BY finished_at, id LIMIT ?`, formatTime(cutoff), formatTime(s.now()), limit)
+}
+
+// DeleteRuns deletes the listed runs that are still finished before cutoff,
+// unleased and delivered, with their problems, dispatches and attempts,
+// egress records and events (the primary receipt and its duplicates), in
+// one short transaction. It returns the ids it deleted. Callers pass small
+// batches: the intake waits for the write lock while this runs.
+func (s *Store) DeleteRuns(ctx context.Context, cutoff time.Time, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("delete runs: begin: %w", err)
+	}
+	defer tx.Rollback()
+	// Checked again inside the transaction: a run may have been re-queued
+	// (aicr run retry) since it was listed.
+	in, args := inList(ids)
+	rows, err := tx.QueryContext(ctx, `SELECT id, event_id FROM runs WHERE id IN (`+in+`)
+		AND finished_at IS NOT NULL AND finished_at < ? AND `+finishedUnleased+` AND NOT `+undelivered,
+		append(args, formatTime(cutoff), formatTime(s.now()))...)
+	if err != nil {
+		return nil, fmt.Errorf("delete runs: %w", err)
+	}
+	var runIDs, eventIDs []int64
+	for rows.Next() {
+		var id, ev int64
+		if err := rows.Scan(&id, &ev); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("delete runs: %w", err)
+		}
+		runIDs, eventIDs = append(runIDs, id), append(eventIDs, ev)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("delete runs: %w", err)
+	}
+	if len(runIDs) == 0 {
+		return nil, nil
+	}
+	runIn, runArgs := inList(runIDs)
+	evIn, evArgs := inList(eventIDs)
+	// Children first and by name, so the order is right whether or not
+	// the database cascades.
+	for _, st := range []struct {
+		what, sql string
+		args      []any
+	}{
+		{"dispatch attempts", `DELETE FROM dispatch_attempts WHERE dispatch_id IN (SELECT id FROM dispatches WHERE run_id IN (` + runIn + `))`, runArgs},
+		{"dispatches", `DELETE FROM dispatches WHERE run_id IN (` + runIn + `)`, runArgs},
+		{"problems", `DELETE FROM problems WHERE run_id IN (` + runIn + `)`, runArgs},
+		{"egress events", `DELETE FROM egress_events WHERE run_id IN (` + runIn + `)`, runArgs},
+		{"runs", `DELETE FROM runs WHERE id IN (` + runIn + `)`, runArgs},
+		{"duplicate events", `DELETE FROM events WHERE duplicate_of IN (` + evIn + `)`, evArgs},
+		{"events", `DELETE FROM events WHERE id IN (` + evIn + `)`, evArgs},
+	} {
+		if _, err := tx.ExecContext(ctx, st.sql, st.args...); err != nil {
+			return nil, fmt.Errorf("delete runs: %s: %w", st.what, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("delete runs: commit: %w", err)
+	}
+	return runIDs, nil
+}
+
+// DeleteRejectedBefore deletes at most limit refused requests received
+// before cutoff, oldest first, and says how many went.
+func (s *Store) DeleteRejectedBefore(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM rejected_events WHERE id IN
+		(SELECT id FROM rejected_events WHERE received_at < ? ORDER BY id LIMIT ?)`, formatTime(cutoff), limit)
+	if err != nil {
+		return 0, fmt.Errorf("delete rejected events: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete rejected events: %w", err)
+	}
+	return int(n), nil
+}
+
+func (s *Store) listIDs(ctx context.Context, what, query string, args ...any) ([]int64, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return ids, nil
+}
+
+// inList is "?, ?, ?" for ids and the matching arguments.
+func inList(ids []int64) (string, []any) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), args
 }

@@ -281,4 +281,70 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE runs ADD COLUMN run_dir_pruned_at TEXT`,
 	},
+	// h-retention: when a delivered run's src/ copies were removed
+	// (issue 15 item 5), and the indexes the retention job, the export and
+	// `aicr audit rejected --since` read by time.
+	{
+		`ALTER TABLE runs ADD COLUMN sources_dropped_at TEXT`,
+		`CREATE INDEX runs_sources_kept ON runs (finished_at)
+			WHERE sources_dropped_at IS NULL AND run_dir_pruned_at IS NULL`,
+		`CREATE INDEX runs_finished_at ON runs (finished_at)`,
+		`CREATE INDEX runs_queued_at ON runs (queued_at)`,
+		`CREATE INDEX rejected_events_received_at ON rejected_events (received_at)`,
+	},
+	// h-admin: repos an operator paused (aicr repo pause): their events
+	// are still recorded and their runs queued, but no worker claims them
+	// until the repo is resumed. A row per paused repo; resuming deletes it.
+	{
+		`CREATE TABLE repo_pauses (
+			repo      TEXT NOT NULL PRIMARY KEY,
+			paused_at TEXT NOT NULL,
+			paused_by TEXT NOT NULL DEFAULT '',
+			reason    TEXT NOT NULL DEFAULT ''
+		)`,
+	},
+	// h-session: review sessions (issue 16 item 1): a developer's
+	// pre-submit review of a working copy, a shelf, a revision or a patch,
+	// run in rounds from an agent's MCP client or `aicr session`. The
+	// session and each round live here so a wait from another process (a
+	// restarted MCP server) continues it; the round's lease says which
+	// process runs it and until when, so a dead one is detected.
+	{
+		`CREATE TABLE review_sessions (
+			id          INTEGER PRIMARY KEY,
+			target      TEXT    NOT NULL,
+			repo        TEXT    NOT NULL DEFAULT '',
+			agent       TEXT    NOT NULL DEFAULT '',
+			model       TEXT    NOT NULL DEFAULT '',
+			timeout_s   INTEGER NOT NULL DEFAULT 0,
+			config_path TEXT    NOT NULL DEFAULT '',
+			status      TEXT    NOT NULL CHECK (status IN ('active', 'ended')),
+			created_at  TEXT    NOT NULL,
+			ended_at    TEXT,
+			finalized   INTEGER NOT NULL DEFAULT 0,
+			verdict     TEXT    NOT NULL DEFAULT '',
+			published_run_id INTEGER
+		)`,
+		`CREATE TABLE review_session_rounds (
+			session_id     INTEGER NOT NULL REFERENCES review_sessions(id) ON DELETE CASCADE,
+			round          INTEGER NOT NULL,
+			status         TEXT    NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'timeout')),
+			input          TEXT    NOT NULL DEFAULT '',
+			started_at     TEXT    NOT NULL,
+			finished_at    TEXT,
+			run_dir        TEXT    NOT NULL DEFAULT '',
+			result         TEXT    NOT NULL DEFAULT '',
+			error          TEXT    NOT NULL DEFAULT '',
+			failure_reason TEXT    NOT NULL DEFAULT '',
+			lease_pid      INTEGER NOT NULL DEFAULT 0,
+			lease_host     TEXT    NOT NULL DEFAULT '',
+			lease_until    TEXT,
+			agent          TEXT    NOT NULL DEFAULT '',
+			agent_model    TEXT    NOT NULL DEFAULT '',
+			agent_passes   INTEGER NOT NULL DEFAULT 0,
+			input_tokens   INTEGER NOT NULL DEFAULT 0,
+			output_tokens  INTEGER NOT NULL DEFAULT 0,
+			PRIMARY KEY (session_id, round)
+		)`,
+	},
 }

@@ -101,6 +101,9 @@ type RunSummary struct {
 	// RunDirPrunedAt is when the retention job removed RunDir; zero while
 	// the directory is kept.
 	RunDirPrunedAt time.Time `json:"run_dir_pruned_at,omitzero"`
+	// RepoPaused: the run's repo is paused (aicr repo pause), so a queued
+	// run is held until the repo is resumed.
+	RepoPaused bool `json:"repo_paused,omitempty"`
 }
 
 // Retrying reports whether the run is queued again after a transient
@@ -165,6 +168,9 @@ type RunDetail struct {
 	// Egress lists the sandbox egress proxy's allowed and refused
 	// connections, oldest first.
 	Egress []EgressEvent `json:"egress"`
+	// SourcesDroppedAt is when the retention job removed the run's src/
+	// copies after delivery; zero while they are kept.
+	SourcesDroppedAt time.Time `json:"sources_dropped_at,omitzero"`
 }
 
 // Result rebuilds the publishable result of a finished run, so a dispatch
@@ -188,6 +194,8 @@ type ListOptions struct {
 	Limit  int // <= 0 means DefaultListLimit
 	Repo   string
 	Status RunStatus
+	// Revision is a canonical revision or changelist number.
+	Revision string
 }
 
 // DefaultListLimit is ListRuns' limit when none is given.

@@ -29,7 +29,7 @@ type agentPass struct {
 }
 
 func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layout) (review.Result, error) {
-	tgt := agent.Target{Revision: run.Revision}
+	tgt := agent.Target{Revision: reviewedRevision(run.Revision)}
 	// Both adapters answer Cat and Blame; one that cannot leaves the
 	// agent's requests answered with an error, not the review failed.
 	if r, ok := a.adapters[run.Repo].(agent.Replayer); ok {

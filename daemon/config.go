@@ -54,6 +54,12 @@ type Config struct {
 	Users []im.Identity `toml:"user"`
 	// Sandbox is where agent passes run; kind "none" when the table is absent.
 	Sandbox sandbox.Config `toml:"sandbox"`
+	// Retention says how long run dirs, audit rows and leftovers are kept.
+	Retention RetentionConfig `toml:"retention"`
+
+	// deprecations are warnings about keys still accepted under an old
+	// name; Preflight reports them.
+	deprecations []string
 }
 
 // DaemonConfig is the [daemon] table.
@@ -79,9 +85,8 @@ type DaemonConfig struct {
 	// MissingRevisionGrace is how long after an event "no such revision"
 	// counts as transient: a replica or edge server may not have caught up.
 	MissingRevisionGrace time.Duration `toml:"missing_revision_grace"`
-	// KeepRunsFor is how long a finished run's directory (runs/<id>) is
-	// kept before the daily retention job removes it; 0 keeps it forever.
-	// The run's row in the audit stays.
+	// KeepRunsFor is the deprecated name of [retention] run_dirs; after
+	// loading it holds the effective run_dirs value.
 	KeepRunsFor time.Duration `toml:"keep_runs_for"`
 }
 
@@ -104,6 +109,9 @@ type RepoConfig struct {
 	Name     string   `toml:"name"`
 	Kind     vcs.Kind `toml:"kind"`
 	Channels []string `toml:"channels"`
+	// ShelveChannels receive the reviews of shelved changes (p4
+	// shelve-commit trigger); empty sends them to Channels.
+	ShelveChannels []string `toml:"shelve_channels"`
 	// ReconcileEvery is the cron spec of the job that finds changes whose
 	// hook or trigger never fired; "off" disables it.
 	ReconcileEvery string `toml:"reconcile_every"`
@@ -259,8 +267,10 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	if !md.IsDefined("daemon", "workers") {
 		cfg.Daemon.Workers = defaultWorkers
 	}
-	if !md.IsDefined("daemon", "keep_runs_for") {
-		cfg.Daemon.KeepRunsFor = DefaultKeepRunsFor
+	retentionWarnings, retentionProblems := cfg.applyRetentionDefaults(md)
+	cfg.deprecations = append(cfg.deprecations, retentionWarnings...)
+	for _, p := range retentionProblems {
+		fail(p.key, "%s", p.msg)
 	}
 	// Only an absent [sandbox] means "none"; a table that forgets kind is
 	// an error rather than agents silently running unconfined.

@@ -177,6 +177,9 @@ func checkEvent(cfg *Config, ev triggers.Event) (_ triggers.Event, code, msg str
 	if vcs.Kind(ev.VCS) != repo.Kind {
 		return ev, "invalid_event", fmt.Sprintf("repo %q is kind %q but the event says vcs %q", ev.Repo, repo.Kind, ev.VCS)
 	}
+	if code, msg := checkShelveEvent(&ev); code != "" {
+		return ev, code, msg
+	}
 	return ev, "", ""
 }
 

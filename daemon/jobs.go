@@ -75,20 +75,16 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 		return nil, fmt.Errorf("[dispatch] retry_every %q: %w", cfg.Dispatch.RetryEvery, err)
 	}
 
-	// Run directories of finished runs are pruned daily (and once at
-	// start, so a daemon restarted every day still prunes).
-	pruner := &runPruner{store: store, dataDir: cfg.Daemon.DataDir, keep: cfg.Daemon.KeepRunsFor, now: opts.Now, log: log}
-	if pruner.keep > 0 {
-		if _, err := j.sched.AddFunc(retentionEvery, func() { pruner.run(ctx) }); err != nil {
-			j.cancel()
-			return nil, fmt.Errorf("run retention schedule %q: %w", retentionEvery, err)
-		}
+	// [retention] runs on its schedule and once at start (so a daemon
+	// restarted every day still prunes); delivered runs lose src/ soon.
+	ret := newRetention(cfg, store, drainer.dirs(), opts.Now, log)
+	if err := ret.schedule(j.sched, ctx); err != nil {
+		j.cancel()
+		return nil, err
 	}
 
 	drainer.drainAll(ctx)
-	if pruner.keep > 0 {
-		j.goBackground(func() { pruner.run(ctx) })
-	}
+	j.goBackground(func() { ret.run(ctx); ret.runDropSources(ctx) })
 	for _, tick := range firstTicks {
 		j.goBackground(tick)
 	}

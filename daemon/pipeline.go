@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -67,6 +69,9 @@ type Pipeline struct {
 	log    *slog.Logger
 	now    func() time.Time
 	stages Stages
+	// active and finished let the memory trimmer tell a daemon that has
+	// just finished a burst of work from one that is busy.
+	active, finished atomic.Int64
 }
 
 // NewPipeline runs stages over deps.Store; Build wires the real stages.
@@ -115,6 +120,8 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 	if !opts.DryRun && p.stages.Publish == nil {
 		return nil, ErrNoPublisher
 	}
+	p.active.Add(1)
+	defer func() { p.active.Add(-1); p.finished.Add(1) }()
 	rep := &Report{RunID: run.ID, Repo: run.Repo, Revision: run.Revision}
 	log := p.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
 	started := time.Now()
@@ -223,6 +230,9 @@ func (a repoAdapters) Fetch(ctx context.Context, repo, rev string, dst vcs.Dest)
 	ad, ok := a[repo]
 	if !ok {
 		return nil, fmt.Errorf("%w: repo %q has no adapter", errPermanent, repo)
+	}
+	if change, ok := triggers.ParseShelfRevision(rev); ok {
+		return fetchShelf(ctx, ad, repo, change, dst)
 	}
 	return ad.Fetch(ctx, rev, dst)
 }

@@ -58,6 +58,7 @@ func Preflight(cfg *Config) (warnings []string, err error) {
 		}
 	}
 	warnings = append(warnings, checkLLMFiles(cfg)...)
+	warnings = append(warnings, cfg.deprecations...)
 	return warnings, errors.Join(errs...)
 }
 

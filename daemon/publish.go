@@ -137,7 +137,7 @@ func (p *publisher) Plan(ctx context.Context, run *audit.Run, change *vcs.Change
 	if repo == nil {
 		return Planned{}, nil
 	}
-	names := p.cfg.ChannelsFor(repo, changedPaths(change))
+	names := p.cfg.channelsForRun(repo, run, change)
 	planned := Planned{Selected: len(names)}
 	if len(names) == 0 {
 		return planned, nil
@@ -171,7 +171,7 @@ func (p *publisher) PlanFailure(ctx context.Context, run *audit.Run, change *vcs
 	if !ok {
 		return
 	}
-	for _, name := range p.cfg.ChannelsFor(repo, changedPaths(change)) {
+	for _, name := range p.cfg.channelsForRun(repo, run, change) {
 		ch, ok := p.cfg.Channel(name)
 		if !ok || ch.OnError != im.OnErrorNotify {
 			continue

@@ -11,10 +11,6 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 )
 
-// retentionEvery is when the run directory retention job runs: daily, at
-// a quiet hour, and once at start so a daemon restarted daily still prunes.
-const retentionEvery = "@daily"
-
 // pruneBatch bounds one pass's listing; the pass repeats until nothing is
 // left, so a backlog of months is still cleared in one run of the job.
 const pruneBatch = 500

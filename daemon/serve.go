@@ -98,6 +98,7 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 
 	stopWorkers := j.startWorkers(parts.Pipeline, store, log, cfg.Daemon.Workers, opts.IdlePoll)
+	j.goBackground(func() { trimWhenIdle(j.ctx, parts.Pipeline, log) })
 	select {
 	case <-ctx.Done():
 	case err = <-srvErr:

@@ -29,9 +29,7 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 	if c.Daemon.RetryFor < 0 || c.Daemon.MissingRevisionGrace < 0 {
 		add("daemon.retry_for", "retry_for and missing_revision_grace must not be negative")
 	}
-	if c.Daemon.KeepRunsFor < 0 {
-		add("daemon.keep_runs_for", "must not be negative (0 keeps run directories forever), got %s", c.Daemon.KeepRunsFor)
-	}
+	out = append(out, c.Retention.validate()...)
 	if c.Daemon.SecretEnv != "" && c.Daemon.SecretFile != "" {
 		add("daemon.secret_file", "set secret_env or secret_file, not both")
 	}
@@ -102,6 +100,11 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 		for _, name := range r.Channels {
 			if !channelNames[name] && !declaredChannels[name] {
 				add(key+".channels", "names channel %q, which no [[channel]] defines", name)
+			}
+		}
+		for _, name := range r.ShelveChannels {
+			if !channelNames[name] && !declaredChannels[name] {
+				add(key+".shelve_channels", "names channel %q, which no [[channel]] defines", name)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ package review
 import (
 	"encoding/json"
 
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -86,18 +87,15 @@ type Rejection struct {
 	ToolError
 }
 
-// ToolError is the one error envelope every tool returns with isError.
-type ToolError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Remedy  string `json:"remedy"`
-}
+// ToolError is the one error envelope every aicr MCP tool returns with
+// isError; package mcperr owns it.
+type ToolError = mcperr.Error
 
-func (e *ToolError) Error() string { return e.Code + ": " + e.Message }
-
-// Tool error codes.
+// Tool error codes: mcperr's reserved INVALID_INPUT and INTERNAL, and the
+// review tools' own (docs/agent-contract.md).
 const (
-	CodeInvalidInput    = "INVALID_INPUT"
+	CodeInvalidInput    = mcperr.InvalidInput
+	CodeInternal        = mcperr.Internal
 	CodeLineNotInDiff   = "LINE_NOT_IN_DIFF"
 	CodeFileNotInChange = "FILE_NOT_IN_CHANGE"
 	CodePathOutOfScope  = "PATH_OUT_OF_SCOPE"

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/rundir"
 )
 
@@ -94,7 +95,9 @@ func newServer(opts ServerOptions) (*server.MCPServer, *toolHandler, error) {
 	}
 	s := server.NewMCPServer("aicr", opts.Version,
 		server.WithToolCapabilities(false),
-		server.WithRecovery(),
+		// A panic or a Go error becomes the INTERNAL envelope, never a
+		// JSON-RPC error an agent CLI might not show its model.
+		server.WithToolHandlerMiddleware(mcperr.Middleware),
 		server.WithInstructions(serverInstructions),
 	)
 	for _, tool := range toolDefinitions(h.v.Limits()) {
@@ -195,14 +198,17 @@ func (h *toolHandler) handle(tool string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		raw, err := rawArguments(req)
 		if err != nil {
-			return nil, fmt.Errorf("read arguments: %w", err)
+			return mcperr.Result(mcperr.New(CodeInvalidInput, "send the arguments as one JSON object", "read arguments: %v", err)), nil
 		}
 		text, terr, err := h.call(tool, raw)
 		if err != nil {
-			return nil, err
+			// The call was undone: the agent may retry it, but aicr is
+			// what failed.
+			return mcperr.Result(mcperr.New(CodeInternal, "stop reporting; the review cannot record anything more",
+				"the call could not be recorded: %v", err)), nil
 		}
 		if terr != nil {
-			return toolErrorResult(terr), nil
+			return mcperr.Result(terr), nil
 		}
 		return mcp.NewToolResultText(text), nil
 	}
@@ -231,17 +237,6 @@ func (h *toolHandler) call(tool string, raw json.RawMessage) (text string, terr 
 		}
 	}
 	return text, terr, nil
-}
-
-// toolErrorResult carries the envelope twice, as the contract asks: as
-// structuredContent for clients that read it, and as JSON text for those
-// that only show text to the model.
-func toolErrorResult(terr *ToolError) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(envelope(terr))},
-		StructuredContent: terr,
-		IsError:           true,
-	}
 }
 
 // recordsChanged reports whether a call changed anything but

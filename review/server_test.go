@@ -334,3 +334,19 @@ func TestNewServerErrors(t *testing.T) {
 		t.Errorf("default change path: %v", err)
 	}
 }
+
+// A call the server cannot record (its state file's directory is gone)
+// is the INTERNAL envelope as an isError result, never a JSON-RPC error
+// an agent CLI might not show its model; the call is undone.
+func TestServerStateWriteFailureIsInternalEnvelope(t *testing.T) {
+	f := newFixture(t)
+	c := startServer(t, f, 0)
+	if err := os.RemoveAll(f.agentDir); err != nil {
+		t.Fatal(err)
+	}
+	env := callErr(t, c, review.ToolReportProblem, map[string]any{"file": "app/main.go", "line": 7, "severity": "high",
+		"category": "sql-injection", "message": "query built from input"})
+	if env.Code != review.CodeInternal || !strings.Contains(env.Message, "could not be recorded") || !strings.Contains(env.Remedy, "stop") {
+		t.Fatalf("envelope %+v", env)
+	}
+}

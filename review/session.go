@@ -61,7 +61,8 @@ var ErrSessionFailed = errors.New("review tool session failed")
 
 // codeSessionFailed answers calls after the state file could not be
 // written; the caller is expected to stop at Err before a model sees it.
-const codeSessionFailed = "SESSION_FAILED"
+// It is the reserved INTERNAL code: the failure is aicr's, not the call's.
+const codeSessionFailed = CodeInternal
 
 // Call executes one call. text is the tool's confirmation, or with
 // isError the JSON envelope {code, message, remedy} the model should act
@@ -114,7 +115,4 @@ func (s *ToolSession) Close() error {
 	return ferr
 }
 
-func envelope(terr *ToolError) string {
-	b, _ := json.Marshal(terr)
-	return string(b)
-}
+func envelope(terr *ToolError) string { return terr.JSON() }

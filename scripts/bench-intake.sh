@@ -10,12 +10,13 @@
 # it under the same load (its own queue, its own 2 busy workers) and the
 # rounds alternate between the two: the ratio column is this build against
 # that one, measured in the same run.
-# Usage: scripts/bench-intake.sh   (env: ROUNDS=5 DURATION=2s PRELOAD=3000 BASE=)
+# Usage: scripts/bench-intake.sh   (env: ROUNDS=5 DURATION=2s PRELOAD=3000 BASE= IDLE_WAIT=125)
 set -eu
 BASE=${BASE:-}
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-2s}
 PRELOAD=${PRELOAD:-3000}
+IDLE_WAIT=${IDLE_WAIT:-125}
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 work=$(mktemp -d)
@@ -57,9 +58,9 @@ start() { # binary port data_dir log; sets started_pid
 		i=$((i+1)); [ $i -gt 200 ] && { cat "$4"; exit 1; }; sleep 0.05
 	done
 }
-rss() { # pid label
-	awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%s ", $2 }' /proc/$1/status | awk -v label="$2" '{
-		printf "%s idle daemon RSS %.1f MB vs goal 20 MB: %.2fx (anonymous %.1f MB, binary pages %.1f MB)\n", label, $1/1024, $1/1024/20, $2/1024, $3/1024 }'
+rss() { # pid label when
+	awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%s ", $2 }' /proc/$1/status | awk -v label="$2" -v when="$3" '{
+		printf "%s idle daemon RSS %s %.1f MB vs goal 20 MB: %.2fx (anonymous %.1f MB, binary pages %.1f MB)\n", label, when, $1/1024, $1/1024/20, $2/1024, $3/1024 }'
 }
 port=$(freeport)
 start "$work/aicr" "$port" "$work/data" "$work/daemon.log"; daemon_pid=$started_pid
@@ -74,8 +75,16 @@ echo "intake: $(nproc) cores, load: $(uptime | sed 's/.*load average: //'), roun
 # RssFile is the binary's own pages (clean, shared page cache, which the
 # kernel maps around every page init touches); RssAnon is the daemon's heap
 # and stacks.
-rss $daemon_pid "this build:"
-[ -z "$BASE" ] || rss $base_pid "$BASE:"
+rss $daemon_pid "this build:" "2 s after start"
+[ -z "$BASE" ] || rss $base_pid "$BASE:" "2 s after start"
+# The runtime forces a garbage collection every two minutes, and each one
+# reads stack maps and type data spread over the binary: the idle figure
+# that lasts is the one after it.
+if [ "$IDLE_WAIT" -gt 0 ]; then
+	sleep "$IDLE_WAIT"
+	rss $daemon_pid "this build:" "${IDLE_WAIT} s after start"
+	[ -z "$BASE" ] || rss $base_pid "$BASE:" "${IDLE_WAIT} s after start"
+fi
 # shellcheck disable=SC2086 # $ref is a list of flags
 "$work/benchintake" -url "http://127.0.0.1:$port" -secret-file "$work/secret" -repo bench \
 	-clients 1,8,64 -rounds "$ROUNDS" -duration "$DURATION" -pid "$daemon_pid" -preload "$PRELOAD" $ref

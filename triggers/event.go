@@ -37,6 +37,9 @@ type Event struct {
 	Txn        string    `json:"txn,omitempty"`
 	Source     Source    `json:"source,omitempty"`
 	SentAt     time.Time `json:"sent_at"`
+	// Kind is KindShelve for a Perforce shelve-commit trigger; empty for
+	// a commit.
+	Kind string `json:"kind,omitempty"`
 }
 
 // Header names of the signing scheme.

@@ -92,6 +92,8 @@ type P4Notify struct {
 	ServerPort string
 	ServerID   string
 	Foreground bool
+	// Shelve: the change was shelved (shelve-commit), not submitted.
+	Shelve bool
 	// Args are stray arguments, reported and otherwise ignored.
 	Args []string
 	// Argv is this process's command line after the program name; the
@@ -137,6 +139,9 @@ func RunNotifyP4(ctx context.Context, o P4Notify, stderr io.Writer) error {
 		ServerID:   o.ServerID,
 		Source:     SourceTrigger,
 		SentAt:     time.Now().UTC(),
+	}
+	if o.Shelve {
+		ev.Kind = KindShelve
 	}
 	Notify(ctx, clientCfg, ev, stderr)
 	return nil

@@ -90,7 +90,7 @@ func notifyP4(ctx context.Context, argv, args []string, stderr io.Writer) {
 	rest, err := parseFlags(args, map[string]*string{
 		"config": &o.ConfigPath, "repo": &o.Repo, "change": &o.Change, "user": &o.User,
 		"client": &o.Client, "serverport": &o.ServerPort, "serverid": &o.ServerID,
-	}, map[string]*bool{"foreground": &o.Foreground})
+	}, map[string]*bool{"foreground": &o.Foreground, "shelve": &o.Shelve})
 	if err != nil {
 		fmt.Fprintln(stderr, "aicr notify p4:", err)
 		return

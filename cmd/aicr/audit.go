@@ -15,6 +15,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/triggers"
 )
 
 func newCmdAudit(f *Factory) *cobra.Command {
@@ -22,7 +23,7 @@ func newCmdAudit(f *Factory) *cobra.Command {
 		Use:   "audit",
 		Short: "Inspect the audit trail: runs, problems, dispatches",
 	}
-	cmd.AddCommand(newCmdAuditList(f, nil), newCmdAuditShow(f, nil))
+	cmd.AddCommand(newCmdAuditList(f, nil), newCmdAuditShow(f, nil), newCmdAuditRejected(f, nil), newCmdAuditExport(f, nil))
 	return cmd
 }
 
@@ -32,7 +33,9 @@ type AuditListOptions struct {
 	Limit   int
 	Repo    string
 	Status  string
-	Format  string
+	// Revision is a revision or changelist number (--rev).
+	Revision string
+	Format   string
 }
 
 func newCmdAuditList(f *Factory, runF func(context.Context, *AuditListOptions) error) *cobra.Command {
@@ -48,6 +51,13 @@ func newCmdAuditList(f *Factory, runF func(context.Context, *AuditListOptions) e
 			if opts.Status != "" && !audit.RunStatus(opts.Status).Valid() {
 				return usageErrorf("--status must be queued, running, succeeded, failed or skipped, got %q", opts.Status)
 			}
+			if opts.Revision != "" {
+				rev, err := triggers.CanonicalRevision(opts.Revision)
+				if err != nil {
+					return usageErrorf("--rev: %v", err)
+				}
+				opts.Revision = rev
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -59,6 +69,7 @@ func newCmdAuditList(f *Factory, runF func(context.Context, *AuditListOptions) e
 	addFormatFlag(cmd, &opts.Format)
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "only runs of this repo")
 	cmd.Flags().StringVar(&opts.Status, "status", "", "only runs with this status (queued, running, succeeded, failed, skipped)")
+	cmd.Flags().StringVar(&opts.Revision, "rev", "", "only runs of this revision or changelist number (every run of it: manual re-reviews too)")
 	return cmd
 }
 
@@ -68,7 +79,7 @@ func auditListRun(ctx context.Context, opts *AuditListOptions) error {
 		return err
 	}
 	defer store.Close()
-	runs, err := store.ListRuns(ctx, audit.ListOptions{Limit: opts.Limit, Repo: opts.Repo, Status: audit.RunStatus(opts.Status)})
+	runs, err := store.ListRuns(ctx, audit.ListOptions{Limit: opts.Limit, Repo: opts.Repo, Status: audit.RunStatus(opts.Status), Revision: opts.Revision})
 	if err != nil {
 		return err
 	}
@@ -77,18 +88,23 @@ func auditListRun(ctx context.Context, opts *AuditListOptions) error {
 	}
 	return newExporter(opts.Factory.IOStreams, opts.Format).Write(runs, func(w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "RUN\tREPO\tREV\tSTATUS\tREASON\tPROBLEMS\tSOURCE\tQUEUED\tDURATION")
+		// The reason is last and never cut: the useful part of an error
+		// (svn's "wrong password", the model's answer) is often at its end.
+		fmt.Fprintln(tw, "RUN\tREPO\tREV\tAUTHOR\tSTATUS\tPROBLEMS\tSOURCE\tQUEUED\tDURATION\tREASON")
 		for _, r := range runs {
 			reason := r.SkipReason
 			if reason == "" {
-				reason = firstLine(r.Error, 40)
+				reason = oneLine(r.Error)
 			}
 			status := string(r.Status)
 			if r.Retrying() {
 				status = "retrying"
 				reason = fmt.Sprintf("attempt %d, next %s: %s", r.Attempts, r.NotBefore.Local().Format(time.DateTime), reason)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, r.Repo, r.Revision, status, dash(reason), r.ProblemCount, r.Source, r.QueuedAt.Local().Format(time.DateTime), duration(r.StartedAt, r.FinishedAt))
+			if r.Status == audit.RunQueued && r.RepoPaused {
+				status, reason = "held", "repo paused (aicr repo resume "+r.Repo+")"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Repo, r.Revision, dash(oneLine(r.User)), status, r.ProblemCount, r.Source, r.QueuedAt.Local().Format(time.DateTime), duration(r.StartedAt, r.FinishedAt), dash(reason))
 		}
 		return tw.Flush()
 	})
@@ -156,15 +172,18 @@ func parseID(arg, noun, list string) (int64, error) {
 }
 
 func printRunDetail(w io.Writer, d *audit.RunDetail) {
-	fmt.Fprintf(w, "run %d: %s %s r%s — %s", d.ID, d.VCS, d.Repo, d.Revision, d.Status)
+	fmt.Fprintf(w, "run %d: %s %s r%s by %s — %s", d.ID, d.VCS, d.Repo, d.Revision, dash(oneLine(d.User)), d.Status)
 	if d.SkipReason != "" {
 		fmt.Fprintf(w, " (%s)", d.SkipReason)
 	}
 	fmt.Fprintln(w)
 	if d.Retrying() {
-		fmt.Fprintf(w, "retrying, next at %s, attempt %d, last error: %s\n", d.NotBefore.Local().Format(time.DateTime), d.Attempts, d.Error)
+		fmt.Fprintf(w, "retrying, next at %s, attempt %d, last error: %s", d.NotBefore.Local().Format(time.DateTime), d.Attempts, hangingIndent(d.Error))
 	} else if d.Error != "" {
-		fmt.Fprintf(w, "error: %s\n", d.Error)
+		fmt.Fprintf(w, "error: %s", hangingIndent(d.Error))
+	}
+	if d.Status == audit.RunQueued && d.RepoPaused {
+		fmt.Fprintf(w, "held: repo %s is paused (aicr queue status; aicr repo resume %s)\n", d.Repo, d.Repo)
 	}
 	if d.DryRun {
 		fmt.Fprintln(w, "dry run: published to no channel")
@@ -172,9 +191,12 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 	fmt.Fprintf(w, "queued %s, attempts %d, duration %s\n", d.QueuedAt.Local().Format(time.DateTime), d.Attempts, duration(d.StartedAt, d.FinishedAt))
 	if !d.RunDirPrunedAt.IsZero() {
 		// The path no longer exists: say what happened to it.
-		fmt.Fprintf(w, "run dir pruned on %s ([daemon] keep_runs_for)\n", d.RunDirPrunedAt.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "run dir pruned on %s ([retention] run_dirs)\n", d.RunDirPrunedAt.Local().Format(time.DateTime))
 	} else if d.RunDir != "" {
 		fmt.Fprintf(w, "run dir: %s\n", d.RunDir)
+		if !d.SourcesDroppedAt.IsZero() {
+			fmt.Fprintf(w, "sources (src/) removed on %s once delivered ([retention] keep_sources)\n", d.SourcesDroppedAt.Local().Format(time.DateTime))
+		}
 	}
 	if a := d.Agent; a != nil {
 		fmt.Fprintf(w, "agent: %s", a.Agent)
@@ -256,6 +278,14 @@ func prefixed(prefix, s string) string {
 		return ""
 	}
 	return prefix + s
+}
+
+// hangingIndent prints a (possibly multi-line) text in full, its later
+// lines indented under the first: an error is never cut before its useful
+// end (svn's and the agent CLIs' stderr put it last).
+func hangingIndent(s string) string {
+	lines := strings.Split(strings.TrimRight(im.Sanitize(s), "\n"), "\n")
+	return strings.Join(lines, "\n  ") + "\n"
 }
 
 func firstLine(s string, max int) string {

@@ -104,11 +104,17 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 		return err
 	}
 
-	hook, err := triggers.InstallSVNHook(triggers.SVNHookOptions{ReposPath: reposPath, AicrPath: exe, ConfigPath: configPath, RepoName: "demo", SpoolDir: cfg.Notify.SpoolDir})
+	// The hook client an admin's install would use: aicr-notify beside
+	// this binary when `make build` put it there.
+	hookBinary := exe
+	if n, ok := triggers.NotifierBeside(exe); ok {
+		hookBinary = n
+	}
+	hook, err := triggers.InstallSVNHook(triggers.SVNHookOptions{ReposPath: reposPath, AicrPath: hookBinary, ConfigPath: configPath, RepoName: "demo", SpoolDir: cfg.Notify.SpoolDir})
 	if err != nil {
 		return err
 	}
-	say("installed %s", hook)
+	say("installed %s (runs %s)", hook, hookBinary)
 
 	daemonCtx, stopDaemon := context.WithCancel(ctx)
 	defer stopDaemon()

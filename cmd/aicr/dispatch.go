@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aicr-dev/aicr/admin"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
 )
@@ -55,57 +56,35 @@ func newCmdDispatchList(f *Factory, runF func(context.Context, *DispatchListOpti
 	addConfigFlag(cmd, f)
 	cmd.Flags().StringVar(&opts.Status, "status", "", "only deliveries with this status (pending, sent, suppressed, failed, dead, unknown)")
 	cmd.Flags().StringVar(&opts.Channel, "channel", "", "only deliveries to this channel")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 50, "show at most N deliveries")
+	cmd.Flags().IntVar(&opts.Limit, "limit", admin.DefaultDispatchLimit, "show at most N deliveries")
 	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
 
 // dispatchView is one delivery as --format json prints it: the row plus
-// its attempts.
-type dispatchView struct {
-	audit.Dispatch
-	AttemptLog []audit.Attempt `json:"attempt_log"`
-}
+// its attempts (the admin tool dispatch_list's entries).
+type dispatchView = admin.DispatchView
 
 func viewDispatch(ctx context.Context, store *audit.Store, d audit.Dispatch) (dispatchView, error) {
-	attempts, err := store.DispatchAttempts(ctx, d.ID)
-	if err != nil {
-		return dispatchView{}, err
-	}
-	if attempts == nil {
-		attempts = []audit.Attempt{}
-	}
-	return dispatchView{Dispatch: d, AttemptLog: attempts}, nil
+	return admin.ViewDispatch(ctx, store, d)
 }
 
 func dispatchListRun(ctx context.Context, opts *DispatchListOptions) error {
 	// Read-only: a listing never creates aicr.db (run as root, it would
-	// belong to root and the daemon could not open it).
-	store, err := opts.Factory.ReadOnlyStore(ctx)
+	// belong to root and the daemon could not open it). --format json
+	// prints the admin tool dispatch_list's dispatches.
+	res, err := adminFor(opts.Factory, "").DispatchList(ctx, admin.DispatchListInput{Status: opts.Status, Channel: opts.Channel, Limit: opts.Limit})
 	if err != nil {
-		return err
-	}
-	defer store.Close()
-	list, err := store.ListDispatches(ctx, audit.DispatchFilter{Status: audit.DispatchStatus(opts.Status), Channel: opts.Channel, Limit: opts.Limit})
-	if err != nil {
-		return err
+		return cliError(err)
 	}
 	out := newExporter(opts.Factory.IOStreams, opts.Format)
 	if out.JSON() {
-		views := make([]dispatchView, 0, len(list))
-		for _, d := range list {
-			v, err := viewDispatch(ctx, store, d)
-			if err != nil {
-				return err
-			}
-			views = append(views, v)
-		}
-		return writeJSON(opts.Factory.IOStreams.Out, views)
+		return writeJSON(opts.Factory.IOStreams.Out, res.Dispatches)
 	}
 	tw := tabwriter.NewWriter(opts.Factory.IOStreams.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tRUN\tCHANNEL\tSTATUS\tATTEMPTS\tNEXT\tUPDATED\tLAST ERROR")
-	for _, d := range list {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.RunID, d.Channel, d.Status, d.Attempts, nextAttempt(d),
+	for _, d := range res.Dispatches {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.RunID, d.Channel, d.Status, d.Attempts, nextAttempt(d.Dispatch),
 			d.UpdatedAt.Local().Format(time.DateTime), dash(firstLine(d.LastError, 60)))
 	}
 	return tw.Flush()
@@ -207,6 +186,8 @@ type DispatchRetryOptions struct {
 	// otherwise this process makes the first attempt itself.
 	Queue  bool
 	Format string
+	// DryRun prints the plan (dispatch_retry without confirm).
+	DryRun bool
 }
 
 func newCmdDispatchRetry(f *Factory, runF func(context.Context, *DispatchRetryOptions) error) *cobra.Command {
@@ -219,7 +200,8 @@ give-up window (and attempt budget) and
 make one attempt now, from this process, through the same dispatcher the
 daemon uses (the attempt is recorded). If that attempt fails in a retryable
 way, the daemon's re-drive job continues. --queue leaves the attempt to the
-daemon. Run it as the data_dir's owner.`,
+daemon (the admin MCP tool dispatch_retry does the same as --queue);
+--dry-run prints the plan only. Run it as the data_dir's owner.`,
 		Example: `  aicr dispatch list --status dead
   aicr dispatch retry 42`,
 		Args: cobra.ExactArgs(1),
@@ -240,39 +222,30 @@ daemon. Run it as the data_dir's owner.`,
 	}
 	addConfigFlag(cmd, f)
 	cmd.Flags().BoolVar(&opts.Queue, "queue", false, "only re-queue; let the daemon send it")
+	addDryRunFlag(cmd, &opts.DryRun)
 	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
 
-// dispatchRetryOutput is `aicr dispatch retry --format json`: the row
-// after the retry, and whether it was only queued (for the daemon, or
-// behind an earlier delivery to the channel).
-type dispatchRetryOutput struct {
-	Dispatch audit.Dispatch `json:"dispatch"`
-	Queued   bool           `json:"queued"`
-}
+// dispatchRetryOutput is `aicr dispatch retry --format json`: the admin
+// tool dispatch_retry's result (plan, applied, the row after the retry,
+// and whether it was only queued); without --queue, the row after this
+// process's attempt.
+type dispatchRetryOutput = admin.DispatchRetryOutput
 
 func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	f := opts.Factory
-	// Writes the audit trail and, through a file channel, files: as the
-	// data_dir's owner only.
-	store, err := f.Store(ctx)
+	res, err := adminFor(f, "").DispatchRetry(ctx, admin.DispatchRetryInput{DispatchID: opts.ID, Confirm: admin.Confirm{Confirm: !opts.DryRun}})
 	if err != nil {
-		return err
-	}
-	defer store.Close()
-	d, err := store.RetryDispatch(ctx, opts.ID)
-	switch {
-	case errors.Is(err, audit.ErrNotFound):
-		return fmt.Errorf("no dispatch %d in %s (see aicr dispatch list)", opts.ID, store.Path())
-	case errors.Is(err, audit.ErrNotRetryable):
-		return fmt.Errorf("dispatch %d is %s; only failed, dead or unknown deliveries can be retried", opts.ID, d.Status)
-	case err != nil:
-		return err
+		return cliError(err)
 	}
 	out := newExporter(f.IOStreams, opts.Format)
+	if opts.DryRun {
+		return out.Write(res, func(w io.Writer) error { return printOutcome(w, res.Outcome) })
+	}
+	d := *res.Dispatch
 	queued := func(why string) error {
-		return out.Write(dispatchRetryOutput{Dispatch: d, Queued: true}, func(w io.Writer) error {
+		return out.Write(res, func(w io.Writer) error {
 			_, err := fmt.Fprintf(w, "dispatch %d (run %d, %s): %s\n", d.ID, d.RunID, d.Channel, why)
 			return err
 		})
@@ -280,6 +253,13 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	if opts.Queue {
 		return queued("queued for the daemon")
 	}
+	// Writes the audit trail and, through a file channel, files: as the
+	// data_dir's owner only (the admin call above checked it).
+	store, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
 	cfg, err := f.Config()
 	if err != nil {
 		return err
@@ -295,7 +275,8 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	if err != nil {
 		return err
 	}
-	err = out.Write(dispatchRetryOutput{Dispatch: after}, func(w io.Writer) error {
+	res.Dispatch, res.Queued = &after, false
+	err = out.Write(res, func(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "dispatch %d (run %d, %s): %s%s\n", after.ID, after.RunID, after.Channel, after.Status, prefixed(" — ", after.LastError))
 		return err
 	})

@@ -20,6 +20,8 @@ type InstallP4Options struct {
 	Windows  bool
 	Name     string
 	Format   string
+	// Shelve prints shelve-commit lines (review of shelved changes).
+	Shelve bool
 }
 
 func newCmdInstallP4Trigger(f *Factory, runF func(context.Context, *InstallP4Options) error) *cobra.Command {
@@ -52,7 +54,8 @@ the trigger lines go to stdout, the steps to stderr.`,
 	fl.StringVar(&opts.Repo, "repo", "", "name of the p4 [[repo]] in the config (required)")
 	fl.StringVar(&opts.AicrPath, "aicr", "", "aicr or aicr-notify binary path on the Perforce server (default: the aicr-notify beside this binary, else this binary, or C:\\Program Files\\aicr\\aicr.exe with --windows)")
 	fl.BoolVar(&opts.Windows, "windows", false, "print lines for a p4d running on Windows")
-	fl.StringVar(&opts.Name, "name", "", "trigger name (default aicr-<repo>, so each repo's lines are told apart in p4 triggers)")
+	fl.StringVar(&opts.Name, "name", "", "trigger name (default aicr-<repo>, or aicr-<repo>-shelve with --shelve, so each repo's lines are told apart in p4 triggers)")
+	fl.BoolVar(&opts.Shelve, "shelve", false, "print shelve-commit lines instead: review every shelved change, published to the repo's shelve_channels")
 	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
@@ -94,6 +97,12 @@ func installP4TriggerRun(_ context.Context, o *InstallP4Options) error {
 		name = defaultTriggerName(o.Repo)
 	}
 	lines := P4TriggerLines(name, pc.DepotPaths, aicrPath, cfg.Path, o.Repo)
+	if o.Shelve {
+		if o.Name == "" {
+			name = defaultShelveTriggerName(o.Repo)
+		}
+		lines = P4ShelveTriggerLines(name, pc.DepotPaths, aicrPath, cfg.Path, o.Repo)
+	}
 	err = newExporter(f.IOStreams, o.Format).Write(installP4Output{Repo: o.Repo, Aicr: aicrPath, Lines: lines}, func(w io.Writer) error {
 		for _, l := range lines {
 			fmt.Fprintln(w, l)

@@ -22,9 +22,10 @@ type MCPServeOptions struct {
 func newCmdMCP(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "The MCP server review agents report through",
+		Short: "aicr's MCP servers: the review tools agents report through, the admin tools",
 	}
-	cmd.AddCommand(newCmdMCPServe(f, nil))
+	cmd.AddCommand(newCmdMCPServe(f, nil), newCmdMCPReview(f))
+	cmd.AddCommand(newCmdMCPAdmin(f, nil), newCmdMCPInstall(f, nil))
 	return cmd
 }
 

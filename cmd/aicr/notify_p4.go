@@ -21,6 +21,7 @@ type NotifyP4Options struct {
 	ServerPort string
 	ServerID   string
 	Foreground bool
+	Shelve     bool
 	// Args are stray arguments, reported and otherwise ignored.
 	Args []string
 }
@@ -58,6 +59,7 @@ the exit status is always 0.`,
 	fl.StringVar(&o.ServerPort, "serverport", "", "the server's P4PORT (%serverport%)")
 	fl.StringVar(&o.ServerID, "serverid", "", "the server's ServerID (%serverid%)")
 	fl.BoolVar(&o.Foreground, "foreground", false, "send in this process instead of a detached one (for testing)")
+	fl.BoolVar(&o.Shelve, "shelve", false, "the change was shelved, not submitted (the shelve-commit trigger)")
 	return cmd
 }
 
@@ -73,7 +75,7 @@ func notifyP4Run(ctx context.Context, o *NotifyP4Options) error {
 func notifyP4(ctx context.Context, o *NotifyP4Options) error {
 	return triggers.RunNotifyP4(ctx, triggers.P4Notify{
 		ConfigPath: o.ConfigPath, Repo: o.Repo, Change: o.Change, User: o.User, Client: o.Client,
-		ServerPort: o.ServerPort, ServerID: o.ServerID, Foreground: o.Foreground, Args: o.Args,
+		ServerPort: o.ServerPort, ServerID: o.ServerID, Foreground: o.Foreground, Shelve: o.Shelve, Args: o.Args,
 		Argv: os.Args[1:],
 	}, o.IO.ErrOut)
 }

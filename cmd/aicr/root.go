@@ -42,7 +42,14 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdDemo(f, nil),
 		newCmdDoctor(f, nil),
 		newCmdAgent(f),
+		newCmdDB(f),
+		newCmdSpool(f),
+		newCmdRepo(f),
+		newCmdQueue(f),
+		newCmdPrune(f, nil),
+		newCmdSession(f),
 	)
+	setRootVersion(root)
 	wireUsageErrors(root)
 	withAgentInHelp(root, f)
 	return root

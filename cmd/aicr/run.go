@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/admin"
 )
 
 func newCmdRun(f *Factory) *cobra.Command {
@@ -17,7 +16,7 @@ func newCmdRun(f *Factory) *cobra.Command {
 		Use:   "run",
 		Short: "Act on review runs in the queue (list them with aicr audit list)",
 	}
-	cmd.AddCommand(newCmdRunRetry(f, nil))
+	cmd.AddCommand(newCmdRunRetry(f, nil), newCmdRunCancel(f, nil))
 	return cmd
 }
 
@@ -31,6 +30,8 @@ type RunRetryOptions struct {
 	Since  time.Time
 	Repo   string
 	Format string
+	// DryRun prints the plan (run_retry without confirm) and changes nothing.
+	DryRun bool
 }
 
 func newCmdRunRetry(f *Factory, runF func(context.Context, *RunRetryOptions) error) *cobra.Command {
@@ -43,6 +44,7 @@ func newCmdRunRetry(f *Factory, runF func(context.Context, *RunRetryOptions) err
 event. With --failed, every failed run that finished since T (a duration such as
 24h, or an RFC 3339 time) is queued again; --repo narrows it to one repo.
 Runs that are retrying on their own show as "retrying" in aicr audit list.
+--dry-run prints the plan only. Same as the admin MCP tool run_retry.
 Run it as the data_dir's owner.`,
 		Example: "  aicr run retry 42\n  aicr run retry --failed --since 24h --repo main",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -80,50 +82,44 @@ Run it as the data_dir's owner.`,
 	cmd.Flags().BoolVar(&opts.Failed, "failed", false, "queue every failed run (with --since) again")
 	cmd.Flags().StringVar(&since, "since", "", "with --failed: runs that failed within this duration (24h) or since this RFC 3339 time")
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "with --failed: only runs of this repo")
+	addDryRunFlag(cmd, &opts.DryRun)
 	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
 
-// runRetryOutput is `aicr run retry --format json`: the ids queued again.
-type runRetryOutput struct {
-	Queued []int64 `json:"queued"`
-}
+// runRetryOutput is `aicr run retry --format json`: the admin tool
+// run_retry's result (plan, applied, and the ids queued again).
+type runRetryOutput = admin.RunRetryOutput
 
 func runRetryRun(ctx context.Context, opts *RunRetryOptions) error {
-	store, err := opts.Factory.Store(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	out := newExporter(opts.Factory.IOStreams, opts.Format)
+	in := admin.RunRetryInput{RunID: opts.RunID, Repo: opts.Repo, Confirm: admin.Confirm{Confirm: !opts.DryRun}}
 	if opts.Failed {
-		ids, err := store.RetryFailed(ctx, opts.Since, opts.Repo)
-		if err != nil {
-			return err
-		}
-		if ids == nil {
-			ids = []int64{}
-		}
-		err = out.Write(runRetryOutput{Queued: ids}, func(w io.Writer) error {
-			for _, id := range ids {
-				fmt.Fprintln(w, id)
-			}
+		// The time was checked and resolved by the flag parsing.
+		in.FailedSince = opts.Since.UTC().Format(time.RFC3339Nano)
+	}
+	res, err := adminFor(opts.Factory, "").RunRetry(ctx, in)
+	if err != nil {
+		return cliError(err)
+	}
+	out := newExporter(opts.Factory.IOStreams, opts.Format)
+	if opts.DryRun {
+		return out.Write(res, func(w io.Writer) error { return printOutcome(w, res.Outcome) })
+	}
+	err = out.Write(res, func(w io.Writer) error {
+		if !opts.Failed {
 			return nil
-		})
-		out.Status("queued %d failed runs again", len(ids))
-		return err
+		}
+		for _, id := range res.Queued {
+			fmt.Fprintln(w, id)
+		}
+		return nil
+	})
+	if opts.Failed {
+		out.Status("queued %d failed runs again", len(res.Queued))
+	} else if !out.JSON() {
+		out.Status("run %d queued again", opts.RunID)
 	}
-	switch err := store.RetryRun(ctx, opts.RunID); {
-	case errors.Is(err, audit.ErrNotFound):
-		return fmt.Errorf("no run %d in %s (see aicr audit list)", opts.RunID, store.Path())
-	case err != nil:
-		return err
-	}
-	if out.JSON() {
-		return writeJSON(opts.Factory.IOStreams.Out, runRetryOutput{Queued: []int64{opts.RunID}})
-	}
-	out.Status("run %d queued again", opts.RunID)
-	return nil
+	return err
 }
 
 func parseSince(s string, now time.Time) (time.Time, error) {

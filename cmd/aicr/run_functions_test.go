@@ -106,6 +106,15 @@ func TestReadOnlyCommandsNeverCreateTheDatabase(t *testing.T) {
 		{"dispatch show", func(ctx context.Context, f *Factory) error {
 			return dispatchShowRun(ctx, &DispatchShowOptions{Factory: f, ID: 1, Format: formatText})
 		}},
+		{"audit rejected", func(ctx context.Context, f *Factory) error {
+			return auditRejectedRun(ctx, &AuditRejectedOptions{Factory: f, Limit: 50, Format: formatText})
+		}},
+		{"audit export", func(ctx context.Context, f *Factory) error {
+			return auditExportRun(ctx, &AuditExportOptions{Factory: f, Since: "7d", Format: exportJSONL})
+		}},
+		{"db backup", func(ctx context.Context, f *Factory) error {
+			return dbBackupRun(ctx, &DBBackupOptions{Factory: f, File: filepath.Join(t.TempDir(), "b.db"), Format: formatText})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			configPath, dataDir, _ := writeFileChannelConfig(t)
@@ -291,7 +300,9 @@ func TestRunRetryJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSpace(out.String()) != "{\n  \"queued\": []\n}" || !strings.Contains(errOut.String(), "queued 0 failed runs again") {
+	var res runRetryOutput
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Queued == nil || len(res.Queued) != 0 || !res.Confirmed ||
+		!strings.Contains(out.String(), `"queued": []`) || !strings.Contains(errOut.String(), "queued 0 failed runs again") {
 		t.Fatalf("stdout %q stderr %q", out, errOut)
 	}
 	f, _, _ = testFactory(t, configPath)

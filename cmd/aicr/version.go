@@ -44,7 +44,18 @@ type versionOutput struct {
 
 func versionRun(_ context.Context, opts *VersionOptions) error {
 	return newExporter(opts.IO, opts.Format).Write(versionOutput{Version: version}, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "aicr %s\n", version)
+		_, err := io.WriteString(w, versionLine())
 		return err
 	})
+}
+
+// versionLine is what `aicr version` and `aicr --version` both print, so
+// a script or a package check can use either.
+func versionLine() string { return fmt.Sprintf("aicr %s\n", version) }
+
+// setRootVersion gives the root command cobra's --version flag, printing
+// versionLine rather than cobra's "aicr version X" wording.
+func setRootVersion(root *cobra.Command) {
+	root.Version = version
+	root.SetVersionTemplate(versionLine())
 }

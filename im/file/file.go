@@ -157,7 +157,7 @@ func (c *Channel) appendLine(line []byte) error {
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o750); err != nil {
 		return fmt.Errorf("create directory: %w", err)
 	}
-	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	f, err := openLocked(c.path)
 	if err != nil {
 		return err
 	}

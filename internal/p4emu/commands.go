@@ -78,10 +78,12 @@ func changePath(c *Change) string {
 func digest(b []byte) string { return fmt.Sprintf("%X", md5.Sum(b)) }
 
 func (e *emu) describe(args []string) {
-	short, du := false, false
+	short, du, shelved := false, false, false
 	var nums []string
 	for _, a := range args {
 		switch {
+		case a == "-S":
+			shelved = true
 		case a == "-s":
 			short = true
 		case a == "-du":
@@ -95,6 +97,9 @@ func (e *emu) describe(args []string) {
 		c, ok := e.changeNum(n)
 		if !ok {
 			e.err("Change "+n+" unknown.", sevFailed, genUnknown)
+			continue
+		}
+		if shelved && e.describeShelf(c, short || !du) {
 			continue
 		}
 		if e.mode == "text" {

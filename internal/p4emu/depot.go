@@ -66,6 +66,9 @@ type Change struct {
 	Desc   string  `json:"desc"`
 	Status string  `json:"status,omitempty"` // default "submitted"
 	Files  []*File `json:"files"`
+
+	// Shelved: a pending change whose Files are shelved (see Shelve).
+	Shelved bool `json:"shelved,omitempty"`
 }
 
 // File is one revision a change submitted. Path is the real name

@@ -86,6 +86,12 @@ func wild(pat, s string) bool {
 
 func (e *emu) resolve(arg string) ([]*FileV, string) {
 	s := parseSpec(arg, e.d.maxCommit())
+	if vs, ok := e.resolveShelf(s); ok {
+		if len(vs) == 0 {
+			return nil, arg + " - no such file(s)."
+		}
+		return vs, ""
+	}
 	var paths []string
 	if strings.Contains(s.path, "...") {
 		for p := range e.d.history {

@@ -99,11 +99,21 @@ type describedFile struct {
 // (metadata), describe -du (diffs of edits, only when there are edits),
 // and print (content of every reviewable file, in batch_size batches).
 func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Change, error) {
+	return a.fetch(ctx, rev, dst, false)
+}
+
+// fetch reads a submitted change, or with shelf the shelved files of a
+// pending one (describe -S; print @=N reads either).
+func (a *Adapter) fetch(ctx context.Context, rev string, dst vcs.Dest, shelf bool) (*vcs.Change, error) {
 	n, err := parseChange(rev)
 	if err != nil {
 		return nil, err
 	}
-	recs, _, err := a.runG(ctx, nil, "describe", "-s", strconv.Itoa(n))
+	describe := []string{"describe"}
+	if shelf {
+		describe = append(describe, "-S")
+	}
+	recs, _, err := a.runG(ctx, nil, append(describe, "-s", strconv.Itoa(n))...)
 	if p4Says(err, "unknown.") || (err == nil && len(recs) == 0) {
 		return nil, fmt.Errorf("%w: change %d", vcs.ErrNoSuchRevision, n)
 	}
@@ -111,8 +121,8 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Cha
 		return nil, err
 	}
 	d := recs[0]
-	if st := d.Get("status"); st != "submitted" {
-		return nil, fmt.Errorf("%w: change %d is %s, not submitted", vcs.ErrNoSuchRevision, n, st)
+	if err := checkStatus(d, n, shelf); err != nil {
+		return nil, err
 	}
 	change := &vcs.Change{VCS: vcs.KindP4, Revision: strconv.Itoa(n), Author: d.Get("user"), Description: d.Get("desc")}
 	if t, err := strconv.ParseInt(d.Get("time"), 10, 64); err == nil {
@@ -122,7 +132,7 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Cha
 	var hunks map[string][]byte
 	for _, f := range files {
 		if f.fc.Skipped == "" && f.fc.Action == vcs.ActionModify {
-			out, err := a.runText(ctx, nil, "describe", "-du", strconv.Itoa(n))
+			out, err := a.runText(ctx, nil, append(describe, "-du", strconv.Itoa(n))...)
 			if err != nil {
 				return nil, err
 			}

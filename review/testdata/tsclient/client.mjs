@@ -53,6 +53,10 @@ report.tools = listed.tools.map((t) => ({
     Object.entries(t.inputSchema.properties ?? {}).map(([k, v]) => [k, v.type ?? ""]),
   ),
   additionalProperties: t.inputSchema.additionalProperties,
+  // Typed servers (aicr mcp admin) declare what structuredContent holds;
+  // the SDK validates every successful call's structuredContent against it.
+  hasOutputSchema: t.outputSchema != null,
+  annotations: t.annotations ?? null,
 }));
 
 t0 = performance.now();

@@ -1,0 +1,58 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The tool list marshals (a tool with two input schemas does not) and
+// every tool declares typed input and output schemas.
+func TestToolsListHasTypedSchemas(t *testing.T) {
+	s, err := NewServer(New(Deps{ConfigPath: "/nonexistent.toml"}), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewInProcessClient(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) != 12 {
+		t.Fatalf("%d tools", len(list.Tools))
+	}
+	for _, tool := range list.Tools {
+		b, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		var m struct {
+			Input  map[string]any `json:"inputSchema"`
+			Output map[string]any `json:"outputSchema"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil || m.Input["type"] != "object" || m.Output["type"] != "object" || m.Input["additionalProperties"] != false {
+			t.Errorf("%s: schemas %s", tool.Name, b)
+		}
+	}
+	// A config that does not load is CONFIG_INVALID, as an isError result.
+	req := mcp.CallToolRequest{}
+	req.Params.Name = ToolQueueStatus
+	res, err := c.CallTool(ctx, req)
+	if err != nil || !res.IsError {
+		t.Fatalf("queue_status on a missing config: %+v %v", res, err)
+	}
+}

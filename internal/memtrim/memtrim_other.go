@@ -1,0 +1,5 @@
+//go:build !linux
+
+package memtrim
+
+func dropExecutablePages() (int64, error) { return 0, nil }
