@@ -28,6 +28,7 @@ var (
 	ErrNotSVNRepo  = errors.New("not a Subversion repository")
 	ErrForeignHook = errors.New("existing post-commit hook is not a shell script")
 	ErrHookMarkers = errors.New("post-commit hook has an unmatched aicr marker")
+	ErrSymlinkHook = errors.New("post-commit hook is a symlink")
 )
 
 // SVNHookOptions says where the post-commit hook is installed and what it
@@ -42,6 +43,10 @@ type SVNHookOptions struct {
 	// Windows writes hooks/post-commit.cmd (cmd.exe syntax) instead of the
 	// POSIX sh hooks/post-commit.
 	Windows bool
+	// Force replaces a hook that is a symlink (often one script shared by
+	// every repository) with a file: the target's lines plus the aicr
+	// block. Without it a symlinked hook is refused (ErrSymlinkHook).
+	Force bool
 }
 
 // SVNHookPath is the hook file InstallSVNHook writes in reposPath.
@@ -55,24 +60,55 @@ func SVNHookPath(reposPath string, windows bool) string {
 // InstallSVNHook writes or updates <ReposPath>/hooks/post-commit so each
 // commit runs `aicr notify svn` detached. An existing hook keeps its own
 // lines; the aicr block is replaced in place on reinstall, so installing
-// twice yields the same bytes. It returns the hook's path.
+// twice yields the same bytes. It returns the hook's path. A hook in
+// another language is refused with ErrForeignHook; InstallSVNHookOrHelper
+// writes a helper script for it instead.
 func InstallSVNHook(opts SVNHookOptions) (string, error) {
+	res, err := installSVNHook(opts, false)
+	return res.Hook, err
+}
+
+// InstallSVNHookOrHelper is InstallSVNHook, except that a post-commit
+// hook written in another language (python, perl, a binary) is left
+// alone: the aicr block goes into its own script beside it
+// (SVNHelperPath) and the result says the exact line to add to the hook.
+func InstallSVNHookOrHelper(opts SVNHookOptions) (SVNHookResult, error) {
+	return installSVNHook(opts, true)
+}
+
+// SVNHookResult says what InstallSVNHookOrHelper wrote.
+type SVNHookResult struct {
+	// Hook is the file holding the aicr block: hooks/post-commit, or the
+	// helper script when the hook is not a shell script.
+	Hook string `json:"hook"`
+	// PasteInto, when set, is the foreign hook that must call Hook;
+	// nothing runs aicr until the operator adds PasteLine to it.
+	PasteInto string `json:"paste_into,omitempty"`
+	// PasteLine is the exact line to add, in the hook's own language.
+	PasteLine string `json:"paste_line,omitempty"`
+	// Language is the foreign hook's interpreter ("python3", "binary").
+	Language string `json:"language,omitempty"`
+	// AlreadyCalled: PasteInto already names Hook (pasted earlier).
+	AlreadyCalled bool `json:"already_called,omitempty"`
+}
+
+func installSVNHook(opts SVNHookOptions, helper bool) (SVNHookResult, error) {
+	var res SVNHookResult
 	o, err := opts.resolve()
 	if err != nil {
-		return "", err
+		return res, err
 	}
 	owner, err := os.Stat(o.ReposPath)
 	if err != nil {
-		return "", fmt.Errorf("stat repository: %w", err)
+		return res, fmt.Errorf("stat repository: %w", err)
 	}
-	if err := prepareSpool(o.SpoolDir, o.LogFile, owner); err != nil {
-		return "", err
-	}
-
 	hookPath := SVNHookPath(o.ReposPath, o.Windows)
+	if err := checkSymlinkHook(hookPath, o.Force); err != nil {
+		return res, err
+	}
 	existing, err := os.ReadFile(hookPath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read existing hook: %w", err)
+		return res, fmt.Errorf("read existing hook: %w", err)
 	}
 	var script []byte
 	if o.Windows {
@@ -80,13 +116,21 @@ func InstallSVNHook(opts SVNHookOptions) (string, error) {
 	} else {
 		script, err = mergeHook(existing, svnHookBlock(o))
 	}
+	var foreign *foreignHookError
+	if helper && errors.As(err, &foreign) {
+		return installHelper(o, owner, hookPath, existing, foreign.language)
+	}
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", hookPath, err)
+		return res, fmt.Errorf("%s: %w", hookPath, err)
+	}
+	if err := prepareSpool(o.SpoolDir, o.LogFile, owner); err != nil {
+		return res, err
 	}
 	if err := writeHook(hookPath, script, owner); err != nil {
-		return "", err
+		return res, err
 	}
-	return hookPath, nil
+	res.Hook = hookPath
+	return res, nil
 }
 
 // UninstallSVNHook removes the aicr block from the post-commit hook, and
@@ -103,6 +147,11 @@ func uninstallHook(reposPath string, windows bool) error {
 	if windows {
 		begin, end = SVNHookBeginCmd, SVNHookEndCmd
 	}
+	if !windows {
+		if err := removeHelper(reposPath); err != nil {
+			return err
+		}
+	}
 	existing, err := os.ReadFile(hookPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -117,6 +166,12 @@ func uninstallHook(reposPath string, windows bool) error {
 	}
 	if bi < 0 {
 		return nil
+	}
+	if target, err := os.Readlink(hookPath); err == nil {
+		// Rewriting would replace the link (and whatever else shares its
+		// target) with a file.
+		return fmt.Errorf("%w: %s links to %s, which holds the aicr block; remove the block (%s ... %s) from %s by hand",
+			ErrSymlinkHook, hookPath, target, begin, end, target)
 	}
 	rest := append(append([]string{}, lines[:bi]...), lines[ei+1:]...)
 	if onlyBoilerplate(rest) {
@@ -239,29 +294,57 @@ func mergeHook(existing []byte, block string) ([]byte, error) {
 }
 
 // checkShellScript refuses to splice sh into a hook written in another
-// language; the operator has to add the call there by hand.
+// language (a *foreignHookError, which is ErrForeignHook).
 func checkShellScript(script []byte) error {
+	if lang := hookLanguage(script); lang != "" {
+		return &foreignHookError{language: lang}
+	}
+	return nil
+}
+
+// hookLanguage is "" for a shell script (or a file without a #! line,
+// which svn runs with /bin/sh), else its interpreter's name, or
+// "binary".
+func hookLanguage(script []byte) string {
 	if bytes.IndexByte(script, 0) >= 0 {
-		return fmt.Errorf("%w: it is a binary; call the aicr notify line from it by hand", ErrForeignHook)
+		return "binary"
 	}
 	first, _, _ := strings.Cut(string(script), "\n")
 	if !strings.HasPrefix(first, "#!") {
-		return nil
+		return ""
 	}
 	fields := strings.Fields(strings.TrimPrefix(first, "#!"))
 	if len(fields) == 0 {
-		return nil
+		return ""
 	}
 	interp := filepath.Base(fields[0])
 	if interp == "env" && len(fields) > 1 {
-		interp = filepath.Base(fields[1])
+		interp = filepath.Base(fields[len(fields)-1])
+		for _, f := range fields[1:] {
+			if !strings.HasPrefix(f, "-") {
+				interp = filepath.Base(f)
+				break
+			}
+		}
 	}
 	switch interp {
 	case "sh", "bash", "dash", "ksh", "mksh", "zsh", "ash", "busybox":
-		return nil
+		return ""
 	}
-	return fmt.Errorf("%w: it runs %s; add a call to aicr notify svn to it by hand", ErrForeignHook, interp)
+	return interp
 }
+
+// foreignHookError is ErrForeignHook with the hook's language.
+type foreignHookError struct{ language string }
+
+func (e *foreignHookError) Error() string {
+	if e.language == "binary" {
+		return ErrForeignHook.Error() + ": it is a binary; run `aicr install svn-hook` to get the helper script and the exact command to call from it"
+	}
+	return fmt.Sprintf("%s: it runs %s; run `aicr install svn-hook` to get the helper script and the exact line to add to it", ErrForeignHook, e.language)
+}
+
+func (e *foreignHookError) Is(target error) bool { return target == ErrForeignHook }
 
 // findBlock returns the line indexes of the markers, or -1, -1.
 func findBlock(lines []string) (begin, end int, err error) {

@@ -29,24 +29,36 @@ type ConfigCheckOptions struct {
 func newCmdConfigCheck(f *Factory, runF func(context.Context, *ConfigCheckOptions) error) *cobra.Command {
 	opts := &ConfigCheckOptions{IO: f.IOStreams}
 	cmd := &cobra.Command{
-		Use:   "check FILE",
+		Use:   "check [FILE]",
 		Short: "Validate a config file",
 		Long: `Validate a config file the way the daemon loads it, and run every check the
 daemon makes before it starts (listen address, signing secret, schedules).
+The file is FILE when given, else --config, else $AICR_CONFIG, else
+/etc/aicr/aicr.toml, as for every other command.
 Every problem is printed as file:line: message and the exit status is 2 when
 there is any. Warnings (a secret file every user can read) go to stderr.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  aicr config check
+  aicr config check --config /etc/aicr/aicr.toml
+  AICR_CONFIG=/etc/aicr/aicr.toml aicr config check --format json`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			opts.Path = args[0]
+			opts.Path = f.ConfigPath
+			if len(args) == 1 {
+				if cmd.Flags().Changed("config") && args[0] != f.ConfigPath {
+					return &usageError{err: fmt.Errorf("config check: FILE %q and --config %q name different files; give one", args[0], f.ConfigPath), hint: cmd.CommandPath() + " --help"}
+				}
+				opts.Path = args[0]
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return configCheckRun(cmd.Context(), opts)
 		},
 	}
+	addConfigFlag(cmd, f)
 	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }

@@ -37,7 +37,7 @@ func newCmdDemo(f *Factory, runF func(context.Context, *DemoOptions) error) *cob
 with the same code as 'aicr install svn-hook', start a daemon, commit a change
 with a planted credential and a merge-conflict marker, print the report and the
 audit row, then stop and clean up. Needs svn and svnadmin (apt-get install
-subversion); exits 3 when they are missing.`,
+subversion); exits 1 naming the package when they are missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -58,7 +58,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	ios := f.IOStreams
 	for _, tool := range []string{"svn", "svnadmin"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return &missingToolError{err: fmt.Errorf("the demo needs %s: install Subversion with `sudo apt-get install -y subversion` (or run `make demo`, which does)", tool)}
+			return fmt.Errorf("the demo needs %s: install Subversion with `sudo apt-get install -y subversion` (or run `make demo`, which does)", tool)
 		}
 	}
 	exe, err := f.Executable()

@@ -137,9 +137,9 @@ func TestInstallP4TriggerPrintsLines(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
-	want := "\taicr-review change-commit //depot/main/... \"%quote%/opt/my tools/aicr%quote% notify p4 --config " + e.config +
+	want := "\taicr-depot change-commit //depot/main/... \"%quote%/opt/my tools/aicr%quote% notify p4 --config " + e.config +
 		" --repo depot --change %change% --user %user% --client %client% --serverport %serverport%\"\n" +
-		"\taicr-review change-commit -//depot/main/vendor/... \"%quote%/opt/my tools/aicr%quote% notify p4 --config " + e.config +
+		"\taicr-depot change-commit -//depot/main/vendor/... \"%quote%/opt/my tools/aicr%quote% notify p4 --config " + e.config +
 		" --repo depot --change %change% --user %user% --client %client% --serverport %serverport%\"\n"
 	if stdout.String() != want {
 		t.Errorf("lines:\n%s\nwant:\n%s", stdout.String(), want)

@@ -108,7 +108,7 @@ func TestP4ShelveTriggerReviewedEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &lines); err != nil {
 		t.Fatalf("install p4-trigger --shelve: %v: %s", err, out)
 	}
-	if len(lines.Lines) != 2 || !strings.Contains(lines.Lines[0], "aicr-shelve shelve-commit //depot/main/... ") ||
+	if len(lines.Lines) != 2 || !strings.Contains(lines.Lines[0], "aicr-depot-shelve shelve-commit //depot/main/... ") ||
 		!strings.Contains(lines.Lines[0], " --shelve --change %change%") || !strings.Contains(lines.Lines[1], "shelve-commit -//depot/main/vendor/...") {
 		t.Fatalf("trigger lines: %q", lines.Lines)
 	}

@@ -8,13 +8,13 @@ import (
 
 // Exit codes. Scripts and the README rely on them; nothing outside
 // exitCode (the one mapping) spells a number.
+// There are exactly three, so a script needs no table: a program a
+// command needs that is not installed is a failure (1) like any other,
+// with the install line in the message.
 const (
 	exitOK    = 0
 	exitError = 1 // the command ran and failed, or something it checks failed
 	exitUsage = 2 // bad flags, arguments, --format or config: nothing was done
-	// exitMissingTool: a program the command needs (svn for the demo) is
-	// not installed.
-	exitMissingTool = 3
 )
 
 // usageError is bad input the operator must fix before anything runs:
@@ -58,12 +58,6 @@ var (
 	errSilentOK = &silentError{code: exitOK}
 )
 
-// missingToolError says which program to install.
-type missingToolError struct{ err error }
-
-func (e *missingToolError) Error() string { return e.err.Error() }
-func (e *missingToolError) Unwrap() error { return e.err }
-
 // exitCode maps what a command returned to the process's exit status and
 // prints the reason on errOut: the one place exit codes are decided.
 func exitCode(err error, errOut io.Writer) int {
@@ -76,16 +70,11 @@ func exitCode(err error, errOut io.Writer) int {
 	}
 	fmt.Fprintln(errOut, "aicr:", err)
 	var usage *usageError
-	var missing *missingToolError
-	switch {
-	case errors.As(err, &usage):
+	if errors.As(err, &usage) {
 		if usage.hint != "" {
 			fmt.Fprintf(errOut, "Run '%s' for usage.\n", usage.hint)
 		}
 		return exitUsage
-	case errors.As(err, &missing):
-		return exitMissingTool
-	default:
-		return exitError
 	}
+	return exitError
 }

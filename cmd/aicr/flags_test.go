@@ -81,7 +81,13 @@ func TestConfigFlags(t *testing.T) {
 	checkFlags(t, newCmdConfigCheck, []flagCase[ConfigCheckOptions]{
 		{name: "file", args: []string{"a.toml"}, want: ConfigCheckOptions{Path: "a.toml", Format: "text"}},
 		{name: "json", args: []string{"a.toml", "--format", "json"}, want: ConfigCheckOptions{Path: "a.toml", Format: "json"}},
-		{name: "no file", code: exitUsage},
+		// Issue 15 item 7: like every other command, --config and
+		// $AICR_CONFIG name the file when no FILE is given.
+		{name: "config flag", args: []string{"--config", "/etc/x.toml"}, want: ConfigCheckOptions{Path: "/etc/x.toml", Format: "text"}, config: "/etc/x.toml"},
+		{name: "no file", want: ConfigCheckOptions{Path: defaultConfigPath(), Format: "text"}},
+		{name: "same file twice", args: []string{"a.toml", "--config", "a.toml"}, want: ConfigCheckOptions{Path: "a.toml", Format: "text"}},
+		{name: "two files", args: []string{"a.toml", "--config", "b.toml"}, code: exitUsage, errSays: "name different files"},
+		{name: "two arguments", args: []string{"a.toml", "b.toml"}, code: exitUsage},
 	})
 }
 
@@ -112,9 +118,14 @@ func TestInstallFlags(t *testing.T) {
 		{name: "all", args: []string{"--repo", "/srv/svn/main", "--name", "main", "--aicr", "/bin/aicr", "--windows", "--format", "json"},
 			want: InstallSVNHookOptions{ReposPath: "/srv/svn/main", Name: "main", AicrPath: "/bin/aicr", Windows: true, Format: "json"}},
 		{name: "no repo", code: exitUsage, errSays: `"repo" not set`},
+		{name: "all", args: []string{"--all", "--parent", "/srv/svn", "--force"}, want: InstallSVNHookOptions{All: true, Parent: "/srv/svn", Force: true, Format: "text"}},
+		{name: "all without parent", args: []string{"--all"}, code: exitUsage, errSays: "--all needs --parent"},
+		{name: "all and repo", args: []string{"--all", "--parent", "/srv/svn", "--repo", "/srv/svn/a"}, code: exitUsage, errSays: "not both"},
+		{name: "all and name", args: []string{"--all", "--parent", "/srv/svn", "--name", "a"}, code: exitUsage, errSays: "--name names one repository"},
+		{name: "parent without all", args: []string{"--parent", "/srv/svn"}, code: exitUsage, errSays: "--parent goes with --all"},
 	})
 	checkFlags(t, newCmdInstallP4Trigger, []flagCase[InstallP4Options]{
-		{name: "repo", args: []string{"--repo", "depot"}, want: InstallP4Options{Repo: "depot", Name: "aicr-review", Format: "text"}},
+		{name: "repo", args: []string{"--repo", "depot"}, want: InstallP4Options{Repo: "depot", Format: "text"}},
 		{name: "windows", args: []string{"--repo", "depot", "--windows", "--aicr", `C:\aicr.exe`, "--name", "t"},
 			want: InstallP4Options{Repo: "depot", Windows: true, AicrPath: `C:\aicr.exe`, Name: "t", Format: "text"}},
 		{name: "no repo", code: exitUsage, errSays: "--repo is required"},

@@ -54,8 +54,8 @@ the trigger lines go to stdout, the steps to stderr.`,
 	fl.StringVar(&opts.Repo, "repo", "", "name of the p4 [[repo]] in the config (required)")
 	fl.StringVar(&opts.AicrPath, "aicr", "", "aicr or aicr-notify binary path on the Perforce server (default: the aicr-notify beside this binary, else this binary, or C:\\Program Files\\aicr\\aicr.exe with --windows)")
 	fl.BoolVar(&opts.Windows, "windows", false, "print lines for a p4d running on Windows")
-	fl.StringVar(&opts.Name, "name", "aicr-review", "trigger name")
-	fl.BoolVar(&opts.Shelve, "shelve", false, "print shelve-commit lines instead: review every shelved change, published to the repo's shelve_channels (trigger name "+defaultShelveTriggerName+" unless --name)")
+	fl.StringVar(&opts.Name, "name", "", "trigger name (default aicr-<repo>, or aicr-<repo>-shelve with --shelve, so each repo's lines are told apart in p4 triggers)")
+	fl.BoolVar(&opts.Shelve, "shelve", false, "print shelve-commit lines instead: review every shelved change, published to the repo's shelve_channels")
 	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
@@ -86,22 +86,20 @@ func installP4TriggerRun(_ context.Context, o *InstallP4Options) error {
 	if aicrPath == "" {
 		if o.Windows {
 			aicrPath = `C:\Program Files\aicr\aicr.exe`
-		} else if exe, err := f.Executable(); err == nil {
-			aicrPath = exe
-			// p4 submit waits for the trigger; aicr-notify starts in a
-			// fraction of aicr's time because it links only the client.
-			if n, ok := triggers.NotifierBeside(exe); ok {
-				aicrPath = n
-			}
+		} else if p, err := hookBinary(f, ""); err == nil {
+			aicrPath = p
 		} else {
 			aicrPath = "/usr/local/bin/aicr"
 		}
 	}
-	lines := P4TriggerLines(o.Name, pc.DepotPaths, aicrPath, cfg.Path, o.Repo)
+	name := o.Name
+	if name == "" {
+		name = defaultTriggerName(o.Repo)
+	}
+	lines := P4TriggerLines(name, pc.DepotPaths, aicrPath, cfg.Path, o.Repo)
 	if o.Shelve {
-		name := o.Name
-		if name == "aicr-review" {
-			name = defaultShelveTriggerName
+		if o.Name == "" {
+			name = defaultShelveTriggerName(o.Repo)
 		}
 		lines = P4ShelveTriggerLines(name, pc.DepotPaths, aicrPath, cfg.Path, o.Repo)
 	}
@@ -129,6 +127,19 @@ Install (as a Perforce super user):
 The trigger returns at once and always exits 0, so a submit never waits or fails.
 `, aicrPath, cfg.Path, strings.Join(pc.DepotPaths, " "), o.Repo)
 	return nil
+}
+
+// defaultTriggerName is aicr-<repo> with anything but letters, digits,
+// '-' and '_' replaced: a trigger name is one word in the triggers
+// table, and two repos on one server must not share one.
+func defaultTriggerName(repo string) string {
+	b := []byte("aicr-" + repo)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // P4TriggerLines are the triggers-table lines: one change-commit line

@@ -3,8 +3,8 @@ package main
 import "strings"
 
 // defaultShelveTriggerName names the shelve-commit lines unless --name
-// is given.
-const defaultShelveTriggerName = "aicr-shelve"
+// is given: per repo, like defaultTriggerName.
+func defaultShelveTriggerName(repo string) string { return defaultTriggerName(repo) + "-shelve" }
 
 // P4ShelveTriggerLines are the shelve-commit lines of the triggers
 // table: like P4TriggerLines, fired when files are shelved (p4 shelve),

@@ -51,6 +51,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 	)
 	setRootVersion(root)
 	wireUsageErrors(root)
+	withAgentInHelp(root, f)
 	return root
 }
 
@@ -110,9 +111,12 @@ func usageOnBadArgs(cmd *cobra.Command) {
 	}
 }
 
-// addConfigFlag binds --config to the factory's ConfigPath.
+// addConfigFlag binds --config to the factory's ConfigPath. The usage
+// text names the default (it depends on $AICR_CONFIG), so pflag's own
+// "(default …)" is turned off by an empty DefValue.
 func addConfigFlag(cmd *cobra.Command, f *Factory) {
-	cmd.Flags().StringVar(&f.ConfigPath, "config", defaultConfigPath(), "config file (default from $AICR_CONFIG, else /etc/aicr/aicr.toml)")
+	cmd.Flags().StringVar(&f.ConfigPath, "config", defaultConfigPath(), "config file (default $AICR_CONFIG, else /etc/aicr/aicr.toml)")
+	cmd.Flags().Lookup("config").DefValue = ""
 }
 
 func parseLevel(s string) (slog.Level, error) {

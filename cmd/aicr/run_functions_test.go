@@ -63,7 +63,6 @@ func TestExitCodeIsDecidedInOnePlace(t *testing.T) {
 		{errSilentFailure, exitError, ""},
 		{errSilentUsage, exitUsage, ""},
 		{errSilentOK, exitOK, ""},
-		{&missingToolError{err: errors.New("the demo needs svn")}, exitMissingTool, "aicr: the demo needs svn\n"},
 	} {
 		var buf strings.Builder
 		if code := exitCode(tc.err, &buf); code != tc.code || buf.String() != tc.says {

@@ -35,7 +35,11 @@ func newCmdUninstallSVNHook(f *Factory, runF func(context.Context, *UninstallSVN
 		Long: `Remove the aicr block (between its marker comments) from hooks/post-commit,
 or hooks/post-commit.cmd with --windows. The rest of the hook is kept; a hook
 that held nothing but the aicr block is deleted. Nothing to remove is not an
-error.`,
+error. A symlinked hook holding the block is not rewritten (that would replace
+the link): edit its target by hand. The helper script a python/perl/binary
+hook calls (hooks/post-commit.aicr) is deleted, or, while that hook still
+calls it, emptied to a script that does nothing; remove the line from your
+hook, then the file.`,
 		Example: `  sudo aicr uninstall svn-hook --repo /srv/svn/main`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,6 +63,8 @@ error.`,
 // the aicr block is no longer in.
 type uninstallOutput struct {
 	Hook string `json:"hook"`
+	// StillCalledFrom: a foreign hook still calls the (now inert) helper.
+	StillCalledFrom string `json:"still_called_from,omitempty"`
 }
 
 func uninstallSVNHookRun(_ context.Context, opts *UninstallSVNHookOptions) error {
@@ -69,9 +75,17 @@ func uninstallSVNHookRun(_ context.Context, opts *UninstallSVNHookOptions) error
 	if err := uninstall(opts.ReposPath); err != nil {
 		return err
 	}
-	hook := triggers.SVNHookPath(opts.ReposPath, opts.Windows)
-	return newExporter(opts.IO, opts.Format).Write(uninstallOutput{Hook: hook}, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "removed the aicr block from %s\n", hook)
+	res := uninstallOutput{Hook: triggers.SVNHookPath(opts.ReposPath, opts.Windows)}
+	if !opts.Windows && triggers.HelperStillCalled(opts.ReposPath) {
+		res.StillCalledFrom = res.Hook
+		res.Hook = triggers.SVNHelperPath(opts.ReposPath)
+	}
+	return newExporter(opts.IO, opts.Format).Write(res, func(w io.Writer) error {
+		if res.StillCalledFrom != "" {
+			_, err := fmt.Fprintf(w, "%s now does nothing; remove the line calling it from %s, then delete it\n", res.Hook, res.StillCalledFrom)
+			return err
+		}
+		_, err := fmt.Fprintf(w, "removed the aicr block from %s\n", res.Hook)
 		return err
 	})
 }

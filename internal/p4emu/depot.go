@@ -36,7 +36,15 @@ type Depot struct {
 	Changes       []*Change         `json:"changes"`
 	Counters      map[string]string `json:"counters,omitempty"`
 	// Info, when set, is the exact key/value list `p4 info` prints.
-	Info    []string            `json:"info,omitempty"`
+	Info []string `json:"info,omitempty"`
+	// SSLFingerprint, when set, is the key fingerprint an ssl: port
+	// presents; the client refuses it until P4TRUST lists it (trust.go).
+	SSLFingerprint string `json:"ssl_fingerprint,omitempty"`
+	// ExpiredTickets are tickets p4d issued once and no longer accepts:
+	// a tickets file holding one gets "Your session has expired", and
+	// `p4 login` with Password writes Ticket in its place.
+	ExpiredTickets []string `json:"expired_tickets,omitempty"`
+
 	byNum   map[int]*Change     `json:"-"`
 	history map[string][]*FileV `json:"-"`
 }

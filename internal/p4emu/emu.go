@@ -42,6 +42,8 @@ type emu struct {
 	user    string
 	client  string
 	getenv  func(string) string
+	port    string    // -p, else P4PORT: ssl: ports are checked against P4TRUST
+	stdin   io.Reader // p4 login reads the password here
 	stdout  io.Writer
 	stderr  io.Writer
 	out     bytes.Buffer
@@ -57,7 +59,7 @@ func Main(args []string, getenv func(string) string, stdin io.Reader, stdout, st
 			f.Close()
 		}
 	}
-	e := &emu{mode: "text", getenv: getenv, stdout: stdout, stderr: stderr, user: getenv("P4USER"), client: getenv("P4CLIENT")}
+	e := &emu{mode: "text", getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, user: getenv("P4USER"), client: getenv("P4CLIENT"), port: getenv("P4PORT")}
 	if cs := getenv("P4CHARSET"); cs != "" && cs != "none" {
 		e.charset = cs
 	}
@@ -93,7 +95,9 @@ func Main(args []string, getenv func(string) string, stdin io.Reader, stdout, st
 				"Copyright 1995-2023 Perforce Software.  All rights reserved.\n"+
 				"Rev. P4/LINUX26X86_64/%s.\n", rev)
 			return 0
-		case "-p", "-P", "-b", "-d", "-H", "-r":
+		case "-p":
+			e.port = next()
+		case "-P", "-b", "-d", "-H", "-r":
 			next()
 		case "-u":
 			e.user = next()
@@ -142,7 +146,9 @@ func Main(args []string, getenv func(string) string, stdin io.Reader, stdout, st
 	if e.user == "" {
 		e.user = FixtureUser
 	}
-	e.run(cmd, cargs)
+	if !e.clientSide(cmd, cargs) {
+		e.run(cmd, cargs)
+	}
 	if e.mode != "text" {
 		stdout.Write(e.out.Bytes())
 	}
@@ -216,6 +222,9 @@ func (e *emu) authError() (string, int) {
 		if b, err := os.ReadFile(tf); err == nil && bytes.Contains(b, []byte(":"+d.Ticket)) {
 			return "", 0
 		}
+	}
+	if e.holdsExpiredTicket() {
+		return msgExpired, genIllegal
 	}
 	return msgPassword, genConfig
 }

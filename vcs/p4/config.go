@@ -44,6 +44,15 @@ type Config struct {
 	// TicketFile is P4TICKETS: a tickets file written by `p4 login` run
 	// as the service user. Usual for security level 3 servers.
 	TicketFile string `toml:"ticket_file"`
+	// P4TrustFile is P4TRUST: the fingerprints of the ssl: servers the
+	// service user trusts (written by `p4 trust`). Empty: p4's default,
+	// ~/.p4trust of the user the daemon runs as.
+	P4TrustFile string `toml:"p4trust_file"`
+	// SSLFingerprint pins an ssl: server's key ("AB:CD:..."): while the
+	// trust file does not know the server, aicr installs exactly this
+	// fingerprint (`p4 trust -i`) and goes on; a server presenting any
+	// other key is refused as p4 refuses it.
+	SSLFingerprint string `toml:"ssl_fingerprint"`
 	// Client is P4CLIENT; optional, nothing here needs a workspace.
 	Client string `toml:"client"`
 	// Charset: "auto" (ask `p4 -ztag info` once, then use -C utf8 on
@@ -78,7 +87,7 @@ func (c *Config) NewAdapter() (vcs.Adapter, error) { return New(*c) }
 
 // ResolvePaths implements vcs.PathResolver.
 func (c *Config) ResolvePaths(baseDir string) {
-	for _, p := range []*string{&c.PasswordFile, &c.TicketFile} {
+	for _, p := range []*string{&c.PasswordFile, &c.TicketFile, &c.P4TrustFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(baseDir, *p)
 		}
@@ -115,6 +124,9 @@ func (c Config) Validate() error {
 	}
 	if c.PasswordEnv != "" && c.PasswordFile != "" {
 		errs = append(errs, errors.New("password_env and password_file: set one, not both"))
+	}
+	if err := checkFingerprint(c.SSLFingerprint, c.Port); err != nil {
+		errs = append(errs, err)
 	}
 	switch c.Charset {
 	case "", "auto", "utf8", "none":

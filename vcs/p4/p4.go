@@ -32,10 +32,13 @@ type Adapter struct {
 	scope  scope
 	filter vcs.Filter
 
-	mu      sync.Mutex
-	unicode *bool             // cached answer of p4 -ztag info
-	info    *infoCall         // the p4 info in flight, if any
-	emails  map[string]string // cached p4 user -o Email
+	mu sync.Mutex
+	// sessionMu serialises `p4 login` and `p4 trust` run to cure a
+	// refused command (inSession).
+	sessionMu sync.Mutex
+	unicode   *bool             // cached answer of p4 -ztag info
+	info      *infoCall         // the p4 info in flight, if any
+	emails    map[string]string // cached p4 user -o Email
 }
 
 var (

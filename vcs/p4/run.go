@@ -98,10 +98,13 @@ func (a *Adapter) authError(err error) error {
 	if !errors.As(err, &ce) {
 		return err
 	}
+	if te := a.trustError(ce); te != nil {
+		return te
+	}
 	for _, m := range authMessages {
 		if ce.says(m) {
-			return fmt.Errorf("%w: p4 %s: %s: run `p4 -p %s -u %s login` as the service user the daemon runs as (with P4TICKETS=%s), or configure password_env/password_file",
-				ErrAuth, ce.cmd, m, a.cfg.Port, a.cfg.User, orDefault(a.cfg.TicketFile, "its tickets file"))
+			return &authErr{msg: m, err: fmt.Errorf("%w: p4 %s: %s: run `p4 -p %s -u %s login` as the service user the daemon runs as (with P4TICKETS=%s), or configure password_file (with ticket_file aicr then logs in again by itself)",
+				ErrAuth, ce.cmd, m, a.cfg.Port, a.cfg.User, orDefault(a.cfg.TicketFile, "its tickets file"))}
 		}
 	}
 	return err
@@ -122,6 +125,14 @@ func (a *Adapter) env() ([]string, error) {
 	set := []string{"P4CONFIG=", "P4ENVIRO=" + os.DevNull, "P4CHARSET=none"}
 	if a.cfg.TicketFile != "" {
 		set = append(set, "P4TICKETS="+a.cfg.TicketFile)
+	}
+	if a.cfg.P4TrustFile != "" {
+		set = append(set, "P4TRUST="+a.cfg.P4TrustFile)
+	}
+	if a.ticketMode() {
+		// The password only logs in (loginAgain); commands use the ticket,
+		// as security level 3 servers require.
+		return vcs.ChildEnv(set...), nil
 	}
 	pw, err := a.cfg.password()
 	if err != nil {
@@ -182,6 +193,16 @@ func (a *Adapter) charsetArgs(ctx context.Context) ([]string, error) {
 // records. Error records of severity 3 and above fail the call; warnings
 // (severity 2: "no such file(s).") are returned to the caller.
 func (a *Adapter) runG(ctx context.Context, global []string, args ...string) ([]Record, []serverError, error) {
+	var recs []Record
+	var warns []serverError
+	err := a.inSession(ctx, func() (err error) {
+		recs, warns, err = a.runGOnce(ctx, global, args...)
+		return err
+	})
+	return recs, warns, err
+}
+
+func (a *Adapter) runGOnce(ctx context.Context, global []string, args ...string) ([]Record, []serverError, error) {
 	cs, err := a.charsetArgs(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -243,6 +264,15 @@ func (a *Adapter) runG(ctx context.Context, global []string, args ...string) ([]
 
 // runText runs p4 without -G and returns stdout.
 func (a *Adapter) runText(ctx context.Context, global []string, args ...string) ([]byte, error) {
+	var out []byte
+	err := a.inSession(ctx, func() (err error) {
+		out, err = a.runTextOnce(ctx, global, args...)
+		return err
+	})
+	return out, err
+}
+
+func (a *Adapter) runTextOnce(ctx context.Context, global []string, args ...string) ([]byte, error) {
 	cs, err := a.charsetArgs(ctx)
 	if err != nil {
 		return nil, err
