@@ -38,7 +38,7 @@ func checkDaemon(ctx context.Context, cfg *daemon.Config) (Check, string) {
 		}
 		return c, remote
 	}
-	c.OK = true
+	c.Status = StatusOK
 	if remote != "" {
 		c.Detail = fmt.Sprintf("%s/healthz answers; the daemon runs on another host (%s): run aicr doctor there for its side", strings.TrimSuffix(u, "/"), remote)
 	} else {

@@ -25,14 +25,14 @@ func WriteText(w io.Writer, rep Report) {
 		}
 		mark := "✓"
 		switch {
-		case c.Skipped:
-			mark = "-"
-		case !c.OK:
+		case c.Status == StatusWarn:
+			mark = "!"
+		case c.Failed():
 			mark = "✗"
 			failed++
 		}
 		fmt.Fprintf(w, "  %s %s: %s\n", mark, c.Name, c.Detail)
-		if !c.OK && c.Fix != "" {
+		if c.Status != StatusOK && c.Fix != "" {
 			fmt.Fprintf(w, "      fix: %s\n", c.Fix)
 		}
 	}
@@ -47,7 +47,7 @@ func WriteText(w io.Writer, rep Report) {
 func Summary(checks []Check) string {
 	var bad []string
 	for _, c := range checks {
-		if !c.OK && !c.Skipped {
+		if c.Failed() {
 			bad = append(bad, c.Name+": "+c.Detail)
 		}
 	}

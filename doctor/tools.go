@@ -31,9 +31,9 @@ func checkTools(ctx context.Context, cfg *daemon.Config, only, remoteHost string
 		}
 		switch {
 		case err == nil:
-			c.OK, c.Detail = true, fmt.Sprintf("%s %s (%s)", name, strings.TrimSpace(string(ver)), path)
+			c.Status, c.Detail = StatusOK, fmt.Sprintf("%s %s (%s)", name, strings.TrimSpace(string(ver)), path)
 		case remoteHost != "":
-			c.OK, c.Skipped = true, true
+			c.Status = StatusWarn
 			c.Detail = fmt.Sprintf("%s: %v; not needed on this host, the daemon runs on %s", bin, err, remoteHost)
 		default:
 			c.Detail = fmt.Sprintf("%s: %v; the daemon cannot read revisions without it", bin, err)
@@ -64,8 +64,8 @@ func checkTools(ctx context.Context, cfg *daemon.Config, only, remoteHost string
 			}
 		case vcs.KindP4:
 			c := checkP4(ctx, r)
-			if !c.OK && remoteHost != "" {
-				c.OK, c.Skipped, c.Fix = true, true, ""
+			if c.Failed() && remoteHost != "" {
+				c.Status, c.Fix = StatusWarn, ""
 				c.Detail += "; not needed on this host, the daemon runs on " + remoteHost
 			}
 			out = append(out, c)
@@ -90,7 +90,7 @@ func checkP4(ctx context.Context, r daemon.RepoConfig) Check {
 	}
 	vc, ok := a.(versionChecker)
 	if !ok {
-		c.OK, c.Skipped, c.Detail = true, true, "this p4 adapter has no version check"
+		c.Status, c.Detail = StatusWarn, "this p4 adapter has no version check"
 		return c
 	}
 	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -101,6 +101,6 @@ func checkP4(ctx context.Context, r daemon.RepoConfig) Check {
 		c.Fix = "install a current p4 client, or set p4_path"
 		return c
 	}
-	c.OK, c.Detail = true, "p4 "+rel
+	c.Status, c.Detail = StatusOK, "p4 "+rel
 	return c
 }

@@ -93,9 +93,11 @@ func notifySVNCheck(ctx context.Context, ios *IOStreams, resultPath, configPath,
 		reposPath = args[0]
 	}
 	checks := doctor.CheckNotify(ctx, doctor.NotifyCheckOptions{ConfigPath: configPath, RepoName: repoName, ReposPath: reposPath, Stderr: ios.ErrOut})
+	// Nothing goes to stderr, which in the hook is notify.log: a dry run
+	// must leave the hook's log to real commits. Only a result that cannot
+	// be handed back is worth a line there, since doctor then has no
+	// other way to learn why.
 	if err := doctor.WriteResult(resultPath, checks); err != nil {
 		fmt.Fprintln(ios.ErrOut, "aicr notify: dry run for aicr doctor: cannot hand back the result:", err)
 	}
-	// Also in the hook's log, so the doctor run shows up there.
-	fmt.Fprintf(ios.ErrOut, "aicr notify: dry run for aicr doctor, nothing sent: %s\n", doctor.Summary(checks))
 }
