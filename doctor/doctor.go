@@ -106,6 +106,8 @@ type Options struct {
 	// ResultWait bounds the wait for the detached notifier's findings
 	// after the hook returned. Default: twice [notify] timeout plus 5s.
 	ResultWait time.Duration
+	// Version is this aicr's; a daemon running another is reported.
+	Version string
 }
 
 // ErrUnknownRepo is returned when Options.Repo names no [[repo]].
@@ -141,8 +143,8 @@ func Diagnose(ctx context.Context, opts Options) (Report, error) {
 		}
 		rep.Checks = append(rep.Checks, checkSVNRepo(ctx, opts, r.Name, local)...)
 	}
-	daemonCheck, remoteHost := checkDaemon(ctx, cfg)
-	rep.Checks = append(rep.Checks, daemonCheck)
+	daemonChecks, remoteHost := probeDaemon(ctx, cfg, opts.Repo, opts.Version)
+	rep.Checks = append(rep.Checks, daemonChecks...)
 	rep.Checks = append(rep.Checks, checkTools(ctx, cfg, opts.Repo, remoteHost)...)
 	rep.Checks = append(rep.Checks, checkAgentCLI(ctx, cfg, opts.Exe)...)
 	rep.OK = settle(rep.Checks)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
@@ -68,14 +70,53 @@ func CheckNotify(ctx context.Context, o NotifyCheckOptions) []Check {
 
 	out = append(out, checkLog(cfg.SpoolDir, o.Stderr, me))
 
+	repoName := o.RepoName
+	if r, ok := cfg.RepoForPath(o.ReposPath); ok && repoName == "" {
+		repoName = r.Name
+	}
+	out = append(out, hookDaemon(ctx, cfg, repoName))
+	settle(out)
+	return out
+}
+
+// hookDaemon is the daemon as the hook meets it: a probe signed with the
+// secret this account reads, which the daemon must accept and answer
+// knowing the hook's repo. Without a readable secret (the secret check
+// says why) it can only ask /healthz.
+func hookDaemon(ctx context.Context, cfg *triggers.HookConfig, repoName string) Check {
 	hd := Check{Name: CheckHookDaemon}
-	if err := probeHealth(ctx, cfg.URL, cfg.Timeout); err != nil {
+	unreachable := func(err error) Check {
 		hd.Detail = fmt.Sprintf("the hook cannot reach the daemon at %s: %v; events would be spooled", redact(cfg.URL), err)
 		hd.Fix = "start the daemon, or set [notify] url to where it listens"
-	} else {
-		hd.Status, hd.Detail = StatusOK, fmt.Sprintf("the hook reaches the daemon at %s", redact(cfg.URL))
+		return hd
 	}
-	return append(out, hd)
+	secret, err := cfg.Secret()
+	if err != nil {
+		if err := probeHealth(ctx, cfg.URL, cfg.Timeout); err != nil {
+			return unreachable(err)
+		}
+		hd.Status, hd.Detail = StatusOK, fmt.Sprintf("the hook reaches the daemon at %s", redact(cfg.URL))
+		return hd
+	}
+	ans, err := triggers.SendProbe(ctx, cfg.URL, secret, cfg.Timeout, time.Now())
+	var pe *triggers.ProbeError
+	switch {
+	case errors.As(err, &pe) && pe.Status == http.StatusNotFound:
+		hd.Status, hd.Detail = StatusOK, fmt.Sprintf("the hook reaches the daemon at %s (an older aicr without the probe)", redact(cfg.URL))
+		return hd
+	case errors.As(err, &pe):
+		hd.Detail = fmt.Sprintf("the daemon at %s refuses what the hook signs with %s (%s): events are refused and spooled, never reviewed", redact(cfg.URL), secretSource(cfg), err)
+		hd.Fix = fmt.Sprintf("make %s hold the daemon's secret (the probe check of aicr doctor says which file differs)", secretSource(cfg))
+		return hd
+	case err != nil:
+		return unreachable(err)
+	case repoName != "" && !ans.Knows(repoName):
+		hd.Detail = fmt.Sprintf("the daemon at %s accepts the hook's signature but does not know repo %q: the hook's events are refused (unknown_repo) and stay spooled", redact(cfg.URL), repoName)
+		hd.Fix = reloadFix
+		return hd
+	}
+	hd.Status, hd.Detail = StatusOK, fmt.Sprintf("the daemon at %s accepts the hook's signature and knows repo %q", redact(cfg.URL), repoName)
+	return hd
 }
 
 // checkHookRepo finds the hook's repository the way notify does: by the

@@ -64,7 +64,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	exe, _ := f.Executable()
 	// The one call into package doctor's entry point (renamed
 	// doctor.Check by the composition-root work).
-	rep, err := doctor.Diagnose(ctx, doctor.Options{Config: cfg, Repo: opts.Repo, Exe: exe})
+	rep, err := doctor.Diagnose(ctx, doctor.Options{Config: cfg, Repo: opts.Repo, Exe: exe, Version: version})
 	if errors.Is(err, doctor.ErrUnknownRepo) {
 		return asUsage(err)
 	}
