@@ -108,6 +108,9 @@ type Options struct {
 	ResultWait time.Duration
 	// Version is this aicr's; a daemon running another is reported.
 	Version string
+	// AsUser is the account the daemon runs as; default the owner of
+	// data_dir. As root, the daemon's checks run as it.
+	AsUser string
 }
 
 // ErrUnknownRepo is returned when Options.Repo names no [[repo]].
@@ -145,7 +148,14 @@ func Diagnose(ctx context.Context, opts Options) (Report, error) {
 	}
 	daemonChecks, remoteHost := probeDaemon(ctx, cfg, opts.Repo, opts.Version)
 	rep.Checks = append(rep.Checks, daemonChecks...)
-	rep.Checks = append(rep.Checks, checkTools(ctx, cfg, opts.Repo, remoteHost)...)
+	if remoteHost != "" {
+		rep.Checks = append(rep.Checks, Check{Name: CheckDaemonAccount, Status: StatusWarn,
+			Detail: fmt.Sprintf("the daemon runs on %s: its data_dir, files and repository access are checked there", remoteHost),
+			Fix:    "run aicr doctor on " + remoteHost + " too"})
+		rep.Checks = append(rep.Checks, checkTools(ctx, cfg, opts.Repo, remoteHost)...)
+	} else {
+		rep.Checks = append(rep.Checks, checkDaemonSide(ctx, opts)...)
+	}
 	rep.Checks = append(rep.Checks, checkAgentCLI(ctx, cfg, opts.Exe)...)
 	rep.OK = settle(rep.Checks)
 	return rep, nil

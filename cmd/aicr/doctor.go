@@ -16,6 +16,11 @@ type DoctorOptions struct {
 	Factory *Factory
 	Repo    string
 	Format  string
+	// AsUser is the daemon's account (default: data_dir's owner).
+	AsUser string
+	// DaemonSide is set when doctor, as root, runs the daemon's checks in
+	// a copy of itself switched to the daemon's account: the result file.
+	DaemonSide string
 }
 
 func newCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
@@ -44,11 +49,17 @@ passed, 1 when any failed, 2 on a bad config or flag.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
+			if opts.DaemonSide != "" {
+				return doctor.RunDaemonSide(cmd.Context(), f.ConfigPath, opts.Repo, opts.DaemonSide)
+			}
 			return doctorRun(cmd.Context(), opts)
 		},
 	}
 	addConfigFlag(cmd, f)
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "check only this [[repo]] (by name)")
+	cmd.Flags().StringVar(&opts.AsUser, "as-user", "", "the account the daemon runs as (default: the owner of data_dir)")
+	cmd.Flags().StringVar(&opts.DaemonSide, "daemon-side", "", "")
+	_ = cmd.Flags().MarkHidden("daemon-side")
 	addFormatFlag(cmd, &opts.Format)
 	return cmd
 }
@@ -64,7 +75,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	exe, _ := f.Executable()
 	// The one call into package doctor's entry point (renamed
 	// doctor.Check by the composition-root work).
-	rep, err := doctor.Diagnose(ctx, doctor.Options{Config: cfg, Repo: opts.Repo, Exe: exe, Version: version})
+	rep, err := doctor.Diagnose(ctx, doctor.Options{Config: cfg, Repo: opts.Repo, Exe: exe, Version: version, AsUser: opts.AsUser})
 	if errors.Is(err, doctor.ErrUnknownRepo) {
 		return asUsage(err)
 	}

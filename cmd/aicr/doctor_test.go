@@ -185,7 +185,8 @@ func TestDoctorBrokenInstallsFail(t *testing.T) {
 		{
 			name: "secret file missing", daemon: true,
 			breakIt: func(t *testing.T, e *env) { os.Remove(filepath.Join(e.dir, "secret")) },
-			want:    []string{doctor.CheckSecret}, detail: "does not exist", fix: "install -m 0640",
+			// The daemon reads the same file: both sides say so.
+			want: []string{doctor.CheckFile, doctor.CheckSecret}, detail: "does not exist", fix: "install -m 0640",
 		},
 		{
 			// The secret stays root's 0600 file; the hook runs as nobody.
