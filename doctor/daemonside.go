@@ -48,12 +48,12 @@ func daemonAccount(cfg *daemon.Config, asUser string) (account, string, error) {
 		return a, "--as-user", err
 	}
 	if isDir(cfg.Daemon.DataDir) {
-		return ownerOf(cfg.Daemon.DataDir), "owner of data_dir " + cfg.Daemon.DataDir, nil
+		return ownerOf(cfg.Daemon.DataDir), "it owns data_dir " + cfg.Daemon.DataDir, nil
 	}
 	if a, err := lookupUser("aicr"); err == nil {
-		return a, "the aicr service user (data_dir does not exist yet)", nil
+		return a, "the aicr service user; data_dir does not exist yet", nil
 	}
-	return currentAccount(), "doctor's own (data_dir does not exist yet, no aicr user)", nil
+	return currentAccount(), "doctor's own: data_dir does not exist yet and there is no aicr user", nil
 }
 
 // checkDaemonSide runs the daemon's checks as its account: in process when
@@ -153,6 +153,19 @@ func DaemonSide(ctx context.Context, cfg *daemon.Config, only string) []Check {
 	files, _ := daemonFiles(cfg, only)
 	for _, f := range files {
 		out = append(out, checkFileReadable(f, me))
+	}
+	if !isDir(cfg.Daemon.DataDir) {
+		// The adapters keep per-repo state under data_dir (svn's
+		// config dir); doctor must not create data_dir as the wrong
+		// account, so they get a throwaway one.
+		if tmp, err := os.MkdirTemp("", "aicr-doctor-state-"); err == nil {
+			defer os.RemoveAll(tmp)
+			for _, r := range cfg.Repos {
+				if sd, ok := r.Settings.(vcs.StateDirUser); ok {
+					sd.SetStateDir(filepath.Join(tmp, r.Name))
+				}
+			}
+		}
 	}
 	for _, r := range cfg.Repos {
 		if only == "" || r.Name == only {
@@ -305,7 +318,14 @@ func checkRepoAccess(ctx context.Context, r daemon.RepoConfig) Check {
 	a, err := r.Settings.NewAdapter()
 	if err != nil {
 		c.Detail = oneLine(err.Error())
-		c.Fix = "install the client or set its path in the [[repo]] (svn_path, p4_path)"
+		switch {
+		case errors.Is(err, vcs.ErrToolMissing):
+			c.Fix = "install the client or set its path in the [[repo]] (svn_path, p4_path)"
+		case errors.Is(err, os.ErrPermission):
+			c.Fix = "the daemon's account cannot create its files under data_dir: see the data-dir check"
+		default:
+			c.Fix = "fix the [[repo]] as the error says, then run aicr doctor again"
+		}
 		return c
 	}
 	if ls, ok := a.(loginStatuser); ok {
