@@ -27,20 +27,32 @@ func newCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 	opts := &DoctorOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Run each SVN hook the way svn does and report what would fail",
-		Long: `Check the installation on this host the way it really runs. For each
-[[repo]] of kind svn whose local_path is here, doctor checks hooks/post-commit
-and the paths in its aicr block, then runs the hook with an empty environment
-as the repository's owner (when run as root), with aicr notify in dry run: it
-loads the config, reads the secret, writes a probe into the spool directory,
-appends to notify.log and asks the daemon's /healthz as svn's account would,
-and sends nothing. doctor also asks the daemon itself and checks the svn,
-svnlook and p4 clients.
+		Short: "Check the hook, the daemon and the daemon's access the way they really run",
+		Long: `Check the installation on this host the way it really runs, and print each
+finding with its fix.
 
-Each check prints ✓ or ✗ with its fix. The exit status is 0 when every check
-passed, 1 when any failed, 2 on a bad config or flag.`,
+The hook: for each [[repo]] of kind svn whose local_path is here, doctor checks
+hooks/post-commit and the paths in its aicr block, then runs the hook with an
+empty environment as the repository's owner (when run as root), with aicr
+notify in a dry run that sends nothing and writes nothing to notify.log: it
+loads the config, reads the secret, probes the spool directory and notify.log,
+and sends the daemon a probe signed with the hook's secret, as svn's account.
+
+The daemon: a probe (POST /v1/probe) signed with the hook's secret must be
+accepted (else the two secrets differ), and the running daemon must know every
+[[repo]] and run the config as it is on disk (else: reload it).
+
+The daemon's side, as the daemon's account (--as-user, default the owner of
+data_dir; as root doctor runs these as that account): data_dir owned and
+writable, every *_file the daemon reads readable, each repository readable with
+its credentials (svn info at HEAD; p4 login -s and the depot paths), and
+minimum versions of svn, p4, podman and the agent CLI.
+
+The exit status is 0 when no check failed (warnings do not fail), 1 when any
+failed, 2 on a bad config or flag.`,
 		Example: `  sudo aicr doctor --config /etc/aicr/aicr.toml
-  sudo aicr doctor --config /etc/aicr/aicr.toml --repo main --format json`,
+  sudo aicr doctor --config /etc/aicr/aicr.toml --repo main --format json
+  sudo aicr doctor --config /etc/aicr/aicr.toml --as-user aicr`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(opts.Format); err != nil {
