@@ -221,12 +221,6 @@ func fdPath(f *os.File) string {
 	return f.Name()
 }
 
-func readableFix(path string, me account) string {
-	fix := fmt.Sprintf("chgrp %s %s && chmod 0640 %s", me.group, shellQuote(path), shellQuote(path))
-	if _, err := os.Stat(path); errors.Is(err, os.ErrPermission) {
-		// Stat fails only when a parent directory is closed to us.
-		fix += fmt.Sprintf(", and let group %s search its directory: chgrp %s %s && chmod g+x %s",
-			me.group, me.group, shellQuote(filepath.Dir(path)), shellQuote(filepath.Dir(path)))
-	}
-	return fix
-}
+// readableFix gives the hook's account read access the additive way
+// (grantReadFix): the file may be the daemon's too, so no chgrp.
+func readableFix(path string, me account) string { return grantReadFix(path, me) }

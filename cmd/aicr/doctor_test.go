@@ -192,7 +192,7 @@ func TestDoctorBrokenInstallsFail(t *testing.T) {
 			// The secret stays root's 0600 file; the hook runs as nobody.
 			name: "secret unreadable by the hook's account", daemon: true,
 			breakIt: giveToNobody,
-			want:    []string{doctor.CheckSecret}, detail: "not readable by nobody (uid 65534)", fix: "chmod 0640",
+			want:    []string{doctor.CheckSecret}, detail: "not readable by nobody (uid 65534)", fix: "setfacl -m u:nobody:r",
 		},
 		{
 			name: "spool dir not writable", daemon: true,
