@@ -134,6 +134,7 @@ func versionCheck(name, version, path, minimum string) Check {
 		return c
 	}
 	if v.LessThan(semver.MustParse(minimum)) {
+		c.Status = StatusFail
 		c.Detail = fmt.Sprintf("%s %s at %s is older than %s, the oldest aicr works with", name, v, path, minimum)
 		c.Fix = fmt.Sprintf("install %s %s or newer (the distribution's current package, or a backport), or point aicr at a newer binary (%s)", name, minimum, pathKey(name))
 		return c
