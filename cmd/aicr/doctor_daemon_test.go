@@ -248,4 +248,19 @@ func TestDoctorChecksAsTheDaemonsAccount(t *testing.T) {
 			t.Errorf("after the fix, %s: %+v\n%s", name, c, out)
 		}
 	}
+
+	// A config only root reads: the daemon's account cannot even start.
+	if err := os.Chmod(e.config, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, out, _ = runDoctor(t, e, "--as-user", "nobody")
+	var cfgCheck *doctor.Check
+	for i, c := range rep.Checks {
+		if c.Name == doctor.CheckConfig && strings.Contains(c.Detail, "daemon's account") {
+			cfgCheck = &rep.Checks[i]
+		}
+	}
+	if cfgCheck == nil || cfgCheck.Status != doctor.StatusFail || !strings.Contains(cfgCheck.Detail, "nobody") || !strings.Contains(cfgCheck.Fix, "setfacl -m u:nobody:r "+e.config) {
+		t.Errorf("config unreadable by the daemon's account: %+v\n%s", cfgCheck, out)
+	}
 }
