@@ -51,20 +51,6 @@ func WriteText(w io.Writer, rep Report) {
 	}
 }
 
-// Summary is one line for notify's log.
-func Summary(checks []Check) string {
-	var bad []string
-	for _, c := range checks {
-		if c.Failed() {
-			bad = append(bad, c.Name+": "+c.Detail)
-		}
-	}
-	if len(bad) == 0 {
-		return fmt.Sprintf("%d checks passed", len(checks))
-	}
-	return fmt.Sprintf("%d of %d checks failed: %s", len(bad), len(checks), strings.Join(bad, "; "))
-}
-
 // logSince returns what was appended to path after offset, on one line
 // and bounded, since a log of many hooks can be long.
 func logSince(path string, offset int64) string {
