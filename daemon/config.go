@@ -40,6 +40,8 @@ type Config struct {
 	// Path is the file the config was loaded from; relative paths in it
 	// were resolved against its directory.
 	Path string `toml:"-"`
+	// Digest is ConfigDigest of the bytes the config was parsed from.
+	Digest string `toml:"-"`
 
 	Daemon   DaemonConfig    `toml:"daemon"`
 	Notify   NotifyConfig    `toml:"notify"`
@@ -202,6 +204,7 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	}
 	cfg := raw.Config
 	cfg.Path = abs
+	cfg.Digest = ConfigDigest(data)
 	keys := indexKeys(data)
 	var errs []error
 	fail := func(key, format string, args ...any) {

@@ -42,6 +42,8 @@ type Options struct {
 	// WatchEvery is how often the audit database file is checked to still
 	// be the one the daemon has open; default 10s.
 	WatchEvery time.Duration
+	// Version is the aicr version the daemon reports (probe).
+	Version string
 }
 
 func (o Options) withDefaults() Options {

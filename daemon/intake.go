@@ -28,6 +28,8 @@ type intake struct {
 	now    func() time.Time
 	// wake tells idle workers that work was queued.
 	wake func()
+	// version is the running aicr's, for probes.
+	version string
 	// unauthLog keeps a flood of unsigned or forged requests from
 	// flooding the log too.
 	unauthLog logLimiter
@@ -36,6 +38,7 @@ type intake struct {
 func (in *intake) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/events", in.postEvent)
+	mux.HandleFunc("POST "+triggers.ProbePath, in.postProbe)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -49,23 +52,7 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 		in.reject(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("event body over %d bytes", maxEventBytes))
 		return
 	}
-	err = triggers.Verify(in.secret, r.Header.Get(triggers.HeaderTimestamp), r.Header.Get(triggers.HeaderSignature), body, received)
-	switch {
-	case err != nil:
-		in.unauthenticated(r, err)
-	}
-	switch {
-	case errors.Is(err, triggers.ErrMissingSignature):
-		in.reject(w, http.StatusUnauthorized, "missing_signature", "missing "+triggers.HeaderTimestamp+" or "+triggers.HeaderSignature+" header: sign requests with the shared secret")
-		return
-	case errors.Is(err, triggers.ErrBadTimestamp):
-		in.reject(w, http.StatusUnauthorized, "bad_timestamp", triggers.HeaderTimestamp+" must be unix seconds")
-		return
-	case errors.Is(err, triggers.ErrStaleTimestamp):
-		in.reject(w, http.StatusUnauthorized, "stale_timestamp", "timestamp is more than 5 minutes from the daemon's clock: check NTP on both hosts")
-		return
-	case err != nil:
-		in.reject(w, http.StatusUnauthorized, "bad_signature", "signature does not match: the hook and the daemon must use the same secret")
+	if !in.authenticate(w, r, body, received) {
 		return
 	}
 	sig := r.Header.Get(triggers.HeaderSignature)

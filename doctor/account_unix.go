@@ -135,3 +135,42 @@ func (a account) runAs(cmd *exec.Cmd) string {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: a.uid, Gid: a.gid, Groups: groups}}
 	return ""
 }
+
+// lookupUser is the account named on doctor's command line (--as-user).
+func lookupUser(name string) (account, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return account{}, err
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return account{}, fmt.Errorf("user %s has a non-numeric uid or gid", name)
+	}
+	return lookupAccount(uint32(uid), uint32(gid)), nil
+}
+
+// home is the account's home directory, which the daemon's child
+// processes see as HOME; "/" when it has none.
+func (a account) home() string {
+	if u, err := user.LookupId(strconv.FormatUint(uint64(a.uid), 10)); err == nil && u.HomeDir != "" {
+		return u.HomeDir
+	}
+	return "/"
+}
+
+// isCurrent reports whether doctor itself runs as a.
+func (a account) isCurrent() bool { return !a.known || uint32(os.Geteuid()) == a.uid }
+
+// groupOf names the file's group, "" when unknown.
+func groupOf(st os.FileInfo) string {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	id := strconv.FormatUint(uint64(sys.Gid), 10)
+	if g, err := user.LookupGroupId(id); err == nil {
+		return g.Name
+	}
+	return id
+}

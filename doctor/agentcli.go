@@ -44,7 +44,7 @@ func checkAgentCLI(ctx context.Context, cfg *daemon.Config, exe string) []Check 
 		installed.Fix = fmt.Sprintf("remove [agent.cli] version (pinned: %s), then aicr agent install %s", spec.Version, kind)
 		return []Check{installed}
 	}
-	installed.OK = true
+	installed.Status = StatusOK
 	installed.Detail = fmt.Sprintf("%s %s at %s (minimum %s)", m.Package, m.Version, prefix, spec.MinVersion)
 	return []Check{installed, runAgentCLI(ctx, cfg, spec, prefix, exe)}
 }
@@ -61,7 +61,7 @@ func runAgentCLI(ctx context.Context, cfg *daemon.Config, spec cli.Spec, prefix,
 			c.Fix = fmt.Sprintf("install Node.js 20 or later on this host, or run reviews in the sandbox ([sandbox] kind = \"podman\", make image-node); then aicr agent install %s --force", spec.Kind)
 			return c
 		}
-		c.OK, c.Detail = true, fmt.Sprintf("%s runs natively: %s", spec.Kind, oneLine(string(out)))
+		c.Status, c.Detail = StatusOK, fmt.Sprintf("%s runs natively: %s", spec.Kind, oneLine(string(out)))
 		return c
 	}
 	runner, err := sandbox.New(cfg.Sandbox)
@@ -100,7 +100,7 @@ func runAgentCLI(ctx context.Context, cfg *daemon.Config, spec cli.Spec, prefix,
 		c.Detail = fmt.Sprintf("%s --version in image %s exited %d: %s", spec.Kind, cfg.Sandbox.Podman.Image, res.ExitCode, oneLine(string(errOut)))
 		c.Fix = fmt.Sprintf("build the Node.js image (make image-node) and set [sandbox.podman] image to it (now %s)", cfg.Sandbox.Podman.Image)
 	default:
-		c.OK = true
+		c.Status = StatusOK
 		c.Detail = fmt.Sprintf("%s runs in image %s: %s", spec.Kind, cfg.Sandbox.Podman.Image, strings.TrimSpace(oneLine(string(out))))
 	}
 	return c

@@ -12,39 +12,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
-// checkDaemon asks the daemon's /healthz; remoteHost is set when the
-// daemon is on another host.
-func checkDaemon(ctx context.Context, cfg *daemon.Config) (Check, string) {
-	c := Check{Name: CheckDaemon}
-	u := redact(cfg.Notify.URL)
-	host := ""
-	if pu, err := url.Parse(cfg.Notify.URL); err == nil {
-		host = pu.Hostname()
+// hostOf is the host part of a daemon URL, "" when it does not parse.
+func hostOf(raw string) string {
+	if pu, err := url.Parse(raw); err == nil {
+		return pu.Hostname()
 	}
-	remote := ""
-	if host != "" && !isLocalHost(ctx, host) {
-		remote = host
-	}
-	if err := probeHealth(ctx, cfg.Notify.URL, cfg.Notify.Timeout); err != nil {
-		c.Detail = fmt.Sprintf("no answer from %s/healthz: %v", strings.TrimSuffix(u, "/"), err)
-		if remote != "" {
-			c.Fix = fmt.Sprintf("the daemon runs on %s: check it is running there and that this host can reach it ([daemon] listen is loopback-only by default)", remote)
-		} else {
-			c.Fix = "start the daemon: aicr daemon --config " + shellQuote(cfg.Path) + " (as its service user), or set [notify] url to where it listens"
-		}
-		return c, remote
-	}
-	c.OK = true
-	if remote != "" {
-		c.Detail = fmt.Sprintf("%s/healthz answers; the daemon runs on another host (%s): run aicr doctor there for its side", strings.TrimSuffix(u, "/"), remote)
-	} else {
-		c.Detail = fmt.Sprintf("%s/healthz answers (this host)", strings.TrimSuffix(u, "/"))
-	}
-	return c, remote
+	return ""
 }
 
 func probeHealth(ctx context.Context, base string, timeout time.Duration) error {

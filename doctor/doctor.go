@@ -45,21 +45,53 @@ const (
 	hookTimeout = 10 * time.Second
 )
 
-// Check is one finding. Fix says what to run or change when OK is false.
+// Status is a check's outcome in `aicr doctor --format json`.
+type Status string
+
+const (
+	StatusOK Status = "ok"
+	// StatusWarn: not a failure, but something to look at: a check that
+	// could not run here (the repository is on another host), or a
+	// difference that may be intended (the daemon runs another config).
+	StatusWarn Status = "warn"
+	// StatusFail: reviews are or will be lost until Fix is applied.
+	StatusFail Status = "fail"
+)
+
+// Check is one finding: the stable JSON schema of `aicr doctor --format
+// json` is {name, status, detail, fix} plus the repo it concerns. Fix
+// says what to run or change, computed from what was found.
 type Check struct {
-	Repo    string `json:"repo,omitempty"`
-	Name    string `json:"name"`
-	OK      bool   `json:"ok"`
-	Skipped bool   `json:"skipped,omitempty"`
-	Detail  string `json:"detail"`
-	Fix     string `json:"fix,omitempty"`
+	Repo   string `json:"repo,omitempty"`
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
 }
+
+// Failed reports a check that is neither ok nor a warning; one whose
+// status was never set counts as failed, so a forgotten branch cannot
+// pass a broken installation.
+func (c Check) Failed() bool { return c.Status != StatusOK && c.Status != StatusWarn }
 
 // Report is every check of one doctor run; OK when none failed.
 type Report struct {
 	Config string  `json:"config"`
 	OK     bool    `json:"ok"`
 	Checks []Check `json:"checks"`
+}
+
+// settle gives every check an explicit status (a check left without one
+// failed) and reports whether none failed.
+func settle(checks []Check) bool {
+	ok := true
+	for i := range checks {
+		if checks[i].Failed() {
+			checks[i].Status = StatusFail
+			ok = false
+		}
+	}
+	return ok
 }
 
 // Options says what to check.
@@ -74,6 +106,11 @@ type Options struct {
 	// ResultWait bounds the wait for the detached notifier's findings
 	// after the hook returned. Default: twice [notify] timeout plus 5s.
 	ResultWait time.Duration
+	// Version is this aicr's; a daemon running another is reported.
+	Version string
+	// AsUser is the account the daemon runs as; default the owner of
+	// data_dir. As root, the daemon's checks run as it.
+	AsUser string
 }
 
 // ErrUnknownRepo is returned when Options.Repo names no [[repo]].
@@ -99,27 +136,29 @@ func Diagnose(ctx context.Context, opts Options) (Report, error) {
 		}
 		switch {
 		case local == "":
-			rep.Checks = append(rep.Checks, Check{Repo: r.Name, Name: CheckRepoSkipped, OK: true, Skipped: true,
+			rep.Checks = append(rep.Checks, Check{Repo: r.Name, Name: CheckRepoSkipped, Status: StatusWarn,
 				Detail: "no local_path: the hook of this repository is not on a host doctor knows; run aicr doctor on the SVN server with local_path set"})
 			continue
 		case !isDir(local):
-			rep.Checks = append(rep.Checks, Check{Repo: r.Name, Name: CheckRepoSkipped, OK: true, Skipped: true,
+			rep.Checks = append(rep.Checks, Check{Repo: r.Name, Name: CheckRepoSkipped, Status: StatusWarn,
 				Detail: fmt.Sprintf("local_path %s is not on this host; run aicr doctor on the SVN server", local)})
 			continue
 		}
 		rep.Checks = append(rep.Checks, checkSVNRepo(ctx, opts, r.Name, local)...)
 	}
-	daemonCheck, remoteHost := checkDaemon(ctx, cfg)
-	rep.Checks = append(rep.Checks, daemonCheck)
+	daemonChecks, remoteHost := probeDaemon(ctx, cfg, opts.Repo, opts.Version)
+	rep.Checks = append(rep.Checks, daemonChecks...)
 	rep.Checks = append(rep.Checks, checkStore(ctx, cfg)...)
-	rep.Checks = append(rep.Checks, checkTools(ctx, cfg, opts.Repo, remoteHost)...)
-	rep.Checks = append(rep.Checks, checkAgentCLI(ctx, cfg, opts.Exe)...)
-	rep.OK = true
-	for _, c := range rep.Checks {
-		if !c.OK && !c.Skipped {
-			rep.OK = false
-		}
+	if remoteHost != "" {
+		rep.Checks = append(rep.Checks, Check{Name: CheckDaemonAccount, Status: StatusWarn,
+			Detail: fmt.Sprintf("the daemon runs on %s: its data_dir, files and repository access are checked there", remoteHost),
+			Fix:    "run aicr doctor on " + remoteHost + " too"})
+		rep.Checks = append(rep.Checks, checkTools(ctx, cfg, opts.Repo, remoteHost)...)
+	} else {
+		rep.Checks = append(rep.Checks, checkDaemonSide(ctx, opts)...)
 	}
+	rep.Checks = append(rep.Checks, checkAgentCLI(ctx, cfg, opts.Exe)...)
+	rep.OK = settle(rep.Checks)
 	return rep, nil
 }
 
@@ -150,7 +189,7 @@ func checkSVNRepo(ctx context.Context, opts Options, name, repos string) []Check
 		var err error
 		found, err = runNotifyDirect(ctx, opts, configPath, repoName, repos, owner)
 		if err != nil {
-			out = append(out, Check{Name: CheckAccess, OK: false,
+			out = append(out, Check{Name: CheckAccess, Status: StatusFail,
 				Detail: fmt.Sprintf("could not run %s notify svn as %s to check its access: %v", opts.Exe, owner.who(), err),
 				Fix:    "run aicr doctor with the aicr binary the hook uses, as root"})
 		}

@@ -76,12 +76,12 @@ func inspectHook(cfg *daemon.Config, name, repos string, owner account) (c Check
 		c.Fix = reinstall
 		return c, info, path, false
 	}
-	c.OK = true
+	c.Status = StatusOK
 	c.Detail = fmt.Sprintf("%s runs %s notify svn --config %s --repo %s", path, info.AicrPath, info.ConfigPath, info.RepoName)
 	if filepath.Clean(info.ConfigPath) != filepath.Clean(cfg.Path) {
 		c.Detail += fmt.Sprintf(" (not %s, the config doctor was given; the checks below use the hook's)", cfg.Path)
 	} else if info.RepoName != name {
-		c.OK = false
+		c.Status = StatusFail
 		c.Detail = fmt.Sprintf("%s notifies as repo %q, but %s names this repository %q", path, info.RepoName, cfg.Path, name)
 		c.Fix = reinstall
 		return c, info, path, false
@@ -174,7 +174,7 @@ func runHook(ctx context.Context, opts Options, repos, hookPath string, info tri
 			info.AicrPath, owner.who(), triggers.NotifyCheckEnv, shellQuote(info.AicrPath), shellQuote(info.ConfigPath), shellQuote(info.RepoName), shellQuote(repos))
 		return c, nil, false
 	}
-	c.OK = true
+	c.Status = StatusOK
 	c.Detail = fmt.Sprintf("%s ran with an empty environment as %s and aicr notify reported back (dry run, nothing sent)", ran, owner.who())
 	if asNote != "" {
 		c.Detail += "; " + asNote

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
@@ -47,9 +49,9 @@ func CheckNotify(ctx context.Context, o NotifyCheckOptions) []Check {
 		}
 		return append(out, c)
 	}
-	conf := Check{Name: CheckConfig, OK: true, Detail: fmt.Sprintf("%s loads as %s", cfg.Path, me.who())}
+	conf := Check{Name: CheckConfig, Status: StatusOK, Detail: fmt.Sprintf("%s loads as %s", cfg.Path, me.who())}
 	if len(warnings) > 0 {
-		conf.OK = false
+		conf.Status = StatusFail
 		conf.Detail = fmt.Sprintf("%s loads as %s, but the hook ignores: %s", cfg.Path, me.who(), strings.Join(warnings, "; "))
 		conf.Fix = "aicr config check " + shellQuote(cfg.Path)
 	}
@@ -62,20 +64,59 @@ func CheckNotify(ctx context.Context, o NotifyCheckOptions) []Check {
 		spool.Detail = fmt.Sprintf("spool dir %s is not writable by %s: %s; events the daemon misses would be lost", cfg.SpoolDir, me.who(), oneLine(err.Error()))
 		spool.Fix = fmt.Sprintf("chown -R %s:%s %s && chmod 0770 %s", me.user, me.group, shellQuote(cfg.SpoolDir), shellQuote(cfg.SpoolDir))
 	} else {
-		spool.OK, spool.Detail = true, fmt.Sprintf("spool dir %s is writable (created and deleted a probe file)", cfg.SpoolDir)
+		spool.Status, spool.Detail = StatusOK, fmt.Sprintf("spool dir %s is writable (created and deleted a probe file)", cfg.SpoolDir)
 	}
 	out = append(out, spool)
 
 	out = append(out, checkLog(cfg.SpoolDir, o.Stderr, me))
 
+	repoName := o.RepoName
+	if r, ok := cfg.RepoForPath(o.ReposPath); ok && repoName == "" {
+		repoName = r.Name
+	}
+	out = append(out, hookDaemon(ctx, cfg, repoName))
+	settle(out)
+	return out
+}
+
+// hookDaemon is the daemon as the hook meets it: a probe signed with the
+// secret this account reads, which the daemon must accept and answer
+// knowing the hook's repo. Without a readable secret (the secret check
+// says why) it can only ask /healthz.
+func hookDaemon(ctx context.Context, cfg *triggers.HookConfig, repoName string) Check {
 	hd := Check{Name: CheckHookDaemon}
-	if err := probeHealth(ctx, cfg.URL, cfg.Timeout); err != nil {
+	unreachable := func(err error) Check {
 		hd.Detail = fmt.Sprintf("the hook cannot reach the daemon at %s: %v; events would be spooled", redact(cfg.URL), err)
 		hd.Fix = "start the daemon, or set [notify] url to where it listens"
-	} else {
-		hd.OK, hd.Detail = true, fmt.Sprintf("the hook reaches the daemon at %s", redact(cfg.URL))
+		return hd
 	}
-	return append(out, hd)
+	secret, err := cfg.Secret()
+	if err != nil {
+		if err := probeHealth(ctx, cfg.URL, cfg.Timeout); err != nil {
+			return unreachable(err)
+		}
+		hd.Status, hd.Detail = StatusOK, fmt.Sprintf("the hook reaches the daemon at %s", redact(cfg.URL))
+		return hd
+	}
+	ans, err := triggers.SendProbe(ctx, cfg.URL, secret, cfg.Timeout, time.Now())
+	var pe *triggers.ProbeError
+	switch {
+	case errors.As(err, &pe) && pe.Status == http.StatusNotFound:
+		hd.Status, hd.Detail = StatusOK, fmt.Sprintf("the hook reaches the daemon at %s (an older aicr without the probe)", redact(cfg.URL))
+		return hd
+	case errors.As(err, &pe):
+		hd.Detail = fmt.Sprintf("the daemon at %s refuses what the hook signs with %s (%s): events are refused and spooled, never reviewed", redact(cfg.URL), secretSource(cfg), err)
+		hd.Fix = fmt.Sprintf("make %s hold the daemon's secret (the probe check of aicr doctor says which file differs)", secretSource(cfg))
+		return hd
+	case err != nil:
+		return unreachable(err)
+	case repoName != "" && !ans.Knows(repoName):
+		hd.Detail = fmt.Sprintf("the daemon at %s accepts the hook's signature but does not know repo %q: the hook's events are refused (unknown_repo) and stay spooled", redact(cfg.URL), repoName)
+		hd.Fix = reloadFix
+		return hd
+	}
+	hd.Status, hd.Detail = StatusOK, fmt.Sprintf("the daemon at %s accepts the hook's signature and knows repo %q", redact(cfg.URL), repoName)
+	return hd
 }
 
 // checkHookRepo finds the hook's repository the way notify does: by the
@@ -85,7 +126,7 @@ func checkHookRepo(cfg *triggers.HookConfig, o NotifyCheckOptions) Check {
 	c := Check{Name: CheckRepo}
 	if o.RepoName == "" {
 		if r, ok := cfg.RepoForPath(o.ReposPath); ok {
-			c.OK, c.Detail = true, fmt.Sprintf("[[repo]] %q has local_path %s", r.Name, o.ReposPath)
+			c.Status, c.Detail = StatusOK, fmt.Sprintf("[[repo]] %q has local_path %s", r.Name, o.ReposPath)
 		} else {
 			c.Detail = fmt.Sprintf("no [[repo]] has local_path = %q; the hook refuses its events", o.ReposPath)
 			c.Fix = "set local_path in the repository's [[repo]], or reinstall the hook with --name"
@@ -104,7 +145,7 @@ func checkHookRepo(cfg *triggers.HookConfig, o NotifyCheckOptions) Check {
 		c.Detail = fmt.Sprintf("the hook names repo %q, whose local_path is %s, not %s; the hook refuses its events", o.RepoName, r.LocalPath, o.ReposPath)
 		c.Fix = "reinstall the hook with the right --name: aicr install svn-hook --repo " + shellQuote(o.ReposPath)
 	default:
-		c.OK, c.Detail = true, fmt.Sprintf("[[repo]] %q", o.RepoName)
+		c.Status, c.Detail = StatusOK, fmt.Sprintf("[[repo]] %q", o.RepoName)
 	}
 	return c
 }
@@ -113,7 +154,7 @@ func checkSecret(cfg *triggers.HookConfig, me account) Check {
 	c := Check{Name: CheckSecret}
 	if cfg.SecretFile == "" && cfg.SecretEnv != "" {
 		if _, err := cfg.Secret(); err == nil {
-			c.OK, c.Detail = true, fmt.Sprintf("secret from $%s", cfg.SecretEnv)
+			c.Status, c.Detail = StatusOK, fmt.Sprintf("secret from $%s", cfg.SecretEnv)
 			return c
 		}
 		c.Detail = fmt.Sprintf("[notify] reads the secret from $%s, but svn runs hooks with an empty environment", cfg.SecretEnv)
@@ -123,7 +164,7 @@ func checkSecret(cfg *triggers.HookConfig, me account) Check {
 	_, err := cfg.Secret()
 	switch {
 	case err == nil:
-		c.OK, c.Detail = true, fmt.Sprintf("secret file %s is readable by %s", cfg.SecretFile, me.who())
+		c.Status, c.Detail = StatusOK, fmt.Sprintf("secret file %s is readable by %s", cfg.SecretFile, me.who())
 	case cfg.SecretFile == "":
 		c.Detail = "no signing secret configured; the daemon would refuse every event"
 		c.Fix = "set [notify] secret_file (or [daemon] secret_file) to the daemon's secret"
@@ -147,7 +188,7 @@ func checkLog(spoolDir string, stderr io.Writer, me account) Check {
 	logFile := filepath.Join(spoolDir, "notify.log")
 	if f, ok := stderr.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			c.OK, c.Detail = true, fmt.Sprintf("hook errors are appended to %s", fdPath(f))
+			c.Status, c.Detail = StatusOK, fmt.Sprintf("hook errors are appended to %s", fdPath(f))
 			return c
 		} else if null, err2 := os.Stat(os.DevNull); err == nil && err2 == nil && os.SameFile(st, null) {
 			c.Detail = fmt.Sprintf("the hook could not append to its log (%s), so its errors go to %s", logFile, os.DevNull)
@@ -155,14 +196,20 @@ func checkLog(spoolDir string, stderr io.Writer, me account) Check {
 			return c
 		}
 	}
-	f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o660)
+	// Opened for appending and closed, never created or written: the
+	// dry run leaves notify.log as real commits left it.
+	f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		c.Status, c.Detail = StatusOK, fmt.Sprintf("log %s does not exist yet; the hook creates it in the spool dir", logFile)
+		return c
+	}
 	if err != nil {
 		c.Detail = fmt.Sprintf("log %s is not appendable by %s: %s; hook errors would be lost", logFile, me.who(), oneLine(err.Error()))
 		c.Fix = fmt.Sprintf("chown %s:%s %s", me.user, me.group, shellQuote(logFile))
 		return c
 	}
 	f.Close()
-	c.OK, c.Detail = true, fmt.Sprintf("log %s is appendable", logFile)
+	c.Status, c.Detail = StatusOK, fmt.Sprintf("log %s is appendable", logFile)
 	return c
 }
 
@@ -174,12 +221,6 @@ func fdPath(f *os.File) string {
 	return f.Name()
 }
 
-func readableFix(path string, me account) string {
-	fix := fmt.Sprintf("chgrp %s %s && chmod 0640 %s", me.group, shellQuote(path), shellQuote(path))
-	if _, err := os.Stat(path); errors.Is(err, os.ErrPermission) {
-		// Stat fails only when a parent directory is closed to us.
-		fix += fmt.Sprintf(", and let group %s search its directory: chgrp %s %s && chmod g+x %s",
-			me.group, me.group, shellQuote(filepath.Dir(path)), shellQuote(filepath.Dir(path)))
-	}
-	return fix
-}
+// readableFix gives the hook's account read access the additive way
+// (grantReadFix): the file may be the daemon's too, so no chgrp.
+func readableFix(path string, me account) string { return grantReadFix(path, me) }

@@ -62,7 +62,7 @@ kind = "carrier-pigeon"
 `)
 	checks := CheckNotify(context.Background(), NotifyCheckOptions{ConfigPath: path, ReposPath: repo, Stderr: io.Discard})
 	for _, name := range []string{CheckConfig, CheckRepo, CheckSecret, CheckSpool} {
-		if c := findCheck(t, checks, name); !c.OK {
+		if c := findCheck(t, checks, name); c.Status != StatusOK {
 			t.Errorf("%s check failed on a config the hook reads fine: %s (fix: %s)", name, c.Detail, c.Fix)
 		}
 	}
@@ -75,7 +75,7 @@ func TestCheckNotifyReportsValuesTheHookIgnores(t *testing.T) {
 timeout = "soon"
 `)
 	c := findCheck(t, CheckNotify(context.Background(), NotifyCheckOptions{ConfigPath: path, ReposPath: repo, Stderr: io.Discard}), CheckConfig)
-	if c.OK || !strings.Contains(c.Detail, `[notify] timeout: "soon" is not a positive duration`) || c.Fix == "" {
+	if !c.Failed() || !strings.Contains(c.Detail, `[notify] timeout: "soon" is not a positive duration`) || c.Fix == "" {
 		t.Errorf("config check = %+v, want a failure naming [notify] timeout", c)
 	}
 }
@@ -86,7 +86,7 @@ func TestCheckNotifyRepoNameWithOtherLocalPath(t *testing.T) {
 	path, _ := hookConfig(t, "")
 	other := filepath.Join(t.TempDir(), "other")
 	c := findCheck(t, CheckNotify(context.Background(), NotifyCheckOptions{ConfigPath: path, RepoName: "main", ReposPath: other, Stderr: io.Discard}), CheckRepo)
-	if c.OK || !strings.Contains(c.Detail, "the hook refuses its events") {
+	if !c.Failed() || !strings.Contains(c.Detail, "the hook refuses its events") {
 		t.Errorf("repo check = %+v, want the local_path mismatch", c)
 	}
 }

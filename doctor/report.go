@@ -12,28 +12,36 @@ import (
 // under it, grouped by repository.
 func WriteText(w io.Writer, rep Report) {
 	fmt.Fprintf(w, "aicr doctor: %s\n", rep.Config)
-	group := "\x00"
-	failed := 0
+	// Grouped by repository in the order each first appears; "" is
+	// this host's.
+	var order []string
+	byGroup := map[string][]Check{}
 	for _, c := range rep.Checks {
-		if c.Repo != group {
-			group = c.Repo
-			if group == "" {
-				fmt.Fprintln(w, "this host")
-			} else {
-				fmt.Fprintf(w, "repo %s\n", group)
+		if _, ok := byGroup[c.Repo]; !ok {
+			order = append(order, c.Repo)
+		}
+		byGroup[c.Repo] = append(byGroup[c.Repo], c)
+	}
+	failed := 0
+	for _, group := range order {
+		if group == "" {
+			fmt.Fprintln(w, "this host")
+		} else {
+			fmt.Fprintf(w, "repo %s\n", group)
+		}
+		for _, c := range byGroup[group] {
+			mark := "✓"
+			switch {
+			case c.Status == StatusWarn:
+				mark = "!"
+			case c.Failed():
+				mark = "✗"
+				failed++
 			}
-		}
-		mark := "✓"
-		switch {
-		case c.Skipped:
-			mark = "-"
-		case !c.OK:
-			mark = "✗"
-			failed++
-		}
-		fmt.Fprintf(w, "  %s %s: %s\n", mark, c.Name, c.Detail)
-		if !c.OK && c.Fix != "" {
-			fmt.Fprintf(w, "      fix: %s\n", c.Fix)
+			fmt.Fprintf(w, "  %s %s: %s\n", mark, c.Name, c.Detail)
+			if c.Status != StatusOK && c.Fix != "" {
+				fmt.Fprintf(w, "      fix: %s\n", c.Fix)
+			}
 		}
 	}
 	if failed == 0 {
@@ -41,20 +49,6 @@ func WriteText(w io.Writer, rep Report) {
 	} else {
 		fmt.Fprintf(w, "%d check(s) failed\n", failed)
 	}
-}
-
-// Summary is one line for notify's log.
-func Summary(checks []Check) string {
-	var bad []string
-	for _, c := range checks {
-		if !c.OK && !c.Skipped {
-			bad = append(bad, c.Name+": "+c.Detail)
-		}
-	}
-	if len(bad) == 0 {
-		return fmt.Sprintf("%d checks passed", len(checks))
-	}
-	return fmt.Sprintf("%d of %d checks failed: %s", len(bad), len(checks), strings.Join(bad, "; "))
 }
 
 // logSince returns what was appended to path after offset, on one line

@@ -25,7 +25,7 @@ func checkStore(ctx context.Context, cfg *daemon.Config) []Check {
 	if !cfg.Store.Shared() {
 		return nil
 	}
-	conn := Check{Name: CheckStore}
+	conn := Check{Name: CheckStore, Status: StatusFail}
 	dsn, err := cfg.StoreDSN()
 	if err != nil {
 		conn.Detail = err.Error()
@@ -42,11 +42,11 @@ func checkStore(ctx context.Context, cfg *daemon.Config) []Check {
 		conn.Fix = fmt.Sprintf("check that PostgreSQL runs and accepts this host (pg_hba.conf, listen_addresses, firewall), and the user, password and database in the DSN (%s)", where)
 		return []Check{conn}
 	}
-	conn.OK = true
+	conn.Status = StatusOK
 	conn.Detail = fmt.Sprintf("connected to %s (PostgreSQL %s)", where, st.ServerVersion)
 	out := []Check{conn}
 
-	schema := Check{Name: CheckStoreSchema}
+	schema := Check{Name: CheckStoreSchema, Status: StatusFail}
 	want := audit.LatestSchemaVersion()
 	switch {
 	case st.SchemaVersion == 0:
@@ -59,15 +59,15 @@ func checkStore(ctx context.Context, cfg *daemon.Config) []Check {
 		schema.Detail = fmt.Sprintf("schema version %d is newer than this aicr's %d: a newer aicr migrated it", st.SchemaVersion, want)
 		schema.Fix = "upgrade aicr on this host to the version the other daemons run"
 	default:
-		schema.OK = true
+		schema.Status = StatusOK
 		schema.Detail = fmt.Sprintf("schema version %d (current)", st.SchemaVersion)
 	}
 	out = append(out, schema)
-	if !schema.OK {
+	if schema.Status != StatusOK {
 		return out
 	}
 
-	live := Check{Name: CheckStoreDaemons}
+	live := Check{Name: CheckStoreDaemons, Status: StatusFail}
 	if len(st.Daemons) == 0 {
 		live.Detail = fmt.Sprintf("no daemon has heartbeat into the database in the last %s: nothing reviews the queue", daemon.LiveWithin)
 		live.Fix = "start the daemons: systemctl start aicr (or aicr daemon --config " + shellQuote(cfg.Path) + ") on each host"
@@ -80,7 +80,7 @@ func checkStore(ctx context.Context, cfg *daemon.Config) []Check {
 		parts = append(parts, fmt.Sprintf("%s pid %d (aicr %s, %s, seen %s ago)", d.Host, d.PID, d.Version, d.Listen, now.Sub(d.LastSeen).Round(time.Second)))
 	}
 	sort.Strings(parts)
-	live.OK = true
+	live.Status = StatusOK
 	live.Detail = fmt.Sprintf("%d daemon(s) alive: %s", len(st.Daemons), strings.Join(parts, "; "))
 	if len(versions) > 1 {
 		live.Detail += "; they run different aicr versions: finish the upgrade on every host"

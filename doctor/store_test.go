@@ -28,19 +28,19 @@ func TestStoreChecksOnPostgres(t *testing.T) {
 	cfg := &daemon.Config{Path: "/etc/aicr/aicr.toml", Store: daemon.StoreConfig{Kind: "postgres", DSNEnv: "AICR_DOCTOR_TEST_DSN"}}
 
 	t.Setenv("AICR_DOCTOR_TEST_DSN", "")
-	if c := storeCheck(t, cfg, CheckStore); c.OK || !strings.Contains(c.Detail, "dsn_env") || c.Fix == "" {
+	if c := storeCheck(t, cfg, CheckStore); c.Status == StatusOK || !strings.Contains(c.Detail, "dsn_env") || c.Fix == "" {
 		t.Fatalf("unset DSN: %+v", c)
 	}
 
 	t.Setenv("AICR_DOCTOR_TEST_DSN", "postgres://aicr:hunter2@127.0.0.1:1/aicr?sslmode=disable")
 	c := storeCheck(t, cfg, CheckStore)
-	if c.OK || !strings.Contains(c.Fix, "pg_hba.conf") || strings.Contains(c.Detail+c.Fix, "hunter2") {
+	if c.Status == StatusOK || !strings.Contains(c.Fix, "pg_hba.conf") || strings.Contains(c.Detail+c.Fix, "hunter2") {
 		t.Fatalf("unreachable server (and the password must not show): %+v", c)
 	}
 
 	dsn := srv.NewDatabase(t)
 	t.Setenv("AICR_DOCTOR_TEST_DSN", dsn)
-	if c := storeCheck(t, cfg, CheckStoreSchema); c.OK || !strings.Contains(c.Fix, "aicr db migrate --to postgres") {
+	if c := storeCheck(t, cfg, CheckStoreSchema); c.Status == StatusOK || !strings.Contains(c.Fix, "aicr db migrate --to postgres") {
 		t.Fatalf("empty database: %+v", c)
 	}
 
@@ -49,16 +49,16 @@ func TestStoreChecksOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if c := storeCheck(t, cfg, CheckStoreSchema); !c.OK {
+	if c := storeCheck(t, cfg, CheckStoreSchema); c.Status != StatusOK {
 		t.Fatalf("migrated database: %+v", c)
 	}
-	if c := storeCheck(t, cfg, CheckStoreDaemons); c.OK || !strings.Contains(c.Detail, "no daemon") {
+	if c := storeCheck(t, cfg, CheckStoreDaemons); c.Status == StatusOK || !strings.Contains(c.Detail, "no daemon") {
 		t.Fatalf("no daemon yet: %+v", c)
 	}
 	if err := s.Heartbeat(ctx, "9.9.9", "10.1.2.3:8080"); err != nil {
 		t.Fatal(err)
 	}
-	if c := storeCheck(t, cfg, CheckStoreDaemons); !c.OK || !strings.Contains(c.Detail, "aicr 9.9.9") || !strings.Contains(c.Detail, "10.1.2.3:8080") {
+	if c := storeCheck(t, cfg, CheckStoreDaemons); c.Status != StatusOK || !strings.Contains(c.Detail, "aicr 9.9.9") || !strings.Contains(c.Detail, "10.1.2.3:8080") {
 		t.Fatalf("one live daemon: %+v", c)
 	}
 	if checkStore(ctx, &daemon.Config{}) != nil {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/Masterminds/semver/v3"
 
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/vcs"
@@ -30,16 +33,21 @@ func checkTools(ctx context.Context, cfg *daemon.Config, only, remoteHost string
 			ver, err = exec.CommandContext(tctx, path, "--version", "--quiet").Output()
 		}
 		switch {
+		case err == nil && minVersions[name] != "":
+			c = versionCheck(name, versionRE.FindString(string(ver)), path, minVersions[name])
 		case err == nil:
-			c.OK, c.Detail = true, fmt.Sprintf("%s %s (%s)", name, strings.TrimSpace(string(ver)), path)
+			c.Status, c.Detail = StatusOK, fmt.Sprintf("%s %s (%s)", name, strings.TrimSpace(string(ver)), path)
 		case remoteHost != "":
-			c.OK, c.Skipped = true, true
+			c.Status = StatusWarn
 			c.Detail = fmt.Sprintf("%s: %v; not needed on this host, the daemon runs on %s", bin, err, remoteHost)
 		default:
 			c.Detail = fmt.Sprintf("%s: %v; the daemon cannot read revisions without it", bin, err)
 			c.Fix = fmt.Sprintf("install Subversion (apt-get install subversion), or set %s_path in the [[repo]]", name)
 		}
 		out = append(out, c)
+	}
+	if cfg.Sandbox.Kind == "podman" {
+		out = append(out, checkPodman(ctx, cfg.Sandbox.Podman.Binary, remoteHost))
 	}
 	for _, r := range cfg.Repos {
 		if only != "" && r.Name != only {
@@ -64,8 +72,8 @@ func checkTools(ctx context.Context, cfg *daemon.Config, only, remoteHost string
 			}
 		case vcs.KindP4:
 			c := checkP4(ctx, r)
-			if !c.OK && remoteHost != "" {
-				c.OK, c.Skipped, c.Fix = true, true, ""
+			if c.Failed() && remoteHost != "" {
+				c.Status, c.Fix = StatusWarn, ""
 				c.Detail += "; not needed on this host, the daemon runs on " + remoteHost
 			}
 			out = append(out, c)
@@ -90,7 +98,7 @@ func checkP4(ctx context.Context, r daemon.RepoConfig) Check {
 	}
 	vc, ok := a.(versionChecker)
 	if !ok {
-		c.OK, c.Skipped, c.Detail = true, true, "this p4 adapter has no version check"
+		c.Status, c.Detail = StatusWarn, "this p4 adapter has no version check"
 		return c
 	}
 	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -101,6 +109,71 @@ func checkP4(ctx context.Context, r daemon.RepoConfig) Check {
 		c.Fix = "install a current p4 client, or set p4_path"
 		return c
 	}
-	c.OK, c.Detail = true, "p4 "+rel
+	c.Status, c.Detail = StatusOK, "p4 "+rel
 	return c
+}
+
+// CheckPodman: podman present and new enough for the sandbox.
+const CheckPodman = "podman"
+
+// minVersions are the oldest clients aicr works with. svn: 1.10 is the
+// first with --password-from-stdin, which keeps the repo's password off
+// the command line. podman: the sandbox runner was written and tested
+// against podman 4 (4.3 here); older majors are untested.
+var minVersions = map[string]string{
+	CheckSvn:    "1.10.0",
+	CheckPodman: "4.0.0",
+}
+
+// versionCheck compares a client's version with its minimum.
+func versionCheck(name, version, path, minimum string) Check {
+	c := Check{Name: name}
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		c.Status, c.Detail = StatusWarn, fmt.Sprintf("%s at %s reports version %q, which doctor cannot compare with the minimum %s", name, path, version, minimum)
+		return c
+	}
+	if v.LessThan(semver.MustParse(minimum)) {
+		c.Status = StatusFail
+		c.Detail = fmt.Sprintf("%s %s at %s is older than %s, the oldest aicr works with", name, v, path, minimum)
+		c.Fix = fmt.Sprintf("install %s %s or newer (the distribution's current package, or a backport), or point aicr at a newer binary (%s)", name, minimum, pathKey(name))
+		return c
+	}
+	c.Status, c.Detail = StatusOK, fmt.Sprintf("%s %s (%s; minimum %s)", name, v, path, minimum)
+	return c
+}
+
+func pathKey(name string) string {
+	if name == CheckPodman {
+		return "[sandbox.podman] binary"
+	}
+	return name + "_path in the [[repo]]"
+}
+
+var versionRE = regexp.MustCompile(`(\d+\.\d+(?:\.\d+)?)`)
+
+// checkPodman runs `podman --version` ("podman version 4.3.1").
+func checkPodman(ctx context.Context, bin, remoteHost string) Check {
+	if bin == "" {
+		bin = "podman"
+	}
+	c := Check{Name: CheckPodman}
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	path, err := exec.LookPath(bin)
+	var out []byte
+	if err == nil {
+		out, err = exec.CommandContext(tctx, path, "--version").Output()
+	}
+	switch {
+	case err != nil && remoteHost != "":
+		c.Status, c.Detail = StatusWarn, fmt.Sprintf("%s: %v; not needed on this host, the daemon runs on %s", bin, err, remoteHost)
+		return c
+	case err != nil:
+		c.Detail = fmt.Sprintf("%s: %v; [sandbox] kind = \"podman\" runs every review in it, so every review would fail", bin, err)
+		c.Fix = "install Podman (scripts/install-deps.sh podman, or apt-get install podman), or set [sandbox.podman] binary"
+		return c
+	}
+	m := versionRE.FindString(string(out))
+	return versionCheck(CheckPodman, m, path, minVersions[CheckPodman])
 }

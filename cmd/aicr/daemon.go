@@ -50,7 +50,7 @@ func daemonRun(ctx context.Context, opts *DaemonOptions) error {
 	if err != nil {
 		return err
 	}
-	return serveDaemon(ctx, daemon.Options{Config: cfg, Logger: f.Logger(opts.Level), Stdout: f.IOStreams.Out, Now: f.Now})
+	return serveDaemon(ctx, daemon.Options{Config: cfg, Logger: f.Logger(opts.Level), Stdout: f.IOStreams.Out, Now: f.Now, Version: version})
 }
 
 // serveDaemon is the CLI's one call into the daemon's entry point (aicr

@@ -224,17 +224,17 @@ containers_conf = %q
 	configure(t.TempDir())
 	rep, _, _ := runDoctor(t, e)
 	c := findCheck(t, rep, doctor.CheckAgentCLI)
-	if c.OK || !strings.Contains(c.Fix, "aicr agent install claude-code") {
+	if !c.Failed() || !strings.Contains(c.Fix, "aicr agent install claude-code") {
 		t.Errorf("agent-cli check without an install: %+v", c)
 	}
 
 	configure(cliCache())
 	rep, _, _ = runDoctor(t, e)
-	if c := findCheck(t, rep, doctor.CheckAgentCLI); !c.OK {
+	if c := findCheck(t, rep, doctor.CheckAgentCLI); c.Status != doctor.StatusOK {
 		t.Errorf("agent-cli check with the install: %+v", c)
 	}
 	runs := findCheck(t, rep, doctor.CheckAgentCLIRuns)
-	if !runs.OK || !strings.Contains(runs.Detail, "2.1.") {
+	if runs.Status != doctor.StatusOK || !strings.Contains(runs.Detail, "2.1.") {
 		t.Errorf("agent-cli-runs: %+v", runs)
 	}
 }

@@ -112,7 +112,7 @@ func TestDoctorRunsAnAicrNotifyHook(t *testing.T) {
 	if c := findCheck(t, rep, doctor.CheckHook); !strings.Contains(c.Detail, notify) {
 		t.Fatalf("hook check does not name %s: %s", notify, c.Detail)
 	}
-	if c := findCheck(t, rep, doctor.CheckHookRun); !c.OK || !strings.Contains(c.Detail, "reported back") {
+	if c := findCheck(t, rep, doctor.CheckHookRun); c.Status != doctor.StatusOK || !strings.Contains(c.Detail, "reported back") {
 		t.Fatalf("hook run check: %+v", c)
 	}
 }

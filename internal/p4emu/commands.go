@@ -441,7 +441,7 @@ func (e *emu) userSpec(args []string) {
 func (e *emu) login(args []string) {
 	for _, a := range args {
 		if a == "-s" {
-			e.infoMsg("User " + e.user + " ticket expires in 11 hours 59 minutes.")
+			e.loginStatus()
 			return
 		}
 	}

@@ -38,9 +38,21 @@ func (e *emu) livePaths(arg string) ([]*FileV, fileSpec) {
 
 func (e *emu) files(args []string) {
 	existing := false
-	for _, a := range args {
+	limit := -1
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "-e" {
 			existing = true
+			continue
+		}
+		if strings.HasPrefix(a, "-m") {
+			// -m N or -mN: at most N files per argument (aicr doctor).
+			n := strings.TrimPrefix(a, "-m")
+			if n == "" && i+1 < len(args) {
+				i++
+				n = args[i]
+			}
+			limit, _ = strconv.Atoi(n)
 			continue
 		}
 		if strings.HasPrefix(a, "-") {
@@ -52,6 +64,9 @@ func (e *emu) files(args []string) {
 			f := v.File
 			if existing && isDeleted(f.Action) {
 				continue
+			}
+			if limit >= 0 && n >= limit {
+				break
 			}
 			n++
 			e.stat(kv("depotFile", p4.EscapePath(f.Path), "rev", strconv.Itoa(v.Rev), "change", strconv.Itoa(v.Change.Num),

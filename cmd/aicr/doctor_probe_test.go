@@ -1,0 +1,135 @@
+package main
+
+// aicr doctor against a real daemon process that does not accept what the
+// hook signs, or does not run the config on disk: the signed probe
+// (POST /v1/probe) catches what /healthz could not.
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aicr-dev/aicr/doctor"
+)
+
+// editConfig rewrites the test config: old must occur in it.
+func editConfig(t *testing.T, e *env, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("config has no %q", old)
+	}
+	if err := os.WriteFile(e.config, []byte(strings.Replace(string(b), old, new, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDoctorCatchesDaemonRefusingTheHooksSecret(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, e *env) // before the daemon starts
+		after func(t *testing.T, e *env) // once it runs
+		fix   []string
+	}{
+		{
+			// The hook has a secret file of its own, with another value.
+			name: "hook and daemon read different files",
+			setup: func(t *testing.T, e *env) {
+				if err := os.WriteFile(filepath.Join(e.dir, "hook-secret"), []byte("not-the-daemons\n"), 0o640); err != nil {
+					t.Fatal(err)
+				}
+				editConfig(t, e, "[notify]\n", "[notify]\nsecret_file = \"hook-secret\"\n")
+			},
+			fix: []string{"cat", filepath.Join(e2eDirMarker, "secret"), filepath.Join(e2eDirMarker, "hook-secret")},
+		},
+		{
+			// The secret was rotated on disk; the daemon still holds the
+			// value it read at start.
+			name: "secret rotated under a running daemon",
+			after: func(t *testing.T, e *env) {
+				if err := os.WriteFile(filepath.Join(e.dir, "secret"), []byte("rotated\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fix: []string{"restart the daemon"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, 1)
+			if tc.setup != nil {
+				tc.setup(t, e)
+			}
+			e.startDaemon()
+			if tc.after != nil {
+				tc.after(t, e)
+			}
+			rep, out, code := runDoctor(t, e)
+			if code != 1 || rep.OK {
+				t.Fatalf("exit %d, want 1; report:\n%s", code, out)
+			}
+			if got := failedChecks(rep); !slices.Equal(got, []string{doctor.CheckHookDaemon, doctor.CheckProbe}) {
+				t.Fatalf("failed checks %v, want the hook's and doctor's probe; report:\n%s", got, out)
+			}
+			probe := findCheck(t, rep, doctor.CheckProbe)
+			if !strings.Contains(probe.Detail, "bad_signature") {
+				t.Errorf("probe detail %q does not give the daemon's reason", probe.Detail)
+			}
+			for _, want := range tc.fix {
+				want = strings.ReplaceAll(want, e2eDirMarker, e.dir)
+				if !strings.Contains(probe.Fix, want) {
+					t.Errorf("probe fix %q lacks %q", probe.Fix, want)
+				}
+			}
+			if d := findCheck(t, rep, doctor.CheckDaemon); d.Status != doctor.StatusOK {
+				t.Errorf("the daemon answers, but the daemon check says %+v", d)
+			}
+		})
+	}
+}
+
+// e2eDirMarker stands for the test's directory in expected fix texts.
+const e2eDirMarker = "<dir>"
+
+// A repo added to the config after the daemon started: the running daemon
+// does not know it and runs an older config, and doctor says to reload.
+func TestDoctorCatchesDaemonMissingARepo(t *testing.T) {
+	e := newEnv(t, 1)
+	e.startDaemon()
+	tools := filepath.Join(e.dir, "repos", "tools")
+	run(t, e.dir, "svnadmin", "create", tools)
+	b, err := os.ReadFile(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := string(b) + "\n[[repo]]\nname = \"tools\"\nkind = \"svn\"\nurl = \"file://" + tools + "\"\nchannels = [\"reports\"]\n"
+	if err := os.WriteFile(e.config, []byte(added), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, out, code := runDoctor(t, e)
+	if code != 1 || rep.OK {
+		t.Fatalf("exit %d, want 1; report:\n%s", code, out)
+	}
+	if got := failedChecks(rep); !slices.Equal(got, []string{doctor.CheckDaemonConfig, doctor.CheckDaemonRepos}) {
+		t.Fatalf("failed checks %v; report:\n%s", got, out)
+	}
+	repos := findCheck(t, rep, doctor.CheckDaemonRepos)
+	if !strings.Contains(repos.Detail, `repo "tools"`) || strings.Contains(repos.Detail, `repo "main"`) || !strings.Contains(repos.Fix, "reload the daemon") {
+		t.Errorf("daemon-repos: %+v", repos)
+	}
+	if c := findCheck(t, rep, doctor.CheckDaemonConfig); !strings.Contains(c.Detail, "changed since the daemon loaded it") || !strings.Contains(c.Fix, "reload the daemon") {
+		t.Errorf("daemon-config: %+v", c)
+	}
+
+	// The daemon restarted on the new config: nothing to report.
+	e.stopDaemon()
+	e.startDaemon()
+	if rep, out, code := runDoctor(t, e); code != 0 || !rep.OK {
+		t.Fatalf("after a restart: exit %d; report:\n%s", code, out)
+	}
+}
