@@ -22,7 +22,8 @@ import (
 func inspectHook(cfg *daemon.Config, name, repos string, owner account) (c Check, info triggers.SVNHookInfo, path string, runnable bool) {
 	c = Check{Name: CheckHook}
 	reinstall := fmt.Sprintf("aicr install svn-hook --repo %s --config %s", shellQuote(repos), shellQuote(cfg.Path))
-	path = triggers.SVNHookPath(repos, false)
+	// A hook in another language calls the helper that holds the block.
+	path = triggers.SVNBlockFile(repos)
 	windows := false
 	st, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
