@@ -42,6 +42,14 @@ type Options struct {
 	// WatchEvery is how often the audit database file is checked to still
 	// be the one the daemon has open; default 10s.
 	WatchEvery time.Duration
+	// Version is the aicr version, logged at start and reported by
+	// /healthz and /metrics.
+	Version string
+	// ConfigDigest is the sha256 of the config file's bytes Config was
+	// parsed from; empty reads the file again.
+	ConfigDigest string
+	// Reload, when it delivers, re-reads the config file (SIGHUP).
+	Reload <-chan struct{}
 }
 
 func (o Options) withDefaults() Options {
@@ -59,6 +67,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
 	}
 	return o
 }

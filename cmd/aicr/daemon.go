@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -23,8 +26,15 @@ func newCmdDaemon(f *Factory, runF func(context.Context, *DaemonOptions) error) 
 		Short: "Run the review daemon in the foreground",
 		Long: `Run the review daemon in the foreground: accept signed events from hooks and
 triggers, drain spool directories, review each change and publish the report.
-Logs go to stderr (JSON unless stderr is a terminal). Stop it with SIGTERM;
-reviews in flight are resumed at the next start.`,
+Logs go to stderr (JSON unless stderr is a terminal); the first lines give
+the version and the config's sha256 digest.
+
+SIGHUP (or aicr reload) re-reads the config file: it is checked first and a
+bad file keeps the running config. Repos, channels, policy, the agent and
+workers change live; [daemon] listen and data_dir need a restart.
+
+SIGTERM drains: no new review is started, reviews in flight get
+[daemon] shutdown_grace (60s) to finish, the rest are re-queued.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := parseLevel(level)
@@ -50,7 +60,28 @@ func daemonRun(ctx context.Context, opts *DaemonOptions) error {
 	if err != nil {
 		return err
 	}
-	return serveDaemon(ctx, daemon.Options{Config: cfg, Logger: f.Logger(opts.Level), Stdout: f.IOStreams.Out, Now: f.Now})
+	// SIGHUP's default action ends the process: a service manager's
+	// reload would kill the daemon.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reload := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				select {
+				case reload <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return serveDaemon(ctx, daemon.Options{Config: cfg, Logger: f.Logger(opts.Level), Stdout: f.IOStreams.Out, Now: f.Now,
+		Version: version, Reload: reload})
 }
 
 // serveDaemon is the CLI's one call into the daemon's entry point (aicr

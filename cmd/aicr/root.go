@@ -42,6 +42,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdDemo(f, nil),
 		newCmdDoctor(f, nil),
 		newCmdAgent(f),
+		newCmdReload(f, nil),
 	)
 	wireUsageErrors(root)
 	return root
