@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -57,9 +60,15 @@ daemon's [daemon] listen address on this host unless --url names another.`,
 }
 
 func reloadRun(ctx context.Context, opts *ReloadOptions) error {
-	cfg, err := opts.Factory.Config()
+	cfg, err := daemon.LoadConfig(opts.Factory.ConfigPath)
+	if errors.Is(err, daemon.ErrConfigNotFound) {
+		return asUsage(err)
+	}
 	if err != nil {
-		return err
+		// The daemon would refuse this file for the same reason; it is
+		// not asked, and keeps its running config.
+		return printReload(opts, daemon.ReloadResult{Status: "refused", ConfigPath: opts.Factory.ConfigPath,
+			Error: err.Error() + " (not sent to the daemon)"})
 	}
 	secret, err := cfg.DaemonSecret()
 	if err != nil {
@@ -69,7 +78,11 @@ func reloadRun(ctx context.Context, opts *ReloadOptions) error {
 	if base == "" {
 		base = localDaemonURL(cfg.Daemon.Listen)
 	}
-	body, _ := json.Marshal(map[string]any{"v": triggers.ProtocolVersion, "action": "reload"})
+	// The nonce makes two reloads within a second two requests, not a
+	// replay of one.
+	nonce := make([]byte, 8)
+	_, _ = rand.Read(nonce)
+	body, _ := json.Marshal(map[string]any{"v": triggers.ProtocolVersion, "action": "reload", "nonce": hex.EncodeToString(nonce)})
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(base, "/")+daemon.ReloadPath, bytes.NewReader(body))
@@ -87,6 +100,10 @@ func reloadRun(ctx context.Context, opts *ReloadOptions) error {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var res daemon.ReloadResult
+	if resp.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("the daemon at %s refused the reload (%s): it is signed with the secret the config names now, "+
+			"and the running daemon has another one; after changing the secret reload with SIGHUP (systemctl reload aicr)", base, resp.Status)
+	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnprocessableEntity {
 		var eb triggers.ErrorBody
 		if json.Unmarshal(raw, &eb) == nil && eb.Error != "" {
@@ -97,9 +114,14 @@ func reloadRun(ctx context.Context, opts *ReloadOptions) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("the daemon at %s answered %s with %q: %w", base, resp.Status, raw, err)
 	}
+	return printReload(opts, res)
+}
+
+// printReload prints what the reload came to; a refusal exits 1.
+func printReload(opts *ReloadOptions, res daemon.ReloadResult) error {
 	werr := newExporter(opts.Factory.IOStreams, opts.Format).Write(res, func(w io.Writer) error {
 		if res.Status != "reloaded" {
-			_, err := fmt.Fprintf(w, "reload refused; the daemon keeps running with the previous config (%s):\n%s\n", short(res.ConfigDigest), res.Error)
+			_, err := fmt.Fprintf(w, "reload refused; the daemon keeps running with its current config:\n%s\n", res.Error)
 			return err
 		}
 		fmt.Fprintf(w, "reloaded %s (sha256 %s, aicr %s)\n", res.ConfigPath, short(res.ConfigDigest), res.Version)
