@@ -84,11 +84,14 @@ type lifecycle struct {
 	// without its cancellation, since stopping is a drain, not an abort.
 	jobsCtx context.Context
 
-	mu       sync.Mutex // serialises reloads and the stop
-	current  *generation
-	draining bool
-	lastErr  string
-	retiring sync.WaitGroup // retired generations' workers still finishing
+	// reloading serialises reloads and the stop; mu guards the fields
+	// below it for the short reads of /healthz and the reload endpoint.
+	reloading sync.Mutex
+	mu        sync.Mutex
+	current   *generation
+	draining  bool
+	lastErr   string
+	retiring  sync.WaitGroup // retired generations' workers still finishing
 
 	intake atomic.Pointer[http.Handler]
 }
@@ -104,7 +107,9 @@ func (lc *lifecycle) start(cfg *Config, digest string, secret []byte, parts *Com
 	g.intake = newIntake(cfg, secret, lc, j).routes()
 	g.stopWorkers = j.startWorkers(lc.procCtx, parts.Pipeline, lc.store, lc.opts.Logger, cfg.Daemon.Workers, lc.opts.IdlePoll)
 	j.goBackground(func() { trimWhenIdle(j.ctx, parts.Pipeline, lc.opts.Logger) })
+	lc.mu.Lock()
 	lc.current = g
+	lc.mu.Unlock()
 	lc.intake.Store(&g.intake)
 	lc.metrics.setConfig(digest)
 	return g, nil
@@ -122,20 +127,22 @@ func (lc *lifecycle) retire(g *generation) {
 // would (parse, validation, preflight, secret, building every part) and
 // only then swaps it in; anything wrong keeps the running config.
 func (lc *lifecycle) reload() ReloadResult {
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
+	lc.reloading.Lock()
+	defer lc.reloading.Unlock()
 	log := lc.opts.Logger
-	old := lc.current
+	lc.mu.Lock()
+	old, draining := lc.current, lc.draining
+	lc.mu.Unlock()
 	res := ReloadResult{Version: lc.opts.Version, ConfigPath: old.cfg.Path, ConfigDigest: old.digest}
 	refuse := func(err error) ReloadResult {
 		res.Status, res.Error = "refused", err.Error()
-		lc.lastErr = res.Error
+		lc.setLastErr(res.Error)
 		lc.metrics.reloaded(false, "")
 		log.Error("config reload refused; the daemon keeps running with the previous config", "config", old.cfg.Path,
 			"config_digest", old.digest, "err", err)
 		return res
 	}
-	if lc.draining {
+	if draining {
 		return refuse(errors.New("the daemon is stopping"))
 	}
 	data, err := os.ReadFile(old.cfg.Path)
@@ -172,7 +179,8 @@ func (lc *lifecycle) reload() ReloadResult {
 		}
 		return refuse(err)
 	}
-	res.Status, res.ConfigDigest, lc.lastErr = "reloaded", digest, ""
+	res.Status, res.ConfigDigest = "reloaded", digest
+	lc.setLastErr("")
 	lc.metrics.reloaded(true, digest)
 	for _, w := range warnings {
 		log.Warn("config", "warning", w)
@@ -183,6 +191,12 @@ func (lc *lifecycle) reload() ReloadResult {
 	log.Info("config reloaded", "version", lc.opts.Version, "config", cfg.Path, "config_digest", digest,
 		"previous_digest", old.digest, "workers", cfg.Daemon.Workers, "repos", len(cfg.Repos))
 	return res
+}
+
+func (lc *lifecycle) setLastErr(s string) {
+	lc.mu.Lock()
+	lc.lastErr = s
+	lc.mu.Unlock()
 }
 
 func mustSecret(cfg *Config) []byte {
@@ -210,6 +224,10 @@ func keepUnreloadable(running, next *Config) (restart []string) {
 // still running then are cut short (the caller re-queues them).
 func (lc *lifecycle) drain(grace time.Duration, abort context.CancelFunc) (cut bool) {
 	deadline := time.Now().Add(grace)
+	// A reload in progress finishes first, so the generation retired here
+	// is the last one.
+	lc.reloading.Lock()
+	defer lc.reloading.Unlock()
 	lc.mu.Lock()
 	lc.draining = true
 	g := lc.current

@@ -128,7 +128,8 @@ wait:
 	}
 	// The intake keeps accepting events while the reviews in hand finish
 	// (they are queued for the next start), and /healthz says draining.
-	grace := lc.current.cfg.Daemon.ShutdownGrace
+	running, _, _ := lc.running()
+	grace := running.Daemon.ShutdownGrace
 	log.Info("daemon stopping: finishing reviews in flight", "grace", grace.String())
 	if lc.drain(grace, abort) {
 		log.Warn("reviews still running after the grace period were cut short; they are re-queued", "grace", grace.String())
