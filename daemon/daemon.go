@@ -50,6 +50,9 @@ type Options struct {
 	ConfigDigest string
 	// Reload, when it delivers, re-reads the config file (SIGHUP).
 	Reload <-chan struct{}
+	// Abort, when it delivers during the draining stop, cuts the reviews
+	// in flight short at once (a second SIGTERM or Ctrl-C).
+	Abort <-chan struct{}
 }
 
 func (o Options) withDefaults() Options {

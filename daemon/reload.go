@@ -120,7 +120,18 @@ func (lc *lifecycle) start(cfg *Config, digest string, secret []byte, parts *Com
 func (lc *lifecycle) retire(g *generation) {
 	g.jobs.stop()
 	lc.retiring.Add(1)
-	go func() { defer lc.retiring.Done(); g.stopWorkers() }()
+	go func() {
+		defer lc.retiring.Done()
+		g.stopWorkers()
+		// The reports of the runs they finished were released to g's
+		// dispatcher, which no longer runs: the current one sends them.
+		lc.mu.Lock()
+		cur := lc.current
+		lc.mu.Unlock()
+		if cur != g && cur.parts.Dispatcher != nil {
+			cur.parts.Dispatcher.Wake()
+		}
+	}()
 }
 
 // reload re-reads the running config's file, checks it as a start
@@ -240,6 +251,11 @@ func (lc *lifecycle) drain(grace time.Duration, abort context.CancelFunc) (cut b
 	select {
 	case <-done:
 	case <-t.C:
+		abort()
+		<-done
+		return true
+	case <-lc.opts.Abort:
+		lc.opts.Logger.Warn("second stop signal: cutting the reviews in flight short")
 		abort()
 		<-done
 		return true

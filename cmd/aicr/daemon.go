@@ -60,28 +60,49 @@ func daemonRun(ctx context.Context, opts *DaemonOptions) error {
 	if err != nil {
 		return err
 	}
-	// SIGHUP's default action ends the process: a service manager's
-	// reload would kill the daemon.
+	reload, abort, stop := daemonSignals(ctx)
+	defer stop()
+	return serveDaemon(ctx, daemon.Options{Config: cfg, Logger: f.Logger(opts.Level), Stdout: f.IOStreams.Out, Now: f.Now,
+		Version: version, Reload: reload, Abort: abort})
+}
+
+// daemonSignals turns SIGHUP into reloads (its default action would end
+// the process, so a service manager's reload would kill the daemon) and a
+// stop signal arriving after ctx ended (the first one, which starts the
+// drain) into abort.
+func daemonSignals(ctx context.Context) (reload, abort <-chan struct{}, stop func()) {
 	hup := make(chan os.Signal, 1)
+	term := make(chan os.Signal, 2)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	reload := make(chan struct{})
+	signal.Notify(term, os.Interrupt, syscall.SIGTERM)
+	rl, ab := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
 	go func() {
+		stops := 0
 		for {
 			select {
-			case <-ctx.Done():
+			case <-done:
 				return
 			case <-hup:
 				select {
-				case reload <- struct{}{}:
+				case rl <- struct{}{}:
 				case <-ctx.Done():
+				case <-done:
 					return
 				}
+			case <-term:
+				// The first stop signal also cancelled ctx (main's
+				// NotifyContext) and starts the drain; the second aborts.
+				if stops++; stops < 2 {
+					continue
+				}
+				close(ab)
+				<-done
+				return
 			}
 		}
 	}()
-	return serveDaemon(ctx, daemon.Options{Config: cfg, Logger: f.Logger(opts.Level), Stdout: f.IOStreams.Out, Now: f.Now,
-		Version: version, Reload: reload})
+	return rl, ab, func() { signal.Stop(hup); signal.Stop(term); close(done) }
 }
 
 // serveDaemon is the CLI's one call into the daemon's entry point (aicr

@@ -140,10 +140,22 @@ func (e *env) daemonLogText() string {
 
 // waitLog polls the daemon's log for s (signals are handled
 // asynchronously); the bound only ends a hung test.
-func (e *env) waitLog(s string) {
+func (e *env) waitLog(s string) { e.t.Helper(); e.waitLogCount(s, 1) }
+
+// signalAndWait sends sig and waits for one more line with s.
+func (e *env) signalAndWait(sig os.Signal, s string) {
+	e.t.Helper()
+	n := strings.Count(e.daemonLogText(), s)
+	if err := e.daemon.Process.Signal(sig); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitLogCount(s, n+1)
+}
+
+func (e *env) waitLogCount(s string, n int) {
 	e.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(e.daemonLogText(), s) {
+	for strings.Count(e.daemonLogText(), s) < n {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("the daemon never logged %q:\n%s", s, e.daemonLogText())
 		}
@@ -254,10 +266,7 @@ func TestReloadGoodAndBadConfigs(t *testing.T) {
 
 	// A bad file through SIGHUP: logged, the daemon runs on.
 	writeConfig(t, e.config, good+"\n[daemon\nworkers = 2\n")
-	if err := e.daemon.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	e.waitLog("config reload refused")
+	e.signalAndWait(syscall.SIGHUP, "config reload refused")
 	if status, h := e.healthz(); status != http.StatusOK || h.ConfigDigest != goodDigest || h.LastReloadError == "" {
 		t.Fatalf("after a refused SIGHUP reload: %d %+v", status, h)
 	}
@@ -284,12 +293,12 @@ func TestReloadGoodAndBadConfigs(t *testing.T) {
 	next := strings.Replace(good, "workers = 1", "workers = 2", 1)
 	next = strings.Replace(next, "listen = \""+e.addr+"\"", "listen = \"127.0.0.1:1\"", 1)
 	writeConfig(t, e.config, next)
-	if err := e.daemon.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	e.waitLog("config reloaded")
+	e.signalAndWait(syscall.SIGHUP, "config reloaded")
 	if status, h := e.healthz(); status != http.StatusOK || h.ConfigDigest != fileSHA256(t, e.config) || h.LastReloadError != "" {
 		t.Fatalf("after a good SIGHUP reload: %d %+v", status, h)
+	}
+	if !strings.Contains(e.daemonLogText(), `"workers":2`) {
+		t.Errorf("the reload did not apply workers = 2:\n%s", e.daemonLogText())
 	}
 	if !strings.Contains(e.daemonLogText(), "[daemon] listen") {
 		t.Errorf("the listen change is not logged as needing a restart:\n%s", e.daemonLogText())
@@ -437,5 +446,37 @@ func TestSIGTERMRequeuesAReviewPastTheGrace(t *testing.T) {
 	}
 	if v := metricValue(m, "aicr_agent_passes_total", map[string]string{"agent": "llm"}); v != 1 {
 		t.Errorf("passes %v, want 1", v)
+	}
+}
+
+// A second SIGTERM during the drain cuts the review short at once: it is
+// re-queued, not lost, and the daemon still exits 0.
+func TestSecondSIGTERMCutsTheDrainShort(t *testing.T) {
+	e := newEnv(t, 1)
+	started := make(chan struct{}, 1)
+	sim := modelsim.Start(t, modelsim.Step{Hang: true, Check: func(modelsim.Request) error { started <- struct{}{}; return nil }})
+	useLLM(t, e, modelsim.APIOpenAIChat, sim)
+	e.startDaemon()
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	<-started
+	if err := e.daemon.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	e.waitLog("daemon stopping")
+	if err := e.daemon.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := e.waitExit(); code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, e.daemonLogText())
+	}
+	if !strings.Contains(e.daemonLogText(), "second stop signal") {
+		t.Errorf("the drain did not end on the second signal (the 60s grace would have):\n%s", e.daemonLogText())
+	}
+	runs, err := e.store().ListRuns(context.Background(), audit.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Status != audit.RunQueued {
+		t.Fatalf("the cut review must be queued again: %+v", runs)
 	}
 }
