@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"math"
@@ -169,8 +170,10 @@ func (e *env) waitLogCount(s string, n int) {
 func TestHealthzAndMetricsOfARunningDaemon(t *testing.T) {
 	e := newEnv(t, 1)
 	e.startDaemon()
-	if !strings.Contains(e.daemonLogText(), "config_digest") {
-		t.Errorf("the daemon does not log its config digest at start:\n%s", e.daemonLogText())
+	for _, want := range []string{"config_digest", `"version"`, "audit database migrated"} {
+		if !strings.Contains(e.daemonLogText(), want) {
+			t.Errorf("the daemon's start log lacks %s:\n%s", want, e.daemonLogText())
+		}
 	}
 	e.commit("add a file", map[string]string{"a.go": "package a\n\nfunc A() int { return 1 }\n"})
 	e.waitFinished(e.store(), 1, 60*time.Second)
@@ -478,5 +481,40 @@ func TestSecondSIGTERMCutsTheDrainShort(t *testing.T) {
 	}
 	if len(runs) != 1 || runs[0].Status != audit.RunQueued {
 		t.Fatalf("the cut review must be queued again: %+v", runs)
+	}
+}
+
+// After a downgrade the old binary refuses the database a newer aicr
+// migrated: the daemon does not start and the CLI does not read it, both
+// saying what to do.
+func TestDaemonRefusesANewerSchema(t *testing.T) {
+	e := newEnv(t, 1)
+	e.startDaemon()
+	e.stopDaemon()
+	db := filepath.Join(e.dir, "data", "aicr.db")
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES ((SELECT MAX(version) + 1 FROM schema_migrations), '2030-01-01T00:00:00.000000000Z')`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"daemon", "--config", e.config}, {"audit", "list", "--config", e.config}} {
+		out, code := e.aicrExit(args...)
+		if code != 1 || !strings.Contains(out, "newer than this aicr") || !strings.Contains(out, "restore the backup") {
+			t.Errorf("aicr %s on a newer schema: exit %d\n%s", args[0], code, out)
+		}
+	}
+	after, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(before) != string(after) {
+		t.Error("the refused database was written to")
 	}
 }
