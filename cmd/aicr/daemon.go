@@ -33,8 +33,9 @@ SIGHUP (or aicr reload) re-reads the config file: it is checked first and a
 bad file keeps the running config. Repos, channels, policy, the agent and
 workers change live; [daemon] listen and data_dir need a restart.
 
-SIGTERM drains: no new review is started, reviews in flight get
-[daemon] shutdown_grace (60s) to finish, the rest are re-queued.`,
+SIGTERM (or Ctrl-C) drains: no new review is started, reviews in flight get
+[daemon] shutdown_grace (60s) to finish, the rest are re-queued; a second
+signal re-queues them at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := parseLevel(level)
