@@ -225,6 +225,10 @@ func TestHealthzAndMetricsOfARunningDaemon(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
+	// The runtime and process collectors join at the first scrape.
+	if metricValue(m, "go_goroutines", nil) <= 0 || metricValue(m, "process_start_time_seconds", nil) <= 0 {
+		t.Error("no go_goroutines or process_start_time_seconds in the scrape")
+	}
 	// Buckets reach 30 minutes.
 	top := 0.0
 	for _, b := range m["aicr_stage_duration_seconds"].GetMetric()[0].GetHistogram().GetBucket() {
