@@ -79,6 +79,8 @@ type Store struct {
 	// lastPrune is when SeenSignature last dropped expired signatures;
 	// only the group-commit goroutine touches it.
 	lastPrune time.Time
+	// migrated is what Open found and left; zero on a read-only Store.
+	migrated Migrated
 }
 
 // DefaultLeaseTTL is how long a claim on a running run holds without a
@@ -197,6 +199,9 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 			return nil, fmt.Errorf("open database %s read-only: %w", path, err)
 		}
 		return nil, fmt.Errorf("database %s is at schema version %d, this aicr reads version %d: restart the daemon with this aicr to upgrade it", path, v, len(migrations))
+	} else if err := checkNotNewer(path, v); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -251,12 +256,24 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
+	from, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if err := checkNotNewer(s.path, from); err != nil {
+		return err
+	}
 	for i, m := range migrations {
 		version := i + 1
 		if err := s.applyMigration(ctx, version, m); err != nil {
 			return fmt.Errorf("migration %d: %w", version, err)
 		}
 	}
+	to, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	s.migrated = Migrated{From: from, To: to}
 	return nil
 }
 

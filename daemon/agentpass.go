@@ -26,6 +26,7 @@ type agentPass struct {
 	prices   agent.Prices
 	store    *audit.Store // nil records no cost (tests)
 	log      *slog.Logger
+	metrics  *Metrics
 }
 
 func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layout) (review.Result, error) {
@@ -66,6 +67,7 @@ func (a *agentPass) record(ctx context.Context, run *audit.Run, out agent.Outcom
 		st.CostUSD = &usd
 	}
 	// The cost is recorded even when shutting down: the tokens were spent.
+	a.metrics.agentStats(st)
 	if err := a.store.AddAgentStats(context.WithoutCancel(ctx), run.ID, st); err != nil {
 		log.Warn("record agent cost", "err", err)
 	}

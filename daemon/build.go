@@ -33,6 +33,9 @@ type Deps struct {
 	// AicrBinary is spawned as the agent's MCP server; default [daemon]
 	// aicr_binary, then this executable.
 	AicrBinary string
+	// Metrics, when set, are fed by the pipeline, the reviewer and the
+	// dispatcher (the daemon's /metrics).
+	Metrics *Metrics
 }
 
 func (d Deps) withDefaults() Deps {
@@ -91,7 +94,7 @@ func Build(cfg *Config, deps Deps, opts BuildOptions) (*Components, error) {
 	}
 	c.Ladder = agent.NewLadder(cfg.Agent, ag, deps.Logger)
 	reviewer := &agentPass{ladder: c.Ladder, adapters: c.Adapters,
-		prices: cfg.Agent.Prices(), store: deps.Store, log: deps.Logger}
+		prices: cfg.Agent.Prices(), store: deps.Store, log: deps.Logger, metrics: deps.Metrics}
 	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: reviewer}
 	if !opts.NoChannels {
 		c.Channels = map[string]im.Channel{}
@@ -103,7 +106,8 @@ func Build(cfg *Config, deps Deps, opts BuildOptions) (*Components, error) {
 			c.Channels[ch.Name] = built
 		}
 		resolver := &Resolver{cfg: cfg, store: deps.Store, channels: c.Channels}
-		c.Dispatcher = delivery.New(deps.Store, resolver, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now})
+		c.Dispatcher = delivery.New(meterDispatches(deps.Store, deps.Metrics), resolver, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now,
+			OnRateLimitWait: deps.Metrics.RateLimitWait})
 		stages.Publish = &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher}
 	}
 	c.Pipeline = NewPipeline(cfg, deps, stages)

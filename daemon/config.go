@@ -93,6 +93,9 @@ type DaemonConfig struct {
 	// KeepRunsFor is the deprecated name of [retention] run_dirs; after
 	// loading it holds the effective run_dirs value.
 	KeepRunsFor time.Duration `toml:"keep_runs_for"`
+	// ShutdownGrace is how long SIGTERM waits for reviews in flight to
+	// finish before it cuts them short and re-queues them (h-ops).
+	ShutdownGrace time.Duration `toml:"shutdown_grace"`
 }
 
 // NotifyConfig is the [notify] table, read by `aicr notify` on the VCS host.
@@ -311,6 +314,9 @@ func (c *Config) applyDefaults() {
 	}
 	if d.MissingRevisionGrace == 0 {
 		d.MissingRevisionGrace = 30 * time.Minute
+	}
+	if d.ShutdownGrace <= 0 {
+		d.ShutdownGrace = DefaultShutdownGrace
 	}
 	n := &c.Notify
 	if n.URL == "" {

@@ -42,8 +42,17 @@ type Options struct {
 	// WatchEvery is how often the audit database file is checked to still
 	// be the one the daemon has open; default 10s.
 	WatchEvery time.Duration
-	// Version is the aicr version the daemon reports (probe).
+	// Version is the aicr version, logged at start and reported by
+	// /healthz, /metrics and the probe.
 	Version string
+	// ConfigDigest is the sha256 of the config file's bytes Config was
+	// parsed from; empty reads the file again.
+	ConfigDigest string
+	// Reload, when it delivers, re-reads the config file (SIGHUP).
+	Reload <-chan struct{}
+	// Abort, when it delivers during the draining stop, cuts the reviews
+	// in flight short at once (a second SIGTERM or Ctrl-C).
+	Abort <-chan struct{}
 }
 
 func (o Options) withDefaults() Options {
@@ -61,6 +70,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
 	}
 	return o
 }

@@ -33,6 +33,7 @@ type intake struct {
 	// unauthLog keeps a flood of unsigned or forged requests from
 	// flooding the log too.
 	unauthLog logLimiter
+	metrics   *Metrics
 }
 
 func (in *intake) routes() http.Handler {
@@ -93,6 +94,7 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 		in.reject(w, http.StatusServiceUnavailable, "store_unavailable", "the daemon could not store the event; the client will spool and retry")
 		return
 	}
+	in.metrics.enqueued(source, res)
 	in.log.Info("event accepted", "event_id", res.EventID, "run_id", res.RunID, "repo", ev.Repo, "revision", ev.Revision, "source", source, "duplicate", res.Duplicate)
 	if !res.Duplicate {
 		in.wake()
@@ -184,6 +186,7 @@ func (in *intake) unauthenticated(r *http.Request, err error) {
 }
 
 func (in *intake) reject(w http.ResponseWriter, status int, code, msg string) {
+	in.metrics.intakeRejected(code)
 	// 401s were logged (rate-limited) by unauthenticated.
 	if status != http.StatusUnauthorized {
 		in.log.Warn("event rejected", "status", status, "code", code, "reason", msg)

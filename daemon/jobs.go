@@ -43,13 +43,13 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 	j.ctx, j.cancel = context.WithCancel(ctx)
 	ctx = j.ctx
 
-	drainer := &spoolDrainer{cfg: cfg, store: store, log: log, now: opts.Now, wake: j.wake}
+	drainer := &spoolDrainer{cfg: cfg, store: store, log: log, now: opts.Now, wake: j.wake, metrics: parts.metrics()}
 	drainAll := singleton(ctx, store, log, "spool-drain", func() { drainer.drainAll(ctx) })
 	if _, err := j.sched.AddFunc(cfg.Daemon.SpoolDrainEvery, drainAll); err != nil {
 		j.cancel()
 		return nil, fmt.Errorf("[daemon] spool_drain_every %q: %w", cfg.Daemon.SpoolDrainEvery, err)
 	}
-	rec := &reconciler{store: store, log: log, now: opts.Now, wake: j.wake}
+	rec := &reconciler{store: store, log: log, now: opts.Now, wake: j.wake, metrics: parts.metrics()}
 	var firstTicks []func()
 	for _, repo := range cfg.Repos {
 		if repo.ReconcileEvery == "off" {
@@ -111,15 +111,17 @@ func (j *jobs) stop() {
 	j.bg.Wait()
 }
 
-// startWorkers starts n workers on the queue. They end with the jobs:
-// the returned wait stops the jobs and waits for the workers.
-func (j *jobs) startWorkers(pipe *Pipeline, store *audit.Store, log *slog.Logger, n int, idlePoll time.Duration) (wait func()) {
+// startWorkers starts n workers on the queue. They stop claiming with
+// the jobs and review under procCtx, so a reload or a draining shutdown
+// lets the review in hand finish: the returned wait stops the jobs and
+// waits for the workers.
+func (j *jobs) startWorkers(procCtx context.Context, pipe *Pipeline, store *audit.Store, log *slog.Logger, n int, idlePoll time.Duration) (wait func()) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			work(j.ctx, store, pipe, log, j.wakeCh, j.wake, idlePoll)
+			work(j.ctx, procCtx, store, pipe, log, j.wakeCh, j.wake, idlePoll)
 		}()
 	}
 	return func() {
@@ -128,11 +130,11 @@ func (j *jobs) startWorkers(pipe *Pipeline, store *audit.Store, log *slog.Logger
 	}
 }
 
-// work claims and processes runs until ctx ends. Claiming is a conditional
-// update in SQLite, so any number of workers (and processes) can share the
-// queue without taking a run twice.
-func work(ctx context.Context, store *audit.Store, pipe *Pipeline, log *slog.Logger, wakeCh <-chan struct{}, wake func(), idlePoll time.Duration) {
-	for ctx.Err() == nil {
+// work claims runs until claimCtx ends and processes each under ctx.
+// Claiming is a conditional update in SQLite, so any number of workers
+// (and processes) can share the queue without taking a run twice.
+func work(claimCtx, ctx context.Context, store *audit.Store, pipe *Pipeline, log *slog.Logger, wakeCh <-chan struct{}, wake func(), idlePoll time.Duration) {
+	for claimCtx.Err() == nil && ctx.Err() == nil {
 		run, err := store.ClaimNext(ctx)
 		if err != nil && !errors.Is(err, audit.ErrNoWork) {
 			if ctx.Err() == nil {
@@ -141,6 +143,7 @@ func work(ctx context.Context, store *audit.Store, pipe *Pipeline, log *slog.Log
 		}
 		if run == nil {
 			select {
+			case <-claimCtx.Done():
 			case <-ctx.Done():
 			case <-wakeCh:
 			case <-time.After(idlePoll):

@@ -72,12 +72,14 @@ type Pipeline struct {
 	// active and finished let the memory trimmer tell a daemon that has
 	// just finished a burst of work from one that is busy.
 	active, finished atomic.Int64
+	// metrics is nil outside the daemon (aicr review).
+	metrics *Metrics
 }
 
 // NewPipeline runs stages over deps.Store; Build wires the real stages.
 func NewPipeline(cfg *Config, deps Deps, stages Stages) *Pipeline {
 	deps = deps.withDefaults()
-	return &Pipeline{cfg: cfg, store: deps.Store, log: deps.Logger, now: deps.Now, stages: stages}
+	return &Pipeline{cfg: cfg, store: deps.Store, log: deps.Logger, now: deps.Now, stages: stages, metrics: deps.Metrics}
 }
 
 // Report is what one processed run came to.
@@ -140,6 +142,7 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 				return rep, fmt.Errorf("requeue run %d: %w", run.ID, rerr)
 			}
 			log.Warn("review failed, will retry", "attempt", run.Attempts, "next_at", now.Add(wait).UTC().Format(time.RFC3339), "err", err)
+			p.metrics.retry("run")
 			return rep, nil
 		}
 		outcome = audit.Outcome{Status: audit.RunFailed, Error: err.Error()}
@@ -150,6 +153,8 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 	if err := p.store.FinishRun(context.WithoutCancel(ctx), run.ID, outcome); err != nil {
 		return rep, fmt.Errorf("record run %d: %w", run.ID, err)
 	}
+	p.metrics.runFinished(outcome.Status, outcome.SkipReason)
+	p.metrics.stage("total", time.Since(started))
 	if !opts.DryRun {
 		if outcome.Status == audit.RunFailed {
 			p.stages.Publish.PlanFailure(ctx, run, rep.Change)
@@ -188,7 +193,9 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 		return audit.Outcome{}, fmt.Errorf("record run dir: %w", err)
 	}
 
+	fetchStart := time.Now()
 	change, err := p.stages.Fetch.Fetch(ctx, run.Repo, run.Revision, layout)
+	p.metrics.stage("fetch", time.Since(fetchStart))
 	if err != nil {
 		return audit.Outcome{}, fmt.Errorf("fetch %s r%s: %w", run.Repo, run.Revision, err)
 	}
@@ -198,7 +205,9 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 		return audit.Outcome{}, err
 	}
 
+	reviewStart := time.Now()
 	result, err := p.stages.Review.Review(ctx, run, layout)
+	p.metrics.stage("review", time.Since(reviewStart))
 	if err != nil {
 		return audit.Outcome{}, err
 	}

@@ -20,6 +20,8 @@ type reconciler struct {
 	log   *slog.Logger
 	now   func() time.Time
 	wake  func()
+	// metrics is nil in tests that reconcile without a daemon.
+	metrics *Metrics
 	// mu serialises ticks of one repo when a slow tick meets the next.
 	mu sync.Mutex
 }
@@ -61,6 +63,7 @@ func (r *reconciler) tick(ctx context.Context, repo RepoConfig, adapter vcs.Adap
 		if err != nil {
 			return enqueued, err
 		}
+		r.metrics.enqueued(triggers.SourceReconcile, res)
 		switch {
 		case res.Requeued:
 			enqueued++

@@ -13,9 +13,11 @@ import (
 )
 
 // Serve runs the daemon until ctx is cancelled: build the parts, start
-// the background jobs, serve the intake and the workers. Work in flight
-// when ctx ends stays `running` in the queue and is resumed by the next
-// start.
+// the background jobs, serve the intake and the workers. When ctx ends
+// it drains: no new run is claimed, reviews in flight get
+// [daemon] shutdown_grace to finish, and those still running then are cut
+// short and put back in the queue. A signal on opts.Reload re-reads the
+// config file (see lifecycle.reload).
 func Serve(ctx context.Context, opts Options) error {
 	opts = opts.withDefaults()
 	cfg, log := opts.Config, opts.Logger
@@ -43,11 +45,21 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("listen on %s: %w (is another daemon running? change [daemon] listen)", cfg.Daemon.Listen, err)
 	}
 	defer ln.Close()
+	digest := opts.ConfigDigest
+	if digest == "" {
+		digest = fileDigest(cfg.Path)
+	}
+	log.Info("aicr daemon starting", "version", opts.Version, "config", cfg.Path, "config_digest", digest)
 	store, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("open audit store: %w", err)
 	}
 	defer store.Close()
+	if m := store.Migrated(); m.From != m.To {
+		log.Info("audit database migrated", "path", store.Path(), "from_version", m.From, "to_version", m.To)
+	} else {
+		log.Info("audit database", "path", store.Path(), "schema_version", m.To)
+	}
 	if opts.LeaseTTL > 0 {
 		store.SetLeaseTTL(opts.LeaseTTL)
 	}
@@ -60,7 +72,8 @@ func Serve(ctx context.Context, opts Options) error {
 	} else if n > 0 || abandoned > 0 {
 		log.Info("resuming interrupted runs", "count", n, "abandoned", abandoned)
 	}
-	parts, err := Build(cfg, Deps{Store: store, Logger: log, Stdout: opts.Stdout, Now: opts.Now}, BuildOptions{})
+	metrics := NewMetrics(store, opts.Version)
+	parts, err := Build(cfg, Deps{Store: store, Logger: log, Stdout: opts.Stdout, Now: opts.Now, Metrics: metrics}, BuildOptions{})
 	if err != nil {
 		return err
 	}
@@ -84,42 +97,74 @@ func Serve(ctx context.Context, opts Options) error {
 		}
 	}
 
-	j, err := startJobs(ctx, parts, store, watch, opts)
-	if err != nil {
+	// Reviews run under procCtx, which the stop cancels only once the
+	// grace period is over; the jobs of every generation under jobsCtx.
+	procCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
+	jobsCtx, stopAll := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAll()
+	lc := &lifecycle{opts: opts, store: store, watch: watch, metrics: metrics, replay: triggers.NewReplayGuard(),
+		procCtx: procCtx, jobsCtx: jobsCtx}
+	if _, err := lc.start(cfg, digest, secret, parts); err != nil {
 		return err
 	}
-	// Jobs still running when Serve returns would use a closed store.
-	defer j.stop()
-
-	in := &intake{cfg: cfg, secret: secret, store: store, replay: triggers.NewReplayGuard(), log: log, now: opts.Now, wake: j.wake, version: opts.Version}
-	srv := &http.Server{Handler: watch.gate(in.routes()), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: watch.gate(lc.routes()), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
-	j.goBackground(func() { heartbeat(j.ctx, store, ln.Addr().String(), log) })
-	log.Info("daemon started", "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir, "workers", cfg.Daemon.Workers, "repos", len(cfg.Repos), "store", StoreLocation(cfg))
+	// The heartbeat says which daemons are alive on a shared store; it
+	// ends (and says farewell) before the store closes.
+	beatDone := make(chan struct{})
+	go func() { defer close(beatDone); heartbeat(jobsCtx, store, ln.Addr().String(), log) }()
+	defer func() { stopAll(); <-beatDone }()
+	log.Info("daemon started", "version", opts.Version, "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir,
+		"workers", cfg.Daemon.Workers, "repos", len(cfg.Repos), "config_digest", digest, "store", StoreLocation(cfg))
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
 	}
 
-	stopWorkers := j.startWorkers(parts.Pipeline, store, log, cfg.Daemon.Workers, opts.IdlePoll)
-	j.goBackground(func() { trimWhenIdle(j.ctx, parts.Pipeline, log) })
-	select {
-	case <-ctx.Done():
-	case err = <-srvErr:
-		err = fmt.Errorf("intake server: %w", err)
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case err = <-srvErr:
+			err = fmt.Errorf("intake server: %w", err)
+			break wait
+		case <-opts.Reload:
+			lc.reload()
+		}
+	}
+	// The intake keeps accepting events while the reviews in hand finish
+	// (they are queued for the next start), and /healthz says draining.
+	running, _, _ := lc.running()
+	grace := running.Daemon.ShutdownGrace
+	log.Info("daemon stopping: finishing reviews in flight", "grace", grace.String())
+	if lc.drain(grace, abort) {
+		log.Warn("reviews still running after the grace period were cut short; they are re-queued", "grace", grace.String())
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
-	// Stops the jobs too (the intake failing must not leave workers
-	// running), then waits for the workers.
-	stopWorkers()
-	if err := store.ReleaseLeases(shutdownCtx); err != nil {
-		log.Warn("release run leases; the next start waits for them to run out", "err", err)
+	// Runs cut short go back to the queue now (their interruption
+	// counted), so another daemon on the database, or the next start,
+	// takes them at once.
+	if n, _, rerr := store.RequeueInterrupted(shutdownCtx, maxInterruptions); rerr != nil {
+		log.Warn("re-queue runs cut short; the next start does it", "err", rerr)
+		if err := store.ReleaseLeases(shutdownCtx); err != nil {
+			log.Warn("release run leases; the next start waits for them to run out", "err", err)
+		}
+	} else if n > 0 {
+		log.Info("re-queued runs cut short by the stop", "count", n)
 	}
 	log.Info("daemon stopped")
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return err
+}
+
+// newIntake is the intake of one config generation; the replay guard is
+// the process's, so a reload does not forget recent signatures.
+func newIntake(cfg *Config, secret []byte, lc *lifecycle, j *jobs) *intake {
+	return &intake{cfg: cfg, secret: secret, store: lc.store, replay: lc.replay, log: lc.opts.Logger, now: lc.opts.Now, wake: j.wake, metrics: lc.metrics, version: lc.opts.Version}
 }

@@ -21,6 +21,8 @@ type spoolDrainer struct {
 	log   *slog.Logger
 	now   func() time.Time
 	wake  func()
+	// metrics is nil in tests that drain without a daemon.
+	metrics *Metrics
 }
 
 func (d *spoolDrainer) dirs() []string {
@@ -86,6 +88,7 @@ func (d *spoolDrainer) drain(ctx context.Context, sp triggers.Spool) (int, error
 				d.log.Error("record rejected spool file", "file", name, "err", rerr)
 			}
 			d.log.Warn("spooled event rejected", "dir", sp.Dir, "file", name, "reason", bad.Reason)
+			d.metrics.event(triggers.SourceSpool, "rejected")
 			continue
 		}
 		if err != nil {
@@ -106,14 +109,17 @@ func (d *spoolDrainer) drain(ctx context.Context, sp triggers.Spool) (int, error
 				return n, err
 			}
 			d.log.Warn("spooled event rejected", "file", name, "reason", msg)
+			d.metrics.event(triggers.SourceSpool, "rejected")
 			if err := sp.Reject(name, msg); err != nil {
 				return n, err
 			}
 			continue
 		}
-		if _, err := d.store.Enqueue(ctx, ev, triggers.SourceSpool, d.now()); err != nil {
+		res, err := d.store.Enqueue(ctx, ev, triggers.SourceSpool, d.now())
+		if err != nil {
 			return n, err
 		}
+		d.metrics.enqueued(triggers.SourceSpool, res)
 		if err := sp.Remove(name); err != nil {
 			return n, err
 		}

@@ -40,6 +40,9 @@ type Options struct {
 	// Poll bounds how long Run sleeps without a wake-up (work planned by
 	// another process); default 1 minute.
 	Poll time.Duration
+	// OnRateLimitWait, when set, hears how long an attempt waited for
+	// its channel's rate-limit token (the daemon's metrics).
+	OnRateLimitWait func(channel string, waited time.Duration)
 }
 
 // Dispatcher delivers dispatches. It is safe for concurrent use.
@@ -266,7 +269,12 @@ func (d *Dispatcher) attempt(ctx context.Context, c *Claim) (Dispatch, error) {
 	msg.PartsDelivered = disp.PartsDelivered
 
 	bucket := d.buckets.forChannel(ctx, ch)
-	if err := bucket.wait(ctx); err != nil {
+	waitStart := time.Now()
+	err = bucket.wait(ctx)
+	if d.opts.OnRateLimitWait != nil {
+		d.opts.OnRateLimitWait(disp.Channel, time.Since(waitStart))
+	}
+	if err != nil {
 		// The context ends before a token is free: shutting down, or a
 		// caller's deadline. Nothing was sent; try again at once next time.
 		return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusPending, Outcome: OutcomeRetry,

@@ -48,6 +48,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdQueue(f),
 		newCmdPrune(f, nil),
 		newCmdSession(f),
+		newCmdReload(f, nil),
 	)
 	setRootVersion(root)
 	wireUsageErrors(root)

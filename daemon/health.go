@@ -1,0 +1,66 @@
+package daemon
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"time"
+)
+
+// Health is GET /healthz: 200 while the daemon takes work, 503 while it
+// drains for a stop or cannot read its database (and, through dbWatch,
+// once the database file was deleted or replaced). The numbers are the
+// queue's, not this process's, so any daemon on the database answers the
+// same.
+type Health struct {
+	Status  string `json:"status"` // ok | draining | unhealthy
+	Reason  string `json:"reason,omitempty"`
+	Version string `json:"version"`
+	// ConfigDigest is the sha256 of the config file the daemon runs with;
+	// it differs from the file on disk until a reload.
+	ConfigDigest string `json:"config_digest"`
+	// LastReloadError is why the last reload was refused; empty after a
+	// good one.
+	LastReloadError   string  `json:"last_reload_error,omitempty"`
+	QueueDepth        int     `json:"queue_depth"`
+	OldestQueuedAgeS  float64 `json:"oldest_queued_age_seconds"`
+	Running           int     `json:"running"`
+	FailedRuns        int     `json:"failed_runs"`
+	DeadDispatches    int     `json:"dead_dispatches"`
+	UnknownDispatches int     `json:"unknown_dispatches"`
+}
+
+func (lc *lifecycle) healthz(w http.ResponseWriter, r *http.Request) {
+	_, digest, lastErr := lc.running()
+	h := Health{Status: "ok", Version: lc.opts.Version, ConfigDigest: digest, LastReloadError: lastErr}
+	status := http.StatusOK
+	if lc.isDraining() {
+		h.Status, h.Reason, status = "draining", "the daemon is stopping: it finishes the reviews in hand and takes no new ones", http.StatusServiceUnavailable
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	st, err := lc.store.QueueStats(ctx)
+	if err != nil {
+		h.Status, h.Reason = "unhealthy", "audit database: "+err.Error()
+		writeJSON(w, http.StatusServiceUnavailable, h)
+		return
+	}
+	h.QueueDepth, h.Running, h.FailedRuns = st.Queued, st.Running, st.FailedRuns
+	h.DeadDispatches, h.UnknownDispatches = st.DeadDispatches, st.UnknownDispatches
+	h.OldestQueuedAgeS = math.Round(oldestAge(st, lc.opts.Now()).Seconds()*1000) / 1000
+	writeJSON(w, status, h)
+}
+
+// routes are the daemon's HTTP endpoints: health, metrics and reload
+// stay with the process across reloads; everything else goes to the
+// running generation's intake.
+func (lc *lifecycle) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", lc.healthz)
+	mux.Handle("GET /metrics", lc.metrics.Handler())
+	mux.HandleFunc("POST "+ReloadPath, lc.postReload)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*lc.intake.Load()).ServeHTTP(w, r)
+	}))
+	return mux
+}
