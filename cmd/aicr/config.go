@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/admin"
 )
 
 func newCmdConfig(f *Factory) *cobra.Command {
@@ -63,42 +63,22 @@ there is any. Warnings (a secret file every user can read) go to stderr.`,
 	return cmd
 }
 
-// configCheckOutput is `aicr config check --format json`. Errors and
-// warnings are also printed on stderr as in text mode.
-type configCheckOutput struct {
-	File     string   `json:"file"`
-	OK       bool     `json:"ok"`
-	Errors   []string `json:"errors"`
-	Warnings []string `json:"warnings"`
-	Repos    int      `json:"repos"`
-	Channels int      `json:"channels"`
-	DataDir  string   `json:"data_dir,omitempty"`
-}
+// configCheckOutput is `aicr config check --format json`, the admin
+// tool config_check's result. Errors and warnings are also printed on
+// stderr as in text mode.
+type configCheckOutput = admin.ConfigCheckOutput
 
 func configCheckRun(_ context.Context, opts *ConfigCheckOptions) error {
 	out := newExporter(opts.IO, opts.Format)
-	res := configCheckOutput{File: opts.Path, Errors: []string{}, Warnings: []string{}}
-	cfg, err := daemon.LoadConfig(opts.Path)
-	if err != nil {
-		// LoadConfig's message already names file:line for each problem.
-		fmt.Fprintln(opts.IO.ErrOut, err)
-		for _, e := range splitJoined(err) {
-			res.Errors = append(res.Errors, e.Error())
-		}
-	} else {
-		res.Repos, res.Channels, res.DataDir = len(cfg.Repos), len(cfg.Channels), cfg.Daemon.DataDir
-		warnings, err := daemon.Preflight(cfg)
-		for _, w := range warnings {
-			fmt.Fprintf(opts.IO.ErrOut, "%s: warning: %s\n", opts.Path, w)
-			res.Warnings = append(res.Warnings, w)
-		}
-		for _, e := range splitJoined(err) {
-			fmt.Fprintf(opts.IO.ErrOut, "%s: %v\n", opts.Path, e)
-			res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", opts.Path, e))
-		}
+	res := admin.CheckConfig(opts.Path)
+	// Each error already names the file (and line, for a load error).
+	for _, e := range res.Errors {
+		fmt.Fprintln(opts.IO.ErrOut, e)
 	}
-	res.OK = len(res.Errors) == 0
-	err = out.Write(res, func(w io.Writer) error {
+	for _, w := range res.Warnings {
+		fmt.Fprintf(opts.IO.ErrOut, "%s: warning: %s\n", opts.Path, w)
+	}
+	err := out.Write(res, func(w io.Writer) error {
 		if res.OK {
 			_, err := fmt.Fprintf(w, "%s: ok (%d repos, %d channels, data_dir %s)\n", opts.Path, res.Repos, res.Channels, res.DataDir)
 			return err
@@ -112,19 +92,4 @@ func configCheckRun(_ context.Context, opts *ConfigCheckOptions) error {
 		return errSilentUsage
 	}
 	return nil
-}
-
-// splitJoined undoes errors.Join so each problem gets its own line.
-func splitJoined(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, splitJoined(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }
