@@ -59,6 +59,9 @@ func (r *retention) runDir(id int64) string {
 func (r *retention) run(ctx context.Context) {
 	pruner := &runPruner{store: r.store, dataDir: r.dataDir, keep: r.cfg.RunDirs, now: r.now, log: r.log}
 	pruner.run(ctx)
+	if n := r.pruneSessions(ctx); n > 0 {
+		r.log.Info("removed ended review sessions' directories", "sessions", n, "run_dirs", r.cfg.RunDirs.String())
+	}
 	if n, err := r.deleteRows(ctx); err != nil && ctx.Err() == nil {
 		r.log.Warn("delete old audit rows", "err", err)
 	} else if n > 0 {

@@ -452,3 +452,58 @@ func TestRetentionPrunesChannelFiles(t *testing.T) {
 		t.Errorf("channel_files = 0 pruned %d lines", n)
 	}
 }
+
+// Review session directories hold copies of the reviewed files: an ended
+// session's go after run_dirs, an active one's stay (the developer may
+// reply), and one whose row is gone goes by its files' age.
+func TestRetentionPrunesEndedSessionDirectories(t *testing.T) {
+	f := newRetentionFixture(t)
+	sessionDir := func(id int64) string {
+		dir := filepath.Join(f.dataDir, "sessions", strconv.FormatInt(id, 10), "round-1", "src")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "app.py"), []byte("password = 'x'\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Dir(filepath.Dir(dir))
+	}
+	begin := func() int64 {
+		id, err := f.store.CreateSession(f.ctx, audit.ReviewSession{Target: "svn-wc:/wc", Agent: "builtin"}, "", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	f.now = f.now.Add(-40 * 24 * time.Hour)
+	endedLongAgo, activeLongAgo := begin(), begin()
+	if ok, err := f.store.EndSession(f.ctx, endedLongAgo, true, "approved"); err != nil || !ok {
+		t.Fatalf("end session: %v %v", ok, err)
+	}
+	f.now = f.now.Add(38 * 24 * time.Hour)
+	endedRecently := begin()
+	if ok, err := f.store.EndSession(f.ctx, endedRecently, true, "approved"); err != nil || !ok {
+		t.Fatalf("end session: %v %v", ok, err)
+	}
+	f.now = f.now.Add(2 * 24 * time.Hour)
+	dirs := map[int64]string{endedLongAgo: sessionDir(endedLongAgo), activeLongAgo: sessionDir(activeLongAgo), endedRecently: sessionDir(endedRecently)}
+	orphanOld, orphanNew := sessionDir(9001), sessionDir(9002)
+	old := f.now.Add(-40 * 24 * time.Hour)
+	if err := os.Chtimes(orphanOld, old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	job := f.job(RetentionConfig{RunDirs: 30 * 24 * time.Hour})
+	if n := job.pruneSessions(f.ctx); n != 2 {
+		t.Errorf("removed %d session directories, want 2 (the long-ended one and the old orphan)", n)
+	}
+	for path, wantGone := range map[string]bool{dirs[endedLongAgo]: true, orphanOld: true,
+		dirs[activeLongAgo]: false, dirs[endedRecently]: false, orphanNew: false} {
+		if gone := !exists(t, path); gone != wantGone {
+			t.Errorf("%s: removed = %v, want %v", path, gone, wantGone)
+		}
+	}
+	if n := f.job(RetentionConfig{}).pruneSessions(f.ctx); n != 0 {
+		t.Errorf("run_dirs = 0 removed %d session directories; it keeps them forever", n)
+	}
+}
