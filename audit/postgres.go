@@ -72,6 +72,9 @@ func openPostgres(ctx context.Context, dsn string, readOnly bool) (*Store, error
 				return nil, fmt.Errorf("open postgres %s read-only: %w", where, err)
 			}
 			return nil, fmt.Errorf("postgres %s is at schema version %d, this aicr reads version %d: start a daemon with this aicr to upgrade it", where, v, len(migrations))
+		} else if err := checkNotNewer("postgres "+where, v); err != nil {
+			closeAll()
+			return nil, err
 		}
 		return s, nil
 	}

@@ -23,8 +23,13 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	}
 	rw.Close()
 
-	for name, open := range map[string]func(context.Context, string) (*Store, error){"read-write": Open, "read-only": OpenReadOnly} {
-		s, err := open(ctx, path)
+	opens := map[string]func(context.Context, testing.TB, string) (*Store, error){"read-write": openPath, "read-only": openReadOnlyPath}
+	where := path
+	if onPostgres() {
+		where = "postgres"
+	}
+	for name, open := range opens {
+		s, err := open(ctx, t, path)
 		if err == nil {
 			s.Close()
 			t.Fatalf("%s open of a newer schema succeeded", name)
@@ -32,7 +37,7 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 		if !errors.Is(err, ErrSchemaTooNew) {
 			t.Errorf("%s: want ErrSchemaTooNew, got %v", name, err)
 		}
-		for _, want := range []string{path, "restore the backup", "Upgrade"} {
+		for _, want := range []string{where, "restore the backup", "Upgrade"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: error %q does not mention %q", name, err, want)
 			}

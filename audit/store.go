@@ -260,7 +260,11 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkNotNewer(s.path, from); err != nil {
+	where := s.path
+	if s.backend == BackendPostgres {
+		where = "the PostgreSQL database"
+	}
+	if err := checkNotNewer(where, from); err != nil {
 		return err
 	}
 	for i, m := range migrations {
