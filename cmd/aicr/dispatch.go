@@ -85,7 +85,7 @@ func dispatchListRun(ctx context.Context, opts *DispatchListOptions) error {
 	fmt.Fprintln(tw, "ID\tRUN\tCHANNEL\tSTATUS\tATTEMPTS\tNEXT\tUPDATED\tLAST ERROR")
 	for _, d := range res.Dispatches {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.RunID, d.Channel, d.Status, d.Attempts, nextAttempt(d.Dispatch),
-			d.UpdatedAt.Local().Format(time.DateTime), dash(firstLine(d.LastError, 60)))
+			d.UpdatedAt.Local().Format(time.DateTime), dash(oneLine(d.LastError)))
 	}
 	return tw.Flush()
 }

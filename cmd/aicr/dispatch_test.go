@@ -88,6 +88,8 @@ func TestChannelTestPrintsThePlatformsAnswer(t *testing.T) {
 	}
 }
 
+const longDispatchError = "gave up after 6 attempts: POST https://hooks.example.com/x: 503 Service Unavailable: upstream connect error or disconnect/reset before headers, reset reason: overflow"
+
 func TestDispatchListAndRetry(t *testing.T) {
 	h := &hookServer{status: http.StatusOK}
 	srv := httptest.NewServer(h)
@@ -112,10 +114,16 @@ func TestDispatchListAndRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.FinishAttempt(ctx, claim, audit.AttemptResult{Status: audit.DispatchDead, Reason: "server", StatusCode: 503, Error: "gave up after 6 attempts"}); err != nil {
+	if _, err := store.FinishAttempt(ctx, claim, audit.AttemptResult{Status: audit.DispatchDead, Reason: "server", StatusCode: 503, Error: longDispatchError}); err != nil {
 		t.Fatal(err)
 	}
 	store.Close()
+
+	// The text listing prints the reason whole: its useful end (what the
+	// platform said) comes last.
+	if out, _, code := runCLI(t, "dispatch", "list", "--status", "dead", "--config", cfg); code != 0 || !strings.Contains(out, longDispatchError) {
+		t.Fatalf("list text does not show the whole reason %q: exit %d\n%s", longDispatchError, code, out)
+	}
 
 	out, _, code := runCLI(t, "dispatch", "list", "--status", "dead", "--format", "json", "--config", cfg)
 	var views []dispatchView
