@@ -39,7 +39,7 @@ It always exits 0 so a commit is never blocked; problems go to stderr.
 `
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, triggers.StampLog(os.Stderr)))
 }
 
 func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,12 @@ func TestHookOnTheWrongRepositoryIsRefused(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(e.spool, "notify.log"))
 	if !strings.Contains(string(log), "wrong repository") {
 		t.Fatalf("hook log does not explain:\n%s", log)
+	}
+	// svn appended the hook's stderr to the log: every line says when.
+	stamped := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ aicr notify: `)
+	for _, line := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+		if !stamped.MatchString(line) {
+			t.Errorf("notify.log line without its time: %q", line)
+		}
 	}
 }

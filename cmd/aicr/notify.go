@@ -69,6 +69,7 @@ reported on stderr only and the exit status is always 0.`,
 // notifySVNRun reports every problem on stderr and returns nil: the
 // hook's exit status is always 0.
 func notifySVNRun(ctx context.Context, opts *NotifySVNOptions) error {
+	opts.IO = stampedErrOut(opts.IO)
 	if opts.CheckResult != "" {
 		notifySVNCheck(ctx, opts.IO, opts.CheckResult, opts.ConfigPath, opts.Repo, opts.Args)
 		return nil
@@ -81,4 +82,12 @@ func notifySVNRun(ctx context.Context, opts *NotifySVNOptions) error {
 
 func notifySVN(ctx context.Context, opts *NotifySVNOptions) error {
 	return triggers.RunNotifySVN(ctx, triggers.SVNNotify{ConfigPath: opts.ConfigPath, Repo: opts.Repo, Args: opts.Args}, opts.IO.ErrOut)
+}
+
+// stampedErrOut is ios with stderr time-stamped when it is a log file (the
+// hook line's 2>>notify.log), as aicr-notify does.
+func stampedErrOut(ios *IOStreams) *IOStreams {
+	c := *ios
+	c.ErrOut = triggers.StampLog(ios.ErrOut)
+	return &c
 }

@@ -66,6 +66,7 @@ the exit status is always 0.`,
 // notifyP4Run reports every problem on stderr and returns nil: a trigger
 // always exits 0.
 func notifyP4Run(ctx context.Context, o *NotifyP4Options) error {
+	o.IO = stampedErrOut(o.IO)
 	if err := notifyP4(ctx, o); err != nil {
 		fmt.Fprintln(o.IO.ErrOut, "aicr notify p4:", err)
 	}
