@@ -114,7 +114,11 @@ func Serve(ctx context.Context, opts Options) error {
 	// The heartbeat says which daemons are alive on a shared store; it
 	// ends (and says farewell) before the store closes.
 	beatDone := make(chan struct{})
-	go func() { defer close(beatDone); heartbeat(jobsCtx, store, ln.Addr().String(), log) }()
+	if cfg.Store.Shared() {
+		go func() { defer close(beatDone); heartbeat(jobsCtx, store, ln.Addr().String(), log) }()
+	} else {
+		close(beatDone) // one daemon per SQLite file: nobody to tell
+	}
 	defer func() { stopAll(); <-beatDone }()
 	log.Info("daemon started", "version", opts.Version, "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir,
 		"workers", cfg.Daemon.Workers, "repos", len(cfg.Repos), "config_digest", digest, "store", StoreLocation(cfg))
