@@ -320,31 +320,5 @@ func (s *Store) RecordRejectedEvent(ctx context.Context, r RejectedEvent) (int64
 // ListRejectedEvents returns rejected requests newest first; limit <= 0
 // means DefaultListLimit.
 func (s *Store) ListRejectedEvents(ctx context.Context, limit int) ([]RejectedEvent, error) {
-	if limit <= 0 {
-		limit = DefaultListLimit
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, received_at, reason, remote, payload, truncated
-		FROM rejected_events ORDER BY id DESC LIMIT ?`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list rejected events: %w", err)
-	}
-	defer rows.Close()
-	var out []RejectedEvent
-	for rows.Next() {
-		var (
-			r        RejectedEvent
-			received string
-		)
-		if err := rows.Scan(&r.ID, &received, &r.Reason, &r.Remote, &r.Payload, &r.Truncated); err != nil {
-			return nil, fmt.Errorf("list rejected events: scan: %w", err)
-		}
-		if r.ReceivedAt, err = parseTime(received); err != nil {
-			return nil, fmt.Errorf("list rejected events: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list rejected events: %w", err)
-	}
-	return out, nil
+	return s.ListRejected(ctx, RejectedFilter{Limit: limit})
 }
