@@ -78,7 +78,7 @@ func (w *dbWatch) run(ctx context.Context, log *slog.Logger, every time.Duration
 // gate answers /healthz with 503 and the reason once the database is
 // lost, serves the process counters (aicr_runs_failed_total) as expvar
 // JSON on GET /debug/vars, and otherwise leaves every request to next.
-func (w *dbWatch) gate(next http.Handler) http.Handler {
+func (w *dbWatch) gate(next http.Handler, log *slog.Logger) http.Handler {
 	vars := expvar.Handler()
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/debug/vars" && r.Method == http.MethodGet {
@@ -86,6 +86,10 @@ func (w *dbWatch) gate(next http.Handler) http.Handler {
 			return
 		}
 		if r.URL.Path == "/healthz" {
+			// Checked now, not at the next tick: the health answer reads
+			// the store, and a new connection to a deleted path would
+			// create an empty database there and hide what happened.
+			w.check(log)
 			if reason := w.unhealthy(); reason != "" {
 				writeJSON(rw, http.StatusServiceUnavailable, map[string]string{"status": "unhealthy", "reason": reason})
 				return

@@ -108,7 +108,7 @@ func Serve(ctx context.Context, opts Options) error {
 	if _, err := lc.start(cfg, digest, secret, parts); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: watch.gate(lc.routes()), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: watch.gate(lc.routes(), log), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 	// The heartbeat says which daemons are alive on a shared store; it
