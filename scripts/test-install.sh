@@ -107,6 +107,25 @@ mount -t tmpfs -o mode=0755 tmpfs /run
 mkdir -p /run/systemd/system /run/lock
 ip link set lo up
 
+# A fresh machine has no aicr: whatever this host has of one (an earlier
+# install, a test that ran as root with the default data_dir) is taken
+# away inside the overlays, where removing only hides the host's copy.
+# Without this a root-owned /var/lib/aicr left on the host made the
+# package keep it and the daemon fail to open its database.
+for p in /etc/aicr /var/lib/aicr /var/spool/aicr /usr/local/bin/aicr /usr/local/bin/aicr-notify \
+	/usr/bin/aicr /usr/bin/aicr-notify /etc/systemd/system/aicr.service /usr/lib/systemd/system/aicr.service \
+	/lib/systemd/system/aicr.service; do
+	if [ -e "$p" ] || [ -L "$p" ]; then
+		say "hiding this host's $p (a fresh machine has none)"
+		rm -rf "$p"
+	fi
+done
+if getent passwd aicr >/dev/null; then
+	say "hiding this host's user aicr"
+	userdel aicr >/dev/null 2>&1 || true
+fi
+if getent group aicr >/dev/null; then groupdel aicr >/dev/null 2>&1 || true; fi
+
 # In place of the real one (in the /usr overlay): rpm and dpkg run
 # maintainer scripts with a PATH of their own.
 mkdir -p "$scratch/units"
