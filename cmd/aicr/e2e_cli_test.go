@@ -174,7 +174,7 @@ pids_limit = 1024
 			if err := sim.Err(); err != nil {
 				t.Errorf("model server: %v", err)
 			}
-			if left := runContainers(t); left != "" {
+			if left := runContainers(t, e); left != "" {
 				t.Errorf("containers left behind: %s", left)
 			}
 			e.stopDaemon()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/sandbox"
 )
 
 var (
@@ -111,23 +112,30 @@ containers_conf = %q
 `, network, podmanBinary, image, sandboxContainersConf(t))
 }
 
-// runContainers lists the containers podman still has for these runs
-// (aicr-run-<id>-<pass>); other packages' tests may have theirs running
-// at the same time, so only the given runs count.
-func runContainers(t *testing.T, runs ...audit.RunSummary) string {
+// runContainers lists the run containers podman still has that e's
+// daemon made; other packages' tests may have theirs running at the same
+// time.
+func runContainers(t *testing.T, e *env) string {
 	t.Helper()
-	cmd := exec.Command("podman", "ps", "-a", "--filter", "name=aicr-run-", "--format", "{{.Names}}")
+	if e.daemon == nil || e.daemon.Process == nil {
+		t.Fatal("runContainers: no daemon was started")
+	}
+	// Run ids start at 1 in every test's database, so names collide
+	// across the packages' parallel tests: the owner label (the pid of the
+	// daemon that made the container) tells this test's apart.
+	cmd := exec.Command("podman", "ps", "-a", "--filter", "name=aicr-run-",
+		"--format", `{{.Names}} {{index .Labels "`+sandbox.OwnerLabel+`"}}`)
 	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+sandboxContainersConf(t))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("podman ps: %v: %s", err, out)
 	}
+	owner := fmt.Sprintf("%d:", e.daemon.Process.Pid)
 	var left []string
-	for _, name := range strings.Fields(string(out)) {
-		for _, r := range runs {
-			if strings.HasPrefix(name, fmt.Sprintf("aicr-run-%d-", r.ID)) {
-				left = append(left, name)
-			}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, label, _ := strings.Cut(line, " ")
+		if strings.HasPrefix(label, owner) {
+			left = append(left, name)
 		}
 	}
 	return strings.Join(left, " ")
@@ -163,7 +171,7 @@ func TestSVNCommitReviewedInPodmanEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(runDir, "agent", "pass-stats.json")); err != nil {
 		t.Errorf("no pass-stats.json from the sandboxed pass: %v", err)
 	}
-	if left := runContainers(t, runs[0]); left != "" {
+	if left := runContainers(t, e); left != "" {
 		t.Errorf("containers left behind: %s", left)
 	}
 }
@@ -201,7 +209,7 @@ func TestSVNCommitReviewedByLLMInPodmanThroughEgress(t *testing.T) {
 	if allowed == 0 {
 		t.Errorf("no allowed egress to the model server %s in the audit trail: %+v", host, detail.Egress)
 	}
-	if left := runContainers(t, runs[0]); left != "" {
+	if left := runContainers(t, e); left != "" {
 		t.Errorf("containers left behind: %s", left)
 	}
 }
@@ -363,7 +371,7 @@ func TestHostilePassInPodmanIsContained(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("healthz after the hostile passes: %s", resp.Status)
 	}
-	if left := runContainers(t, runs...); left != "" {
+	if left := runContainers(t, e); left != "" {
 		t.Errorf("containers left behind: %s", left)
 	}
 }
