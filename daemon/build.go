@@ -107,7 +107,7 @@ func Build(cfg *Config, deps Deps, opts BuildOptions) (*Components, error) {
 		}
 		resolver := &Resolver{cfg: cfg, store: deps.Store, channels: c.Channels}
 		c.Dispatcher = delivery.New(meterDispatches(deps.Store, deps.Metrics), resolver, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now,
-			OnRateLimitWait: deps.Metrics.RateLimitWait})
+			OnRateLimitWait: deps.Metrics.RateLimitWait, Quiet: quietDispatches(deps.Store)})
 		stages.Publish = &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher}
 	}
 	c.Pipeline = NewPipeline(cfg, deps, stages)

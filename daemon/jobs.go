@@ -71,7 +71,7 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 	// planned by a worker, waiting for a retry) at start, when woken, when
 	// a retry falls due, and on retry_every.
 	dispatcher := parts.Dispatcher
-	if _, err := j.sched.AddFunc(cfg.Dispatch.RetryEvery, dispatcher.Wake); err != nil {
+	if _, err := j.sched.AddFunc(cfg.Dispatch.RetryEvery, dispatcher.Tick); err != nil {
 		j.cancel()
 		return nil, fmt.Errorf("[dispatch] retry_every %q: %w", cfg.Dispatch.RetryEvery, err)
 	}
@@ -134,22 +134,41 @@ func (j *jobs) startWorkers(procCtx context.Context, pipe *Pipeline, store *audi
 // Claiming is a conditional update in SQLite, so any number of workers
 // (and processes) can share the queue without taking a run twice.
 func work(claimCtx, ctx context.Context, store *audit.Store, pipe *Pipeline, log *slog.Logger, wakeCh <-chan struct{}, wake func(), idlePoll time.Duration) {
+	gate := newIdleGate(store)
+	woken := true
 	for claimCtx.Err() == nil && ctx.Err() == nil {
-		run, err := store.ClaimNext(ctx)
-		if err != nil && !errors.Is(err, audit.ErrNoWork) {
-			if ctx.Err() == nil {
-				log.Error("claim run", "err", err)
+		var run *audit.Run
+		claim := func() (quiet bool) {
+			var err error
+			run, err = store.ClaimNext(ctx)
+			if err != nil && !errors.Is(err, audit.ErrNoWork) {
+				if ctx.Err() == nil {
+					log.Error("claim run", "err", err)
+				}
+				return false
 			}
+			return run == nil && quietWhen(ctx, store.QueueEmpty)
+		}
+		// A wake-up means work was queued: claim whatever the gate says.
+		if woken {
+			gate.force(claim)
+		} else {
+			gate.poll(claim)
 		}
 		if run == nil {
+			woken = false
+			t := time.NewTimer(idlePoll)
 			select {
 			case <-claimCtx.Done():
 			case <-ctx.Done():
 			case <-wakeCh:
-			case <-time.After(idlePoll):
+				woken = true
+			case <-t.C:
 			}
+			t.Stop()
 			continue
 		}
+		woken = true
 		// Another worker may be idle while this one is busy; pass the
 		// wake-up on in case more work is queued.
 		wake()
@@ -168,6 +187,25 @@ func work(claimCtx, ctx context.Context, store *audit.Store, pipe *Pipeline, log
 // as the daemon runs: without it a run whose bookkeeping failed would
 // wait for the next restart.
 func sweepExpired(ctx context.Context, store *audit.Store, log *slog.Logger, every time.Duration, wake func()) {
+	gate := newIdleGate(store)
+	sweep := func() (quiet bool) {
+		n, abandoned, err := store.RequeueExpired(ctx, maxInterruptions)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("sweep runs with expired leases", "err", err)
+			}
+			return false
+		}
+		if n > 0 || abandoned > 0 {
+			log.Info("re-queued runs whose worker stopped renewing", "count", n, "abandoned", abandoned)
+			wake()
+		}
+		return quietWhen(ctx, store.NoneRunning)
+	}
+	// Once at start as well, with everything else that reads the store
+	// then, so an idle daemon's first sweep does not bring the SQLite
+	// engine back after the start-up trim.
+	gate.force(sweep)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -176,16 +214,6 @@ func sweepExpired(ctx context.Context, store *audit.Store, log *slog.Logger, eve
 			return
 		case <-t.C:
 		}
-		n, abandoned, err := store.RequeueExpired(ctx, maxInterruptions)
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn("sweep runs with expired leases", "err", err)
-			}
-			continue
-		}
-		if n > 0 || abandoned > 0 {
-			log.Info("re-queued runs whose worker stopped renewing", "count", n, "abandoned", abandoned)
-			wake()
-		}
+		gate.poll(sweep)
 	}
 }

@@ -46,6 +46,9 @@ type retention struct {
 	now          func() time.Time
 	log          *slog.Logger
 	batch        int // deleteBatch; tests make it small
+	// sourcesGate skips the minutely sources sweep while it last found
+	// nothing and nobody has committed since.
+	sourcesGate *idleGate
 }
 
 // runDir is where a run's files are: always derived from the id, never
@@ -111,13 +114,19 @@ func (r *retention) dropSources(ctx context.Context) (int, error) {
 }
 
 func (r *retention) runDropSources(ctx context.Context) {
-	n, err := r.dropSources(ctx)
-	if err != nil && ctx.Err() == nil {
-		r.log.Warn("remove delivered runs' sources", "err", err)
+	if r.sourcesGate == nil {
+		r.sourcesGate = newIdleGate(r.store)
 	}
-	if n > 0 {
-		r.log.Debug("removed delivered runs' sources", "runs", n)
-	}
+	r.sourcesGate.poll(func() (quiet bool) {
+		n, err := r.dropSources(ctx)
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("remove delivered runs' sources", "err", err)
+		}
+		if n > 0 {
+			r.log.Debug("removed delivered runs' sources", "runs", n)
+		}
+		return err == nil && n == 0
+	})
 }
 
 func (r *retention) batchSize() int {

@@ -43,6 +43,20 @@ type Options struct {
 	// OnRateLimitWait, when set, hears how long an attempt waited for
 	// its channel's rate-limit token (the daemon's metrics).
 	OnRateLimitWait func(channel string, waited time.Duration)
+	// Quiet, when set, lets an idle Run sleep through its Poll and
+	// retry_every wake-ups (Tick) without querying; Wake always queries.
+	Quiet *QuietCheck
+}
+
+// QuietCheck tells an idle Run that nothing can be due.
+type QuietCheck struct {
+	// Mark fingerprints the store; equal marks mean nobody committed in
+	// between. ok false: it cannot tell (Run queries).
+	Mark func() (mark any, ok bool)
+	// NonePending says no dispatch is pending at all: none due, none
+	// waiting for a retry, none leased to a sender that may die. Only a
+	// commit changes that.
+	NonePending func(ctx context.Context) (bool, error)
 }
 
 // Dispatcher delivers dispatches. It is safe for concurrent use.
@@ -53,6 +67,7 @@ type Dispatcher struct {
 	opts  Options
 	log   *slog.Logger
 	wake  chan struct{}
+	tick  chan struct{}
 	dead  atomic.Int64
 
 	buckets *buckets
@@ -79,7 +94,7 @@ func New(store Store, res Resolver, opts Options) *Dispatcher {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Dispatcher{store: store, res: res, cfg: opts.Config, opts: opts, log: log,
-		wake: make(chan struct{}, 1), buckets: newBuckets(store, log),
+		wake: make(chan struct{}, 1), tick: make(chan struct{}, 1), buckets: newBuckets(store, log),
 		active: map[string]bool{}, lastFail: map[string]string{}}
 }
 
@@ -194,36 +209,75 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	d.buckets.load(ctx)
 	var senders sync.WaitGroup
 	defer senders.Wait()
+	var quietAt any // the mark of the last pass that found nothing pending
+	quiet, forced := false, true
 	for ctx.Err() == nil {
-		channels, err := d.store.DueChannels(ctx)
-		if err != nil && ctx.Err() == nil {
-			d.log.Error("find due dispatches", "err", err)
-		}
-		for _, ch := range channels {
-			d.mu.Lock()
-			busy := d.active[ch]
-			d.active[ch] = true
-			d.mu.Unlock()
-			if busy {
-				continue
-			}
-			senders.Add(1)
-			go func() { defer senders.Done(); d.send(ctx, ch) }()
+		mark, marked := d.mark()
+		if forced || !quiet || !marked || mark != quietAt {
+			quiet = d.pass(ctx, &senders) && marked
+			quietAt = mark
 		}
 		wait := d.opts.Poll
-		if at, ok, err := d.store.NextDispatchDue(ctx); err == nil && ok {
-			if until := at.Sub(d.opts.Now()); until < wait {
-				wait = max(until, 10*time.Millisecond)
+		if !quiet {
+			if at, ok, err := d.store.NextDispatchDue(ctx); err == nil && ok {
+				if until := at.Sub(d.opts.Now()); until < wait {
+					wait = max(until, 10*time.Millisecond)
+				}
 			}
 		}
 		t := time.NewTimer(wait)
+		forced = false
 		select {
 		case <-ctx.Done():
 		case <-d.wake:
+			forced = true
+		case <-d.tick:
 		case <-t.C:
 		}
 		t.Stop()
 	}
+}
+
+// Tick is the safety-net wake-up ([dispatch] retry_every): Run looks for
+// due dispatches unless nothing was pending at its last look and nobody
+// has committed since.
+func (d *Dispatcher) Tick() {
+	select {
+	case d.tick <- struct{}{}:
+	default:
+	}
+}
+
+func (d *Dispatcher) mark() (any, bool) {
+	if d.opts.Quiet == nil || d.opts.Quiet.Mark == nil {
+		return nil, false
+	}
+	return d.opts.Quiet.Mark()
+}
+
+// pass starts a sender for each channel with due work and reports whether
+// nothing at all is pending.
+func (d *Dispatcher) pass(ctx context.Context, senders *sync.WaitGroup) (nonePending bool) {
+	channels, err := d.store.DueChannels(ctx)
+	if err != nil && ctx.Err() == nil {
+		d.log.Error("find due dispatches", "err", err)
+	}
+	for _, ch := range channels {
+		d.mu.Lock()
+		busy := d.active[ch]
+		d.active[ch] = true
+		d.mu.Unlock()
+		if busy {
+			continue
+		}
+		senders.Add(1)
+		go func() { defer senders.Done(); d.send(ctx, ch) }()
+	}
+	if err != nil || len(channels) > 0 || d.opts.Quiet == nil || d.opts.Quiet.NonePending == nil {
+		return false
+	}
+	none, err := d.opts.Quiet.NonePending(ctx)
+	return err == nil && none
 }
 
 // send delivers channel's due dispatches in order until none is due, then

@@ -467,3 +467,59 @@ func TestOrderAndRateLimit(t *testing.T) {
 		t.Errorf("%d requests in %v, limit is one per %v", len(reqs), span, minGap)
 	}
 }
+
+// countingStore counts the dispatcher's look for due work.
+type countingStore struct {
+	delivery.Store
+	looks atomic.Int32
+}
+
+func (s *countingStore) DueChannels(ctx context.Context) ([]string, error) {
+	s.looks.Add(1)
+	return s.Store.DueChannels(ctx)
+}
+
+// With Quiet, an idle Run sleeps through its poll and Tick without a
+// query while nothing is pending and nobody commits, and still sends a
+// dispatch planned behind its back at the next poll.
+func TestIdleRunSkipsQueriesUntilACommit(t *testing.T) {
+	f := newFixture(t, 0)
+	counting := &countingStore{Store: f.store}
+	disp := delivery.New(counting, f.res, delivery.Options{Config: delivery.Config{MaxAttempts: 3, Backoff: time.Second,
+		MaxBackoff: time.Minute, Timeout: 2 * time.Second}, Now: f.clk.Now, Poll: 20 * time.Millisecond,
+		Quiet: &delivery.QuietCheck{
+			Mark:        func() (any, bool) { m, ok := f.store.ChangeMark(); return m, ok },
+			NonePending: f.store.NoDispatchPending,
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { disp.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	time.Sleep(200 * time.Millisecond) // ten polls
+	for range 5 {
+		disp.Tick()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := counting.looks.Load(); n != 1 {
+		t.Fatalf("an idle dispatcher looked for due work %d times in ten polls and five ticks, want once (at start)", n)
+	}
+
+	f.plan(1) // as another process would: a commit, no Wake
+	deadline := time.Now().Add(10 * time.Second)
+	for f.srv.arrived.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a dispatch planned behind the dispatcher's back was not sent (%d looks)", counting.looks.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	before := counting.looks.Load()
+	disp.Wake()
+	deadline = time.Now().Add(5 * time.Second)
+	for counting.looks.Load() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("Wake did not make the dispatcher look")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
