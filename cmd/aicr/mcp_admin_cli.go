@@ -45,15 +45,26 @@ func actor(via string) string {
 
 // cliError turns an admin envelope into the CLI's error: bad input and a
 // bad config exit 2 like every usage error, anything else 1. The remedy
-// follows the message; errors.Is still reaches the cause.
-func cliError(err error) error {
+// follows the message; errors.Is still reaches the cause. With --format
+// json the envelope itself goes to stdout, as the tool's structured
+// content does, and nothing to stderr.
+func cliError(out exporter, err error) error {
 	var env *mcperr.Error
 	if !errors.As(err, &env) {
 		return err
 	}
+	usage := env.Code == mcperr.InvalidInput || env.Code == mcperr.ConfigInvalid
+	if out.JSON() {
+		if werr := writeJSON(out.io.Out, env); werr != nil {
+			return werr
+		}
+		if usage {
+			return errSilentUsage
+		}
+		return errSilentFailure
+	}
 	e := &envelopeError{env: env}
-	switch env.Code {
-	case mcperr.InvalidInput, mcperr.ConfigInvalid:
+	if usage {
 		return &usageError{err: e}
 	}
 	return e

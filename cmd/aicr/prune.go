@@ -40,7 +40,7 @@ data_dir's owner.`,
 			}
 			out, err := adminFor(f, "").Prune(cmd.Context(), opts.Input)
 			if err != nil {
-				return cliError(err)
+				return cliError(newExporter(f.IOStreams, opts.Format), err)
 			}
 			return newExporter(f.IOStreams, opts.Format).Write(out, func(w io.Writer) error { return printOutcome(w, out) })
 		},

@@ -88,7 +88,7 @@ its idle poll. Same as the admin MCP tool repo_resume. Run it as the data_dir's 
 func repoRun(_ context.Context, f *Factory, format string, do func(*admin.Admin) (admin.Outcome, error)) error {
 	out, err := do(adminFor(f, ""))
 	if err != nil {
-		return cliError(err)
+		return cliError(newExporter(f.IOStreams, format), err)
 	}
 	return newExporter(f.IOStreams, format).Write(out, func(w io.Writer) error { return printOutcome(w, out) })
 }

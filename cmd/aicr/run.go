@@ -99,7 +99,7 @@ func runRetryRun(ctx context.Context, opts *RunRetryOptions) error {
 	}
 	res, err := adminFor(opts.Factory, "").RunRetry(ctx, in)
 	if err != nil {
-		return cliError(err)
+		return cliError(newExporter(opts.Factory.IOStreams, opts.Format), err)
 	}
 	out := newExporter(opts.Factory.IOStreams, opts.Format)
 	if opts.DryRun {
