@@ -63,7 +63,7 @@ func TestToolsUseTheConfiguredPostgresStore(t *testing.T) {
 	if err != nil || len(plan.Plan) != 1 || plan.Confirmed {
 		t.Fatalf("run_retry plan: %+v %v", plan, err)
 	}
-	done, err := a.RunRetry(ctx, RunRetryInput{RunID: run.ID, Confirm: Confirm{Confirm: true, PlanID: plan.PlanID}})
+	done, err := a.RunRetry(ctx, RunRetryInput{RunID: run.ID, TwoPhase: TwoPhase{Confirm: true, PlanID: plan.PlanID}})
 	if err != nil || len(done.Queued) != 1 {
 		t.Fatalf("run_retry confirmed: %+v %v", done, err)
 	}

@@ -235,7 +235,7 @@ type dispatchRetryOutput = admin.DispatchRetryOutput
 
 func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	f := opts.Factory
-	res, err := adminFor(f, "").DispatchRetry(ctx, admin.DispatchRetryInput{DispatchID: opts.ID, Confirm: admin.Confirm{Confirm: !opts.DryRun}})
+	res, err := adminFor(f, "").DispatchRetry(ctx, admin.DispatchRetryInput{DispatchID: opts.ID, TwoPhase: admin.TwoPhase{Confirm: !opts.DryRun}})
 	if err != nil {
 		return cliError(newExporter(f.IOStreams, opts.Format), err)
 	}

@@ -34,7 +34,7 @@ data_dir's owner.`,
 			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			opts.Input.Confirm.Confirm = !dryRun
+			opts.Input.Confirm = !dryRun
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

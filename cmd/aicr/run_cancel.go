@@ -37,7 +37,7 @@ data_dir's owner.`,
 			if err != nil {
 				return err
 			}
-			opts.Input.RunID, opts.Input.Confirm.Confirm = id, !dryRun
+			opts.Input.RunID, opts.Input.Confirm = id, !dryRun
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
