@@ -43,6 +43,9 @@ type Deps struct {
 	ReadOnly bool
 	// Actor is recorded as who paused a repo or cancelled a run.
 	Actor string
+	// Version is this aicr's: doctor warns about a daemon running
+	// another, as aicr doctor does.
+	Version string
 }
 
 // Admin runs the tools over one config file.

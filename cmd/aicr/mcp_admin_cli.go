@@ -18,14 +18,19 @@ import (
 )
 
 // adminFor is the admin tools over the factory's config, as this process.
-func adminFor(f *Factory, via string) *admin.Admin {
-	return admin.New(admin.Deps{
+func adminFor(f *Factory, via string) *admin.Admin { return admin.New(adminDeps(f, via)) }
+
+// adminDeps is what the admin tools take from this process, for the CLI
+// verbs and `aicr mcp admin` alike.
+func adminDeps(f *Factory, via string) admin.Deps {
+	return admin.Deps{
 		ConfigPath: f.ConfigPath,
 		Now:        f.Now,
 		Executable: f.Executable,
 		CheckOwner: checkDataDirOwner,
 		Actor:      actor(via),
-	})
+		Version:    version,
+	}
 }
 
 // actor names who paused a repo or cancelled a run: the operator behind
