@@ -43,6 +43,9 @@ type Deps struct {
 	ReadOnly bool
 	// Actor is recorded as who paused a repo or cancelled a run.
 	Actor string
+	// Version is this aicr's: doctor warns about a daemon running
+	// another, as aicr doctor does.
+	Version string
 }
 
 // Admin runs the tools over one config file.
@@ -72,14 +75,15 @@ func (a *Admin) config() (*daemon.Config, error) {
 	return cfg, nil
 }
 
-// readStore opens the audit database read-only: reads and plans never
-// create, migrate or write it.
+// readStore opens the configured store ([store]: the data_dir's SQLite
+// file, or PostgreSQL) read-only: reads and plans never create, migrate
+// or write it.
 func (a *Admin) readStore(ctx context.Context) (*audit.Store, *daemon.Config, error) {
 	cfg, err := a.config()
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := audit.OpenReadOnly(ctx, daemon.DBPath(cfg))
+	store, err := daemon.OpenStoreReadOnly(ctx, cfg)
 	if errors.Is(err, audit.ErrNoDatabase) {
 		return nil, nil, mcperr.Wrap(mcperr.NotFound, "start the daemon once (aicr daemon); it creates the database", err)
 	}
@@ -89,7 +93,7 @@ func (a *Admin) readStore(ctx context.Context) (*audit.Store, *daemon.Config, er
 	return store, cfg, nil
 }
 
-// writeStore opens the audit database for a confirmed mutation, as the
+// writeStore opens the configured store for a confirmed mutation, as the
 // data_dir's owner only.
 func (a *Admin) writeStore(ctx context.Context, cfg *daemon.Config) (*audit.Store, error) {
 	if a.d.ReadOnly {
@@ -100,7 +104,7 @@ func (a *Admin) writeStore(ctx context.Context, cfg *daemon.Config) (*audit.Stor
 	if err := a.d.CheckOwner(cfg.Daemon.DataDir); err != nil {
 		return nil, mcperr.Wrap(mcperr.PolicyBlocked, "run the admin server (or the CLI) as the data_dir's owner", err)
 	}
-	store, err := audit.Open(ctx, daemon.DBPath(cfg))
+	store, err := daemon.OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, storeErr(err)
 	}

@@ -68,13 +68,13 @@ func TestRunRetryFailedSincePlansAndApplies(t *testing.T) {
 	if err != nil || len(plan.Plan) != 2 || plan.Plan[0].ID != 2 || plan.Plan[1].ID != 3 || plan.Confirmed || len(plan.Queued) != 0 {
 		t.Fatalf("plan %+v %v", plan, err)
 	}
-	res, err := a.RunRetry(ctx, RunRetryInput{FailedSince: "24h", Confirm: Confirm{Confirm: true, PlanID: plan.PlanID}})
+	res, err := a.RunRetry(ctx, RunRetryInput{FailedSince: "24h", TwoPhase: TwoPhase{Confirm: true, PlanID: plan.PlanID}})
 	if err != nil || !res.Confirmed || fmt.Sprint(res.Queued) != "[2 3]" || res.PlanID != plan.PlanID {
 		t.Fatalf("apply %+v %v", res, err)
 	}
 	// Another selection gives another plan: the old plan_id
 	// is refused and nothing is written.
-	if _, err := a.RunRetry(ctx, RunRetryInput{FailedSince: "72h", Confirm: Confirm{Confirm: true, PlanID: plan.PlanID}}); code(err) != mcperr.ConfirmationRequired {
+	if _, err := a.RunRetry(ctx, RunRetryInput{FailedSince: "72h", TwoPhase: TwoPhase{Confirm: true, PlanID: plan.PlanID}}); code(err) != mcperr.ConfirmationRequired {
 		t.Fatalf("stale plan_id: %v", err)
 	}
 	s, _ := audit.OpenReadOnly(ctx, db)
@@ -96,11 +96,11 @@ func TestMutationsRefusedByPolicy(t *testing.T) {
 	if out, err := ro.RunRetry(ctx, RunRetryInput{RunID: 1}); err != nil || len(out.Plan) != 1 {
 		t.Fatalf("a read-only server still shows plans: %+v %v", out, err)
 	}
-	if _, err := ro.RunRetry(ctx, RunRetryInput{RunID: 1, Confirm: Confirm{Confirm: true}}); code(err) != mcperr.PolicyBlocked {
+	if _, err := ro.RunRetry(ctx, RunRetryInput{RunID: 1, TwoPhase: TwoPhase{Confirm: true}}); code(err) != mcperr.PolicyBlocked {
 		t.Fatalf("read-only confirm: %v", err)
 	}
 	notOwner := New(Deps{ConfigPath: cfgPath, CheckOwner: func(dir string) error { return fmt.Errorf("data_dir %s belongs to aicr", dir) }})
-	if _, err := notOwner.RepoPause(ctx, RepoPauseInput{Repo: "main", Confirm: Confirm{Confirm: true}}); code(err) != mcperr.PolicyBlocked {
+	if _, err := notOwner.RepoPause(ctx, RepoPauseInput{Repo: "main", TwoPhase: TwoPhase{Confirm: true}}); code(err) != mcperr.PolicyBlocked {
 		t.Fatalf("not the owner: %v", err)
 	}
 	// keep_runs_for = 0 keeps directories forever: prune needs older_than.

@@ -21,7 +21,7 @@ type RunRetryInput struct {
 	RunID       int64  `json:"run_id,omitempty" jsonschema:"the failed run to queue again; or give failed_since"`
 	FailedSince string `json:"failed_since,omitempty" jsonschema:"queue again every run that failed within this duration (24h) or since this RFC 3339 time"`
 	Repo        string `json:"repo,omitempty" jsonschema:"with failed_since: only runs of this repo"`
-	Confirm
+	TwoPhase
 }
 
 // RunRetryOutput is run_retry's result; Queued lists the runs queued
@@ -93,7 +93,7 @@ func (a *Admin) RunRetry(ctx context.Context, in RunRetryInput) (RunRetryOutput,
 			}
 			return nil
 		},
-	}, in.Confirm)
+	}, in.TwoPhase)
 	if err != nil {
 		return RunRetryOutput{}, err
 	}
@@ -124,7 +124,7 @@ func getRun(ctx context.Context, store *audit.Store, id int64) (*audit.RunDetail
 type RunCancelInput struct {
 	RunID  int64  `json:"run_id" jsonschema:"the queued run to cancel"`
 	Reason string `json:"reason,omitempty" jsonschema:"why, kept in the run's record"`
-	Confirm
+	TwoPhase
 }
 
 // RunCancel ends a queued run (waiting, retrying or held by a pause) as
@@ -184,13 +184,13 @@ func (a *Admin) RunCancel(ctx context.Context, in RunCancelInput) (Outcome, erro
 			}
 			return nil
 		},
-	}, in.Confirm)
+	}, in.TwoPhase)
 }
 
 // DispatchRetryInput is dispatch_retry's input (aicr dispatch retry --queue).
 type DispatchRetryInput struct {
 	DispatchID int64 `json:"dispatch_id" jsonschema:"the failed, dead or unknown-outcome delivery to re-drive (see dispatch_list)"`
-	Confirm
+	TwoPhase
 }
 
 // DispatchRetryOutput is dispatch_retry's result: the row after the
@@ -243,7 +243,7 @@ func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (Dispa
 			}
 			return nil
 		},
-	}, in.Confirm)
+	}, in.TwoPhase)
 	if err != nil {
 		return DispatchRetryOutput{}, err
 	}
@@ -278,13 +278,13 @@ func getDispatch(ctx context.Context, store *audit.Store, id int64) (audit.Dispa
 type RepoPauseInput struct {
 	Repo   string `json:"repo" jsonschema:"the [[repo]] name"`
 	Reason string `json:"reason,omitempty" jsonschema:"why, shown by queue_status and aicr queue status"`
-	Confirm
+	TwoPhase
 }
 
 // RepoInput names a repo (repo_resume).
 type RepoInput struct {
 	Repo string `json:"repo" jsonschema:"the [[repo]] name"`
-	Confirm
+	TwoPhase
 }
 
 // RepoPause holds a repo's reviews: its events are still recorded and
@@ -323,7 +323,7 @@ func (a *Admin) RepoPause(ctx context.Context, in RepoPauseInput) (Outcome, erro
 			}
 			return nil
 		},
-	}, in.Confirm)
+	}, in.TwoPhase)
 }
 
 // RepoResume releases a paused repo's held runs, in queue order.
@@ -363,7 +363,7 @@ func (a *Admin) RepoResume(ctx context.Context, in RepoInput) (Outcome, error) {
 			}
 			return nil
 		},
-	}, in.Confirm)
+	}, in.TwoPhase)
 }
 
 func unknownRepo(cfg *daemon.Config, name string) error {
@@ -386,7 +386,7 @@ func queuedOf(q audit.QueueStatus, repo string) int {
 // PruneInput is prune's input (aicr prune).
 type PruneInput struct {
 	OlderThan string `json:"older_than,omitempty" jsonschema:"remove the directories of runs finished longer ago than this duration (720h); default [daemon] keep_runs_for"`
-	Confirm
+	TwoPhase
 }
 
 // pruneBatch bounds one prune's plan, so a plan stays readable; the
@@ -452,7 +452,7 @@ func (a *Admin) Prune(ctx context.Context, in PruneInput) (Outcome, error) {
 			}
 			return nil
 		},
-	}, in.Confirm)
+	}, in.TwoPhase)
 }
 
 // runDir is derived from the id, never from the run_dir column, so a

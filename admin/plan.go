@@ -13,8 +13,11 @@ import (
 	"github.com/aicr-dev/aicr/mcperr"
 )
 
-// Confirm is the two-phase part of every mutating tool's input.
-type Confirm struct {
+// TwoPhase is the two-phase part of every mutating tool's input. (Not
+// named Confirm: embedded, a type of that name hides its own Confirm
+// field from the schema generator, and the tools' input schemas lacked
+// confirm.)
+type TwoPhase struct {
 	Confirm bool   `json:"confirm,omitempty" jsonschema:"apply the plan; without it the tool only returns the plan and writes nothing"`
 	PlanID  string `json:"plan_id,omitempty" jsonschema:"with confirm: the plan_id of the plan you reviewed; if the current state gives another plan nothing is written (CONFIRMATION_REQUIRED)"`
 }
@@ -67,7 +70,7 @@ func planID(tool string, changes []Change) string {
 // run is the two-phase protocol: without confirm, the plan from a
 // read-only store; with it, the plan rebuilt from the current state,
 // applied, and every change read back.
-func (a *Admin) run(ctx context.Context, m mutation, c Confirm) (Outcome, error) {
+func (a *Admin) run(ctx context.Context, m mutation, c TwoPhase) (Outcome, error) {
 	if !c.Confirm {
 		store, cfg, err := a.readStore(ctx)
 		if err != nil {

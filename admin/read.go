@@ -183,7 +183,7 @@ func (a *Admin) Doctor(ctx context.Context, in DoctorInput) (doctor.Report, erro
 		// skips that fallback.
 		exe, _ = a.d.Executable()
 	}
-	rep, err := doctor.Diagnose(ctx, doctor.Options{Config: cfg, Repo: in.Repo, Exe: exe})
+	rep, err := doctor.Diagnose(ctx, doctor.Options{Config: cfg, Repo: in.Repo, Exe: exe, Version: a.d.Version})
 	if errors.Is(err, doctor.ErrUnknownRepo) {
 		return doctor.Report{}, mcperr.New(mcperr.NotFound, "name a [[repo]] of the config, or leave repo out", "%v", err)
 	}

@@ -8,10 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"reflect"
-	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -78,34 +75,10 @@ const (
 	mutating
 )
 
-// schemaOptions: a raw JSON value (an event's payload) is any JSON, and
-// times are RFC 3339 strings.
-var schemaOptions = &jsonschema.ForOptions{
-	IgnoreInvalidTypes: true,
-	TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage](): {},
-		reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
-	},
-}
-
-// schemaJSON is T's schema; a tool's result is an object, so a pointer
-// result is described by what it points to (a nil result is an error).
-func schemaJSON[T any]() (json.RawMessage, error) {
-	t := reflect.TypeFor[T]()
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	s, err := jsonschema.ForType(t, schemaOptions)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(s)
-}
-
 // addTool registers fn with schemas derived from its types. The input is
 // decoded strictly: an unknown or mistyped argument is INVALID_INPUT.
 func addTool[In, Out any](s *server.MCPServer, name, description string, kind toolKind, fn func(context.Context, In) (Out, error)) error {
-	in, err := schemaJSON[In]()
+	in, err := mcperr.SchemaFor[In]()
 	if err != nil {
 		return fmt.Errorf("tool %s: input schema: %w", name, err)
 	}
@@ -119,7 +92,7 @@ func addTool[In, Out any](s *server.MCPServer, name, description string, kind to
 		mcp.WithIdempotentHintAnnotation(kind == readOnly),
 		mcp.WithOpenWorldHintAnnotation(false),
 	}
-	out, err := outputSchema[Out]()
+	out, err := mcperr.OutputSchema[Out]()
 	if err != nil {
 		return fmt.Errorf("tool %s: output schema: %w", name, err)
 	}
@@ -137,22 +110,6 @@ func addTool[In, Out any](s *server.MCPServer, name, description string, kind to
 		return mcp.NewToolResultStructuredOnly(res), nil
 	})
 	return nil
-}
-
-// outputSchema admits the tool's result or the error envelope: clients
-// (the official TypeScript SDK among them) validate structuredContent
-// against the output schema even on an isError result, and the envelope
-// travels as structuredContent.
-func outputSchema[Out any]() (json.RawMessage, error) {
-	result, err := schemaJSON[Out]()
-	if err != nil {
-		return nil, err
-	}
-	envelope, err := schemaJSON[mcperr.Error]()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(map[string]any{"type": "object", "anyOf": []json.RawMessage{result, envelope}})
 }
 
 func decodeStrict[In any](req mcp.CallToolRequest) (In, error) {

@@ -12,7 +12,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -120,4 +123,45 @@ func Middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		}
 		return res, nil
 	}
+}
+
+// schemaOptions: a raw JSON value (an event's payload) is any JSON, and
+// times are RFC 3339 strings.
+var schemaOptions = &jsonschema.ForOptions{
+	IgnoreInvalidTypes: true,
+	TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {},
+		reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
+	},
+}
+
+// SchemaFor is T's JSON schema, as a tool's input or result schema; a
+// pointer is described by what it points to (a tool's nil result is an
+// error).
+func SchemaFor[T any]() (json.RawMessage, error) {
+	t := reflect.TypeFor[T]()
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	s, err := jsonschema.ForType(t, schemaOptions)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(s)
+}
+
+// OutputSchema is the output schema of a tool whose result is Out: Out
+// or the envelope. Clients (the official TypeScript SDK among them)
+// validate structuredContent against it even on an isError result, and
+// the envelope travels as structuredContent.
+func OutputSchema[Out any]() (json.RawMessage, error) {
+	result, err := SchemaFor[Out]()
+	if err != nil {
+		return nil, err
+	}
+	envelope, err := SchemaFor[Error]()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"type": "object", "anyOf": []json.RawMessage{result, envelope}})
 }

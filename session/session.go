@@ -369,13 +369,16 @@ func waited(sess audit.ReviewSession, r audit.SessionRound) Waited {
 	return w
 }
 
-// next is what the caller does after a wait, as issue 16 lists it.
+// next is what the caller does after a wait, as issue 16 lists it. An
+// ended session takes no reply and needs no end, whatever its last round
+// found: stopped / session_ended, so a wait never sends the caller to a
+// review_reply that is refused with SESSION_INVALID.
 func next(sess audit.ReviewSession, r audit.SessionRound) (string, string) {
+	if sess.Status == audit.SessionEnded {
+		return NextStopped, ReasonSessionEnded
+	}
 	switch r.Status {
 	case audit.RoundRunning:
-		if sess.Status == audit.SessionEnded {
-			return NextStopped, ReasonSessionEnded
-		}
 		return NextRunning, ReasonReviewerRunning
 	case audit.RoundCompleted:
 		if r.Result != nil && len(r.Result.Problems) > 0 {

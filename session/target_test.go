@@ -113,6 +113,9 @@ func TestNext(t *testing.T) {
 		{audit.SessionRound{Status: audit.RoundFailed, FailureReason: ReasonProcessExit}, NextStopped, ReasonProcessExit, active},
 		{audit.SessionRound{Status: audit.RoundTimeout}, NextStopped, ReasonTimeout, active},
 		{audit.SessionRound{Status: audit.RoundRunning}, NextStopped, ReasonSessionEnded, audit.ReviewSession{Status: audit.SessionEnded}},
+		// Ended: no reply is taken, so no respond (nor done) either.
+		{audit.SessionRound{Status: audit.RoundCompleted, Result: problem}, NextStopped, ReasonSessionEnded, audit.ReviewSession{Status: audit.SessionEnded}},
+		{audit.SessionRound{Status: audit.RoundCompleted, Result: &review.Result{}}, NextStopped, ReasonSessionEnded, audit.ReviewSession{Status: audit.SessionEnded}},
 	} {
 		n, why := next(tc.sess, tc.r)
 		if n != tc.next || why != tc.why {

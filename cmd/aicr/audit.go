@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aicr-dev/aicr/admin"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/triggers"
@@ -143,20 +143,15 @@ func newCmdAuditShow(f *Factory, runF func(context.Context, *AuditShowOptions) e
 	return cmd
 }
 
+// auditShowRun is the admin tool run_inspect: --format json prints its
+// result, or its envelope.
 func auditShowRun(ctx context.Context, opts *AuditShowOptions) error {
-	store, err := opts.Factory.ReadOnlyStore(ctx)
+	out := newExporter(opts.Factory.IOStreams, opts.Format)
+	d, err := adminFor(opts.Factory, "").RunInspect(ctx, admin.RunInput{RunID: opts.RunID})
 	if err != nil {
-		return err
+		return cliError(out, err)
 	}
-	defer store.Close()
-	d, err := store.GetRun(ctx, opts.RunID)
-	if errors.Is(err, audit.ErrNotFound) {
-		return fmt.Errorf("no run %d in %s (see aicr audit list)", opts.RunID, store.Path())
-	}
-	if err != nil {
-		return err
-	}
-	return newExporter(opts.Factory.IOStreams, opts.Format).Write(d, func(w io.Writer) error {
+	return out.Write(d, func(w io.Writer) error {
 		printRunDetail(w, d)
 		return nil
 	})

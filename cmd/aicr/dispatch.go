@@ -75,7 +75,7 @@ func dispatchListRun(ctx context.Context, opts *DispatchListOptions) error {
 	// prints the admin tool dispatch_list's dispatches.
 	res, err := adminFor(opts.Factory, "").DispatchList(ctx, admin.DispatchListInput{Status: opts.Status, Channel: opts.Channel, Limit: opts.Limit})
 	if err != nil {
-		return cliError(err)
+		return cliError(newExporter(opts.Factory.IOStreams, opts.Format), err)
 	}
 	out := newExporter(opts.Factory.IOStreams, opts.Format)
 	if out.JSON() {
@@ -235,9 +235,9 @@ type dispatchRetryOutput = admin.DispatchRetryOutput
 
 func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	f := opts.Factory
-	res, err := adminFor(f, "").DispatchRetry(ctx, admin.DispatchRetryInput{DispatchID: opts.ID, Confirm: admin.Confirm{Confirm: !opts.DryRun}})
+	res, err := adminFor(f, "").DispatchRetry(ctx, admin.DispatchRetryInput{DispatchID: opts.ID, TwoPhase: admin.TwoPhase{Confirm: !opts.DryRun}})
 	if err != nil {
-		return cliError(err)
+		return cliError(newExporter(f.IOStreams, opts.Format), err)
 	}
 	out := newExporter(f.IOStreams, opts.Format)
 	if opts.DryRun {

@@ -5,12 +5,16 @@ package main
 // (POST /v1/probe) catches what /healthz could not.
 
 import (
+	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/admin"
 	"github.com/aicr-dev/aicr/doctor"
 )
 
@@ -131,5 +135,35 @@ func TestDoctorCatchesDaemonMissingARepo(t *testing.T) {
 	e.startDaemon()
 	if rep, out, code := runDoctor(t, e); code != 0 || !rep.OK {
 		t.Fatalf("after a restart: exit %d; report:\n%s", code, out)
+	}
+}
+
+// The admin tool doctor is aicr doctor: a daemon running another aicr
+// than this one is a warning from both (the tool did not know its own
+// version, so it said ok where the verb said restart the daemon).
+func TestDoctorToolWarnsOfADaemonOfAnotherVersion(t *testing.T) {
+	e := newEnv(t, 1)
+	e.startDaemon()
+	saved := version
+	version = "9.9.9-test"
+	t.Cleanup(func() { version = saved })
+
+	f, out, _ := testFactory(t, e.config)
+	if code := exitCode(doctorRun(context.Background(), &DoctorOptions{Factory: f, Format: formatJSON}), io.Discard); code > 1 {
+		t.Fatalf("aicr doctor: exit %d\n%s", code, out)
+	}
+	var verb doctor.Report
+	if err := json.Unmarshal(out.Bytes(), &verb); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	tool, err := adminFor(f, "").Doctor(context.Background(), admin.DoctorInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rep := range map[string]doctor.Report{"aicr doctor": verb, "the doctor tool": tool} {
+		c := findCheck(t, rep, doctor.CheckDaemon)
+		if c.Status != doctor.StatusWarn || !strings.Contains(c.Detail, "this aicr is 9.9.9-test") {
+			t.Errorf("%s: daemon check %+v, want a warning naming this aicr's version", name, c)
+		}
 	}
 }

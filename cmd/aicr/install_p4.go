@@ -112,6 +112,13 @@ func installP4TriggerRun(_ context.Context, o *InstallP4Options) error {
 	if err != nil {
 		return err
 	}
+	test := "submit a small change under %[3]s"
+	published := "a submit never waits or fails"
+	if o.Shelve {
+		// The shelve-commit line fires on p4 shelve, never on a submit.
+		test = "shelve a small change under %[3]s (p4 shelve -c N)"
+		published = "a shelve never waits or fails; the shelf's run is shelf-<change>-<ms>"
+	}
 	fmt.Fprintf(f.IOStreams.ErrOut, `
 Install (as a Perforce super user):
   1. Put %[1]s on the Perforce server (aicr-notify: the trigger client
@@ -120,11 +127,11 @@ Install (as a Perforce super user):
      with a bare environment) and a spool_dir that account can write.
   2. Run 'p4 triggers', paste the lines above under "Triggers:", save.
      Check with 'p4 triggers -o'.
-  3. Test: submit a small change under %[3]s, then on the daemon host run
+  3. Test: `+test+`, then on the daemon host run
      'aicr audit list --repo %[4]s'. If nothing arrives, read
      <spool_dir>/notify.log on the Perforce server; events that could not be
      delivered wait in <spool_dir> and are sent later.
-The trigger returns at once and always exits 0, so a submit never waits or fails.
+The trigger returns at once and always exits 0, so `+published+`.
 `, aicrPath, cfg.Path, strings.Join(pc.DepotPaths, " "), o.Repo)
 	return nil
 }

@@ -40,6 +40,29 @@ func TestP4TriggerNamesDifferPerRepo(t *testing.T) {
 	}
 }
 
+// The steps printed with --shelve test the shelve-commit line by
+// shelving, not by submitting (which never fires it).
+func TestP4ShelveTriggerStepsTestByShelving(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AICR_CLI_TEST_SECRET", "s")
+	cfg := filepath.Join(dir, "aicr.toml")
+	body := "[daemon]\ndata_dir = \"data\"\nsecret_env = \"AICR_CLI_TEST_SECRET\"\n\n[[repo]]\nname = \"depot\"\nkind = \"p4\"\nport = \"ssl:p4:1666\"\nuser = \"aicr\"\ndepot_paths = [\"//depot/...\"]\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "install", "p4-trigger", "--shelve", "--repo", "depot", "--config", cfg, "--aicr", "/x")
+	if code != 0 || !strings.HasPrefix(out, "\taicr-depot-shelve shelve-commit //depot/...") {
+		t.Fatalf("exit %d: %q %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "Test: shelve a small change under //depot/... (p4 shelve -c N)") || strings.Contains(errOut, "submit a small change") {
+		t.Errorf("--shelve steps:\n%s", errOut)
+	}
+	_, errOut, _ = runCLI(t, "install", "p4-trigger", "--repo", "depot", "--config", cfg, "--aicr", "/x")
+	if !strings.Contains(errOut, "Test: submit a small change under //depot/...") {
+		t.Errorf("change-commit steps:\n%s", errOut)
+	}
+}
+
 // Issue 15 item 8: the hook runs the binary by the path the operator ran
 // it as. A symlink such as /usr/local/bin/aicr → /opt/aicr-1.2/aicr is
 // kept, so the next release only moves the link and the hook follows.

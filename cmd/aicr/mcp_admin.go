@@ -50,14 +50,9 @@ mutations; --read-only refuses them (POLICY_BLOCKED) and still shows plans.`,
 
 func mcpAdminRun(ctx context.Context, opts *MCPAdminOptions) error {
 	f := opts.Factory
-	a := admin.New(admin.Deps{
-		ConfigPath: f.ConfigPath,
-		Now:        f.Now,
-		Executable: f.Executable,
-		CheckOwner: checkDataDirOwner,
-		ReadOnly:   opts.ReadOnly,
-		Actor:      actor("mcp admin"),
-	})
+	d := adminDeps(f, "mcp admin")
+	d.ReadOnly = opts.ReadOnly
+	a := admin.New(d)
 	ios := f.IOStreams
 	return admin.Serve(ctx, a, version, ios.In, ios.Out, ios.ErrOut)
 }

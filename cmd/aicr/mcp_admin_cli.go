@@ -18,14 +18,19 @@ import (
 )
 
 // adminFor is the admin tools over the factory's config, as this process.
-func adminFor(f *Factory, via string) *admin.Admin {
-	return admin.New(admin.Deps{
+func adminFor(f *Factory, via string) *admin.Admin { return admin.New(adminDeps(f, via)) }
+
+// adminDeps is what the admin tools take from this process, for the CLI
+// verbs and `aicr mcp admin` alike.
+func adminDeps(f *Factory, via string) admin.Deps {
+	return admin.Deps{
 		ConfigPath: f.ConfigPath,
 		Now:        f.Now,
 		Executable: f.Executable,
 		CheckOwner: checkDataDirOwner,
 		Actor:      actor(via),
-	})
+		Version:    version,
+	}
 }
 
 // actor names who paused a repo or cancelled a run: the operator behind
@@ -45,15 +50,26 @@ func actor(via string) string {
 
 // cliError turns an admin envelope into the CLI's error: bad input and a
 // bad config exit 2 like every usage error, anything else 1. The remedy
-// follows the message; errors.Is still reaches the cause.
-func cliError(err error) error {
+// follows the message; errors.Is still reaches the cause. With --format
+// json the envelope itself goes to stdout, as the tool's structured
+// content does, and nothing to stderr.
+func cliError(out exporter, err error) error {
 	var env *mcperr.Error
 	if !errors.As(err, &env) {
 		return err
 	}
+	usage := env.Code == mcperr.InvalidInput || env.Code == mcperr.ConfigInvalid
+	if out.JSON() {
+		if werr := writeJSON(out.io.Out, env); werr != nil {
+			return werr
+		}
+		if usage {
+			return errSilentUsage
+		}
+		return errSilentFailure
+	}
 	e := &envelopeError{env: env}
-	switch env.Code {
-	case mcperr.InvalidInput, mcperr.ConfigInvalid:
+	if usage {
 		return &usageError{err: e}
 	}
 	return e

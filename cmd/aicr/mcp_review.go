@@ -90,28 +90,65 @@ func mcpReviewRun(ctx context.Context, f *Factory) error {
 	ios := f.IOStreams
 	tools := &reviewTools{f: f, log: slog.New(slog.NewTextHandler(ios.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	defer tools.close()
-	s := server.NewMCPServer("aicr-review", version,
-		server.WithToolCapabilities(false),
-		server.WithRecovery(),
-		server.WithInstructions(reviewInstructions))
-	s.AddTool(reviewBeginTool(), handleSession(tools, func(ctx context.Context, svc *session.Service, in session.BeginInput) (any, error) {
-		return svc.Begin(ctx, in)
-	}))
-	s.AddTool(reviewWaitTool(), handleSession(tools, func(ctx context.Context, svc *session.Service, in session.WaitInput) (any, error) {
-		return svc.Wait(ctx, in)
-	}))
-	s.AddTool(reviewReplyTool(), handleSession(tools, func(ctx context.Context, svc *session.Service, in session.ReplyInput) (any, error) {
-		return svc.Reply(ctx, in)
-	}))
-	s.AddTool(reviewEndTool(), handleSession(tools, func(ctx context.Context, svc *session.Service, in session.EndInput) (any, error) {
-		return svc.End(ctx, in)
-	}))
+	s, err := newReviewServer(tools)
+	if err != nil {
+		return err
+	}
 	stdio := server.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(ios.ErrOut, "aicr mcp review: ", log.LstdFlags))
 	if err := stdio.Listen(ctx, ios.In, ios.Out); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("serve mcp: %w", err)
 	}
 	return nil
+}
+
+// newReviewServer is `aicr mcp review`'s server: the four session tools,
+// each with its input and output schema, and every failure (a panic
+// included) an mcperr envelope rather than a JSON-RPC error.
+func newReviewServer(tools *reviewTools) (*server.MCPServer, error) {
+	s := server.NewMCPServer("aicr-review", version,
+		server.WithToolCapabilities(false),
+		server.WithToolHandlerMiddleware(mcperr.Middleware),
+		server.WithInstructions(reviewInstructions))
+	begin, err := withOutputSchema[session.Started](reviewBeginTool())
+	if err != nil {
+		return nil, err
+	}
+	wait, err := withOutputSchema[session.Waited](reviewWaitTool())
+	if err != nil {
+		return nil, err
+	}
+	reply, err := withOutputSchema[session.Started](reviewReplyTool())
+	if err != nil {
+		return nil, err
+	}
+	end, err := withOutputSchema[session.Ended](reviewEndTool())
+	if err != nil {
+		return nil, err
+	}
+	s.AddTool(begin, handleSession(tools, func(ctx context.Context, svc *session.Service, in session.BeginInput) (any, error) {
+		return svc.Begin(ctx, in)
+	}))
+	s.AddTool(wait, handleSession(tools, func(ctx context.Context, svc *session.Service, in session.WaitInput) (any, error) {
+		return svc.Wait(ctx, in)
+	}))
+	s.AddTool(reply, handleSession(tools, func(ctx context.Context, svc *session.Service, in session.ReplyInput) (any, error) {
+		return svc.Reply(ctx, in)
+	}))
+	s.AddTool(end, handleSession(tools, func(ctx context.Context, svc *session.Service, in session.EndInput) (any, error) {
+		return svc.End(ctx, in)
+	}))
+	return s, nil
+}
+
+// withOutputSchema declares the tool's result type, or the envelope.
+func withOutputSchema[Out any](t mcp.Tool) (mcp.Tool, error) {
+	out, err := mcperr.OutputSchema[Out]()
+	if err != nil {
+		return t, fmt.Errorf("tool %s: output schema: %w", t.Name, err)
+	}
+	mcp.WithRawOutputSchema(out)(&t)
+	return t, nil
 }
 
 // handleSession decodes a call's arguments strictly into In and answers

@@ -34,13 +34,13 @@ data_dir's owner.`,
 			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			opts.Input.Confirm.Confirm = !dryRun
+			opts.Input.Confirm = !dryRun
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			out, err := adminFor(f, "").Prune(cmd.Context(), opts.Input)
 			if err != nil {
-				return cliError(err)
+				return cliError(newExporter(f.IOStreams, opts.Format), err)
 			}
 			return newExporter(f.IOStreams, opts.Format).Write(out, func(w io.Writer) error { return printOutcome(w, out) })
 		},

@@ -57,7 +57,7 @@ func queueStatusRun(ctx context.Context, opts *QueueStatusOptions) error {
 	f := opts.Factory
 	q, err := adminFor(f, "").QueueStatus(ctx, admin.NoInput{})
 	if err != nil {
-		return cliError(err)
+		return cliError(newExporter(f.IOStreams, opts.Format), err)
 	}
 	now := f.Now()
 	return newExporter(f.IOStreams, opts.Format).Write(q, func(w io.Writer) error {

@@ -41,7 +41,7 @@ held runs. Same as the admin MCP tool repo_pause. Run it as the data_dir's owner
 			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			opts.Input.Repo, opts.Input.Confirm.Confirm = args[0], !dryRun
+			opts.Input.Repo, opts.Input.Confirm = args[0], !dryRun
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -70,12 +70,12 @@ its idle poll. Same as the admin MCP tool repo_resume. Run it as the data_dir's 
 			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			opts.Input.Repo, opts.Input.Confirm.Confirm = args[0], !dryRun
+			opts.Input.Repo, opts.Input.Confirm = args[0], !dryRun
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return repoRun(cmd.Context(), opts.Factory, opts.Format, func(a *admin.Admin) (admin.Outcome, error) {
-				return a.RepoResume(cmd.Context(), admin.RepoInput{Repo: opts.Input.Repo, Confirm: opts.Input.Confirm})
+				return a.RepoResume(cmd.Context(), admin.RepoInput{Repo: opts.Input.Repo, TwoPhase: opts.Input.TwoPhase})
 			})
 		},
 	}
@@ -88,7 +88,7 @@ its idle poll. Same as the admin MCP tool repo_resume. Run it as the data_dir's 
 func repoRun(_ context.Context, f *Factory, format string, do func(*admin.Admin) (admin.Outcome, error)) error {
 	out, err := do(adminFor(f, ""))
 	if err != nil {
-		return cliError(err)
+		return cliError(newExporter(f.IOStreams, format), err)
 	}
 	return newExporter(f.IOStreams, format).Write(out, func(w io.Writer) error { return printOutcome(w, out) })
 }

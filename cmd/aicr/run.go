@@ -92,14 +92,14 @@ Run it as the data_dir's owner.`,
 type runRetryOutput = admin.RunRetryOutput
 
 func runRetryRun(ctx context.Context, opts *RunRetryOptions) error {
-	in := admin.RunRetryInput{RunID: opts.RunID, Repo: opts.Repo, Confirm: admin.Confirm{Confirm: !opts.DryRun}}
+	in := admin.RunRetryInput{RunID: opts.RunID, Repo: opts.Repo, TwoPhase: admin.TwoPhase{Confirm: !opts.DryRun}}
 	if opts.Failed {
 		// The time was checked and resolved by the flag parsing.
 		in.FailedSince = opts.Since.UTC().Format(time.RFC3339Nano)
 	}
 	res, err := adminFor(opts.Factory, "").RunRetry(ctx, in)
 	if err != nil {
-		return cliError(err)
+		return cliError(newExporter(opts.Factory.IOStreams, opts.Format), err)
 	}
 	out := newExporter(opts.Factory.IOStreams, opts.Format)
 	if opts.DryRun {

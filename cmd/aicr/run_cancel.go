@@ -37,13 +37,13 @@ data_dir's owner.`,
 			if err != nil {
 				return err
 			}
-			opts.Input.RunID, opts.Input.Confirm.Confirm = id, !dryRun
+			opts.Input.RunID, opts.Input.Confirm = id, !dryRun
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			out, err := adminFor(f, "").RunCancel(cmd.Context(), opts.Input)
 			if err != nil {
-				return cliError(err)
+				return cliError(newExporter(f.IOStreams, opts.Format), err)
 			}
 			return newExporter(f.IOStreams, opts.Format).Write(out, func(w io.Writer) error { return printOutcome(w, out) })
 		},

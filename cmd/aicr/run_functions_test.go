@@ -12,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -287,9 +289,16 @@ func TestDispatchShowAndRetry(t *testing.T) {
 		t.Fatalf("reports file: %v %q", err, b)
 	}
 	f, _, _ = testFactory(t, configPath)
-	err := dispatchRetryRun(ctx, &DispatchRetryOptions{Factory: f, ID: id, Format: formatJSON})
+	err := dispatchRetryRun(ctx, &DispatchRetryOptions{Factory: f, ID: id, Format: formatText})
 	if err == nil || !strings.Contains(err.Error(), "only failed, dead or unknown") {
 		t.Fatalf("second retry: %v", err)
+	}
+	// With --format json the refusal is the tool's envelope on stdout.
+	f, out, _ = testFactory(t, configPath)
+	err = dispatchRetryRun(ctx, &DispatchRetryOptions{Factory: f, ID: id, Format: formatJSON})
+	var env mcperr.Error
+	if err != errSilentFailure || json.Unmarshal(out.Bytes(), &env) != nil || env.Code != mcperr.PolicyBlocked || !strings.Contains(env.Remedy, "only failed, dead or unknown") {
+		t.Fatalf("second retry, json: %v\n%s", err, out)
 	}
 }
 
@@ -306,9 +315,47 @@ func TestRunRetryJSON(t *testing.T) {
 		t.Fatalf("stdout %q stderr %q", out, errOut)
 	}
 	f, _, _ = testFactory(t, configPath)
-	err = runRetryRun(context.Background(), &RunRetryOptions{Factory: f, RunID: 99, Format: formatJSON})
+	err = runRetryRun(context.Background(), &RunRetryOptions{Factory: f, RunID: 99, Format: formatText})
 	if err == nil || !strings.Contains(err.Error(), "no run 99") {
 		t.Fatalf("unknown run: %v", err)
+	}
+}
+
+// A verb whose --format json is an admin tool's result prints the tool's
+// envelope on failure too: on stdout, with nothing on stderr, exit 1, or
+// 2 for INVALID_INPUT and CONFIG_INVALID.
+func TestAdminVerbsPrintTheEnvelopeWithFormatJSON(t *testing.T) {
+	configPath, _, _ := writeFileChannelConfig(t)
+	f, _, _ := testFactory(t, configPath)
+	// A database, with nothing in it.
+	store, err := f.Store(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	for _, tc := range []struct {
+		args []string
+		code string
+		exit int
+	}{
+		{[]string{"run", "retry", "99"}, mcperr.NotFound, 1},
+		{[]string{"run", "cancel", "99", "--dry-run"}, mcperr.NotFound, 1},
+		{[]string{"audit", "show", "99"}, mcperr.NotFound, 1},
+		{[]string{"dispatch", "retry", "99", "--queue"}, mcperr.NotFound, 1},
+		{[]string{"repo", "pause", "nope", "--dry-run"}, mcperr.NotFound, 1},
+		{[]string{"prune", "--older-than", "soon"}, mcperr.InvalidInput, 2},
+		{[]string{"dispatch", "list", "--config", filepath.Join(t.TempDir(), "missing.toml")}, mcperr.ConfigInvalid, 2},
+		{[]string{"queue", "status", "--config", filepath.Join(t.TempDir(), "missing.toml")}, mcperr.ConfigInvalid, 2},
+	} {
+		args := append(append([]string{}, tc.args...), "--format", "json")
+		if !slices.Contains(args, "--config") {
+			args = append(args, "--config", configPath)
+		}
+		out, errOut, exit := runCLI(t, args...)
+		var env mcperr.Error
+		if err := json.Unmarshal([]byte(out), &env); err != nil || env.Code != tc.code || env.Message == "" || env.Remedy == "" || exit != tc.exit || errOut != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want the %s envelope, exit %d", strings.Join(tc.args, " "), exit, out, errOut, tc.code, tc.exit)
+		}
 	}
 }
 
