@@ -385,7 +385,7 @@ func queuedOf(q audit.QueueStatus, repo string) int {
 
 // PruneInput is prune's input (aicr prune).
 type PruneInput struct {
-	OlderThan string `json:"older_than,omitempty" jsonschema:"remove the directories of runs finished longer ago than this duration (720h); default [daemon] keep_runs_for"`
+	OlderThan string `json:"older_than,omitempty" jsonschema:"remove the directories of runs finished longer ago than this duration (720h); default [retention] run_dirs"`
 	TwoPhase
 }
 

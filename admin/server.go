@@ -60,7 +60,7 @@ func NewServer(a *Admin, version string) (*server.MCPServer, error) {
 		addTool(s, ToolRunCancel, "Cancel a queued run (waiting, retrying or held by a paused repo): it ends as skipped, reason cancelled. Running runs are refused (aicr run cancel). Two-phase.", mutating, a.RunCancel),
 		addTool(s, ToolRepoPause, "Pause a repo: its events are still recorded and queued, but no review starts until repo_resume; running reviews finish (aicr repo pause). Two-phase.", mutating, a.RepoPause),
 		addTool(s, ToolRepoResume, "Resume a paused repo: its held runs are reviewed in queue order (aicr repo resume). Two-phase.", mutating, a.RepoResume),
-		addTool(s, ToolPrune, "Remove the run directories (changed files, diff, agent workspace) of runs finished longer ago than older_than or [daemon] keep_runs_for; the audit rows stay (aicr prune). Two-phase.", mutating, a.Prune),
+		addTool(s, ToolPrune, "Remove the run directories (changed files, diff, agent workspace) of runs finished longer ago than older_than or [retention] run_dirs; the audit rows stay (aicr prune). Two-phase.", mutating, a.Prune),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -12,10 +12,14 @@ import (
 // database and the CLI agree on it.
 type QueueStats struct {
 	// Queued counts runs waiting for a worker, including those waiting
-	// out a retry delay.
+	// out a retry delay and those held (Held).
 	Queued int `json:"queued"`
-	// OldestQueuedAt is when the oldest queued run was queued; zero when
-	// none is.
+	// Held counts the queued runs of paused repos (aicr repo pause): they
+	// wait on purpose, until aicr repo resume.
+	Held int `json:"held"`
+	// OldestQueuedAt is when the oldest queued run that is not held was
+	// queued; zero when none is. A pause must not look like a stalled
+	// queue.
 	OldestQueuedAt time.Time `json:"oldest_queued_at,omitzero"`
 	Running        int       `json:"running"`
 	// FailedRuns are runs that failed for good; DeadDispatches and
@@ -40,8 +44,9 @@ func (s *Store) QueueStats(ctx context.Context) (QueueStats, error) {
 			COALESCE(SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN status = 'running' THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0),
-			MIN(CASE WHEN status = 'queued' THEN queued_at END)
-		FROM runs WHERE status IN ('queued', 'running', 'failed')`).Scan(&st.Queued, &st.Running, &st.FailedRuns, &oldest)
+			COALESCE(SUM(CASE WHEN status = 'queued' AND repo IN (SELECT repo FROM repo_pauses) THEN 1 ELSE 0 END), 0),
+			MIN(CASE WHEN status = 'queued' AND repo NOT IN (SELECT repo FROM repo_pauses) THEN queued_at END)
+		FROM runs WHERE status IN ('queued', 'running', 'failed')`).Scan(&st.Queued, &st.Running, &st.FailedRuns, &st.Held, &oldest)
 	if err != nil {
 		return st, fmt.Errorf("queue stats: runs: %w", err)
 	}

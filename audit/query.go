@@ -20,10 +20,11 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// runColumns matches scanRunSummary; the event join supplies source and user.
+// runColumns matches scanRunSummary; the event join supplies source, and
+// user when no fetch has recorded the change's author yet (SetRunAuthor).
 const runColumns = `r.id, r.event_id, r.vcs, r.repo, r.revision, r.status, r.skip_reason, r.error,
 	r.problem_count, r.attempts, r.queued_at, r.started_at, r.finished_at, r.run_dir,
-	e.source, e.user, r.not_before, r.retry_since, r.dry_run, r.lease_owner, r.lease_pid, r.lease_host, r.lease_until, r.run_dir_pruned_at`
+	e.source, COALESCE(NULLIF(r.author, ''), e.user), r.not_before, r.retry_since, r.dry_run, r.lease_owner, r.lease_pid, r.lease_host, r.lease_until, r.run_dir_pruned_at`
 
 const runFrom = ` FROM runs r JOIN events e ON e.id = r.event_id`
 

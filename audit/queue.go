@@ -271,6 +271,16 @@ func (s *Store) SetRunDir(ctx context.Context, runID int64, dir string) error {
 	return nil
 }
 
+// SetRunAuthor records the change's author as its fetch read it; audit
+// list, show and export print it in place of the event's user (empty for
+// every svn hook event). An empty author keeps the event's.
+func (s *Store) SetRunAuthor(ctx context.Context, runID int64, author string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET author = ? WHERE id = ?`, author, runID); err != nil {
+		return fmt.Errorf("record run %d author: %w", runID, err)
+	}
+	return nil
+}
+
 // FinishRun ends a running run with out, replacing any problems an earlier
 // attempt stored. It fails with ErrNotRunning if the run is not running
 // (finished already, or re-queued under the worker's feet), so a stale

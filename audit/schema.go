@@ -368,4 +368,11 @@ var migrations = [][]string{
 			updated_at TEXT NOT NULL
 		)`,
 	},
+	// The change's author as the fetch read it (issue 15 item 6: an
+	// author column). A Subversion hook sends no user, so events.user is
+	// empty for every svn run; the author is known once the revision is
+	// fetched.
+	{
+		`ALTER TABLE runs ADD COLUMN author TEXT NOT NULL DEFAULT ''`,
+	},
 }

@@ -88,4 +88,22 @@ func TestQueueStats(t *testing.T) {
 	if st != want {
 		t.Fatalf("stats %+v, want %+v", st, want)
 	}
+
+	// A paused repo's runs are held: counted as queued and held, but not
+	// as the oldest queued run, so a pause does not look like a stalled
+	// queue (the AicrQueueStalled alert).
+	if _, err := s.Enqueue(ctx, svnEvent("other", "1"), triggers.SourceTrigger, t0.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.PauseRepo(ctx, "other", "root", "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	st, err = s.QueueStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = QueueStats{Queued: 2, Held: 1, OldestQueuedAt: t0.Add(2 * time.Minute), Running: 1, FailedRuns: 1}
+	if st != want {
+		t.Fatalf("with a paused repo: stats %+v, want %+v", st, want)
+	}
 }

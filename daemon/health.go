@@ -23,6 +23,7 @@ type Health struct {
 	// good one.
 	LastReloadError   string  `json:"last_reload_error,omitempty"`
 	QueueDepth        int     `json:"queue_depth"`
+	HeldRuns          int     `json:"held_runs"`
 	OldestQueuedAgeS  float64 `json:"oldest_queued_age_seconds"`
 	Running           int     `json:"running"`
 	FailedRuns        int     `json:"failed_runs"`
@@ -45,7 +46,7 @@ func (lc *lifecycle) healthz(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, h)
 		return
 	}
-	h.QueueDepth, h.Running, h.FailedRuns = st.Queued, st.Running, st.FailedRuns
+	h.QueueDepth, h.HeldRuns, h.Running, h.FailedRuns = st.Queued, st.Held, st.Running, st.FailedRuns
 	h.DeadDispatches, h.UnknownDispatches = st.DeadDispatches, st.UnknownDispatches
 	h.OldestQueuedAgeS = math.Round(oldestAge(st, lc.opts.Now()).Seconds()*1000) / 1000
 	writeJSON(w, status, h)

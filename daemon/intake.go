@@ -18,6 +18,9 @@ import (
 // maxEventBytes bounds an intake body; a real event is a few hundred bytes.
 const maxEventBytes = 64 << 10
 
+// eventsPath is where hooks and triggers POST events.
+const eventsPath = "/v1/events"
+
 // intake is the HTTP server the notify client talks to.
 type intake struct {
 	cfg    *Config
@@ -31,14 +34,16 @@ type intake struct {
 	// version is the running aicr's, for probes.
 	version string
 	// unauthLog keeps a flood of unsigned or forged requests from
-	// flooding the log too.
-	unauthLog logLimiter
-	metrics   *Metrics
+	// flooding the log too; refusedLog bounds the same way how many of
+	// them (and of replays) are kept in rejected_events.
+	unauthLog  logLimiter
+	refusedLog logLimiter
+	metrics    *Metrics
 }
 
 func (in *intake) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/events", in.postEvent)
+	mux.HandleFunc("POST "+eventsPath, in.postEvent)
 	mux.HandleFunc("POST "+triggers.ProbePath, in.postProbe)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -61,14 +66,14 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 	// the store's window, which survives restarts, is checked in the same
 	// group-committed transaction that stores the event (Accept).
 	if in.replay != nil && in.replay.Check(sig, received) != nil {
-		in.rejectReplayed(w)
+		in.rejectReplayedEvent(w, r, received, body)
 		return
 	}
 
 	ev, code, msg := in.parseEvent(body)
 	if code != "" {
 		if in.replayedInStore(r, sig, received) {
-			in.rejectReplayed(w)
+			in.rejectReplayedEvent(w, r, received, body)
 			return
 		}
 		status := http.StatusBadRequest
@@ -86,7 +91,7 @@ func (in *intake) postEvent(w http.ResponseWriter, r *http.Request) {
 	source := intakeSource(ev.Source)
 	res, err := in.store.Accept(r.Context(), sig, triggers.ReplayWindow, ev, source, received)
 	if errors.Is(err, audit.ErrReplayed) {
-		in.rejectReplayed(w)
+		in.rejectReplayedEvent(w, r, received, body)
 		return
 	}
 	if err != nil {
@@ -114,8 +119,31 @@ func intakeSource(claimed triggers.Source) triggers.Source {
 	return triggers.SourceTrigger
 }
 
+// rejectReplayedEvent refuses a replayed event and keeps it for aicr
+// audit rejected.
+func (in *intake) rejectReplayedEvent(w http.ResponseWriter, r *http.Request, received time.Time, body []byte) {
+	in.recordRefused(r, received, "replayed", replayedMsg, body)
+	in.rejectReplayed(w)
+}
+
+// recordRefused keeps an event request refused before it was parsed (a
+// missing, stale or wrong signature, a replay) in rejected_events, so
+// aicr audit rejected shows a hook signing with another secret. At most
+// unauthLogBurst a minute are kept: a flood of forged requests is only
+// counted (aicr_events_total), never grows the database without bound.
+func (in *intake) recordRefused(r *http.Request, received time.Time, code, msg string, body []byte) {
+	if _, _, ok := in.refusedLog.allow(received); !ok {
+		return
+	}
+	if _, err := in.store.RecordRejectedEvent(r.Context(), audit.RejectedEvent{ReceivedAt: received, Reason: code + ": " + msg, Remote: r.RemoteAddr, Payload: body}); err != nil {
+		in.log.Error("record rejected event", "err", err)
+	}
+}
+
+const replayedMsg = "this exact signed request was already received; re-sign to send again"
+
 func (in *intake) rejectReplayed(w http.ResponseWriter) {
-	in.reject(w, http.StatusConflict, "replayed", "this exact signed request was already received; re-sign to send again")
+	in.reject(w, http.StatusConflict, "replayed", replayedMsg)
 }
 
 // replayedInStore checks and records the signature in the store's replay

@@ -142,8 +142,10 @@ func TestIntakeRejectsBadInput(t *testing.T) {
 	if len(runs) != 0 {
 		t.Fatalf("rejected requests must not queue runs, got %d", len(runs))
 	}
-	// Authenticated but unusable events are kept for the operator.
-	rejected, err := f.store.ListRejectedEvents(context.Background(), 10)
+	// Every refused request is kept for the operator (aicr audit
+	// rejected): unusable bodies, and unsigned, mis-signed or stale ones,
+	// which a hook signing with another secret sends.
+	rejected, err := f.store.ListRejectedEvents(context.Background(), 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestIntakeRejectsBadInput(t *testing.T) {
 		reasons = append(reasons, r.Reason)
 	}
 	joined := strings.Join(reasons, "\n")
-	for _, want := range []string{"malformed_json", "unknown_repo", `revision "HEAD"`} {
+	for _, want := range []string{"malformed_json", "unknown_repo", `revision "HEAD"`, "missing_signature", "bad_signature", "stale_timestamp"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("rejected events do not record %q:\n%s", want, joined)
 		}
@@ -174,6 +176,31 @@ func TestIntakeRejectsReplay(t *testing.T) {
 	}
 	if status, resp := send(); status != http.StatusConflict || resp["code"] != "replayed" {
 		t.Fatalf("replay: %d %v", status, resp)
+	}
+	rejected, err := f.store.ListRejectedEvents(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rejected) != 1 || !strings.HasPrefix(rejected[0].Reason, "replayed") || !bytes.Equal(rejected[0].Payload, body) {
+		t.Fatalf("rejected events after a replay = %+v, want the replayed request", rejected)
+	}
+}
+
+// A flood of forged requests is refused and counted, but at most
+// unauthLogBurst a minute are kept in rejected_events.
+func TestIntakeKeepsABoundedShareOfForgedRequests(t *testing.T) {
+	f := newIntakeFixture(t)
+	for i := range 3 * unauthLogBurst {
+		if status, body := f.post(t, eventBody("main", strconv.Itoa(i+1)), []byte("not-the-secret"), f.now); status != http.StatusUnauthorized {
+			t.Fatalf("forged request %d: %d %v", i, status, body)
+		}
+	}
+	rejected, err := f.store.ListRejectedEvents(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rejected) != unauthLogBurst {
+		t.Fatalf("%d forged requests kept, want %d (one minute's share)", len(rejected), unauthLogBurst)
 	}
 }
 

@@ -205,15 +205,16 @@ type queueCollector struct {
 
 var (
 	descStoreUp     = prometheus.NewDesc("aicr_store_up", "1 when the audit database answered this scrape.", nil, nil)
-	descQueueDepth  = prometheus.NewDesc("aicr_queue_depth", "Runs queued, including those waiting out a retry delay.", nil, nil)
-	descQueueAge    = prometheus.NewDesc("aicr_queue_oldest_age_seconds", "Age of the oldest queued run; 0 when none is queued.", nil, nil)
+	descQueueDepth  = prometheus.NewDesc("aicr_queue_depth", "Runs queued, including those waiting out a retry delay and those held.", nil, nil)
+	descHeld        = prometheus.NewDesc("aicr_runs_held", "Queued runs of paused repos (aicr repo pause), held until resumed.", nil, nil)
+	descQueueAge    = prometheus.NewDesc("aicr_queue_oldest_age_seconds", "Age of the oldest queued run that is not held; 0 when none is queued.", nil, nil)
 	descRunning     = prometheus.NewDesc("aicr_runs_running", "Runs being reviewed now.", nil, nil)
 	descFailedRuns  = prometheus.NewDesc("aicr_runs_failed", "Runs that failed for good and were not retried (in the audit database).", nil, nil)
 	descDispatchBad = prometheus.NewDesc("aicr_dispatches_undelivered", "Deliveries given up on, by status (dead, unknown).", []string{"status"}, nil)
 )
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descStoreUp, descQueueDepth, descQueueAge, descRunning, descFailedRuns, descDispatchBad} {
+	for _, d := range []*prometheus.Desc{descStoreUp, descQueueDepth, descHeld, descQueueAge, descRunning, descFailedRuns, descDispatchBad} {
 		ch <- d
 	}
 }
@@ -231,6 +232,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descStoreUp, 1)
 	gauge(descQueueDepth, float64(st.Queued))
+	gauge(descHeld, float64(st.Held))
 	gauge(descQueueAge, oldestAge(st, c.now()).Seconds())
 	gauge(descRunning, float64(st.Running))
 	gauge(descFailedRuns, float64(st.FailedRuns))

@@ -201,6 +201,11 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	}
 	change.Repo = run.Repo
 	rep.Change = change
+	if change.Author != "" {
+		if err := p.store.SetRunAuthor(ctx, run.ID, change.Author); err != nil {
+			return audit.Outcome{}, err
+		}
+	}
 	if err := layout.WriteChange(change); err != nil {
 		return audit.Outcome{}, err
 	}

@@ -167,3 +167,30 @@ func TestPipelineWithoutChannelsOnlyDryRuns(t *testing.T) {
 		t.Errorf("dry run: %+v, %v; want succeeded with no dispatches", rep, err)
 	}
 }
+
+// A Subversion hook sends no user, so the run's author is what the fetch
+// read: audit list, show and export print it (issue 15 item 6). Before
+// runs recorded it, every svn run's author was empty.
+func TestPipelineRecordsTheFetchedAuthor(t *testing.T) {
+	f := newPipelineFixture(t)
+	pipe := NewPipeline(f.cfg, f.deps(), Stages{Fetch: fakeFetch{}, Review: fakeReview{review.Result{Problems: []review.Problem{}}},
+		Publish: f.parts.Pipeline.stages.Publish})
+	run := f.claim(t, "8")
+	if _, err := pipe.Process(context.Background(), run, ProcessOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.store.GetRun(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.User != "alice" {
+		t.Errorf("GetRun user = %q, want the fetched author alice", got.User)
+	}
+	runs, err := f.store.ListRuns(context.Background(), audit.ListOptions{Revision: "8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].User != "alice" {
+		t.Errorf("ListRuns = %+v, want one run by alice", runs)
+	}
+}

@@ -66,15 +66,20 @@ func (in *intake) authenticate(w http.ResponseWriter, r *http.Request, body []by
 		return true
 	}
 	in.unauthenticated(r, err)
+	var code, msg string
 	switch {
 	case errors.Is(err, triggers.ErrMissingSignature):
-		in.reject(w, http.StatusUnauthorized, "missing_signature", "missing "+triggers.HeaderTimestamp+" or "+triggers.HeaderSignature+" header: sign requests with the shared secret")
+		code, msg = "missing_signature", "missing "+triggers.HeaderTimestamp+" or "+triggers.HeaderSignature+" header: sign requests with the shared secret"
 	case errors.Is(err, triggers.ErrBadTimestamp):
-		in.reject(w, http.StatusUnauthorized, "bad_timestamp", triggers.HeaderTimestamp+" must be unix seconds")
+		code, msg = "bad_timestamp", triggers.HeaderTimestamp+" must be unix seconds"
 	case errors.Is(err, triggers.ErrStaleTimestamp):
-		in.reject(w, http.StatusUnauthorized, "stale_timestamp", "timestamp is more than 5 minutes from the daemon's clock: check NTP on both hosts")
+		code, msg = "stale_timestamp", "timestamp is more than 5 minutes from the daemon's clock: check NTP on both hosts"
 	default:
-		in.reject(w, http.StatusUnauthorized, "bad_signature", "signature does not match: the hook and the daemon must use the same secret")
+		code, msg = "bad_signature", "signature does not match: the hook and the daemon must use the same secret"
 	}
+	if r.URL.Path == eventsPath {
+		in.recordRefused(r, received, code, msg, body)
+	}
+	in.reject(w, http.StatusUnauthorized, code, msg)
 	return false
 }

@@ -35,9 +35,9 @@ type RetentionConfig struct {
 	ChannelFiles time.Duration `toml:"channel_files"`
 	// Every is the cron spec of the retention job.
 	Every string `toml:"every"`
-	// KeepSources keeps runs/<id>/src after the review is delivered. The
-	// copies of changed files include any secret a commit leaked, so they
-	// go by default once nothing needs them.
+	// KeepSources keeps runs/<id>/src, diff.patch, agent/ and home/ after
+	// the review is delivered. These copies of the changed code include any
+	// secret a commit leaked, so they go by default once nothing needs them.
 	KeepSources bool `toml:"keep_sources"`
 
 	// runDirsKey is the key run_dirs was read from, for messages.

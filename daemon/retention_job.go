@@ -78,9 +78,9 @@ func (r *retention) run(ctx context.Context) {
 	}
 }
 
-// dropSources removes src/ of delivered runs unless keep_sources is set,
-// and returns how many runs lost theirs. The run is marked first, so a
-// run that is in use again is never touched.
+// dropSources removes the copies of the changed code from delivered runs
+// unless keep_sources is set, and returns how many runs lost theirs. The
+// run is marked first, so a run that is in use again is never touched.
 func (r *retention) dropSources(ctx context.Context) (int, error) {
 	if r.cfg.KeepSources {
 		return 0, nil
@@ -99,18 +99,32 @@ func (r *retention) dropSources(ctx context.Context) (int, error) {
 			if !ok {
 				continue
 			}
-			src := rundir.New(r.runDir(id)).SrcDir()
-			if err := os.RemoveAll(src); err != nil {
-				r.log.Error("remove run sources", "run_id", id, "dir", src, "err", err)
-				continue
+			if r.removeSources(id) {
+				dropped++
 			}
-			dropped++
 		}
 		if len(ids) < r.batchSize() {
 			break
 		}
 	}
 	return dropped, ctx.Err()
+}
+
+// removeSources removes what of run id holds the changed code: src/, and
+// the other copies of the same lines a leaked secret is in too: diff.patch
+// and the agent's workspace and HOME (the bundle's diff, the prompt, an
+// agent CLI's transcripts). change.json (paths, line numbers, author,
+// message), which a re-sent report is rendered from, stays.
+func (r *retention) removeSources(id int64) bool {
+	l := rundir.New(r.runDir(id))
+	ok := true
+	for _, p := range []string{l.SrcDir(), l.DiffPath(), l.AgentDir(), l.HomeDir()} {
+		if err := os.RemoveAll(p); err != nil {
+			r.log.Error("remove run sources", "run_id", id, "path", p, "err", err)
+			ok = false
+		}
+	}
+	return ok
 }
 
 func (r *retention) runDropSources(ctx context.Context) {

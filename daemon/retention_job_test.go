@@ -15,6 +15,7 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -150,6 +151,20 @@ func TestRetentionDropsSourcesOnceDelivered(t *testing.T) {
 		}
 	}
 
+	// The other copies of the changed lines (a leaked secret is in them
+	// too): the diff, and the agent's workspace and HOME.
+	for _, id := range []int64{sent, dead, noChannel, pending} {
+		l := rundir.New(f.dir(id))
+		for _, p := range []string{l.DiffPath(), filepath.Join(l.AgentDir(), "prompt.md"), filepath.Join(l.HomeDir(), ".claude", "session.jsonl")} {
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("+password = \"hunter2\"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
 	job := f.job(RetentionConfig{})
 	n, err := job.dropSources(f.ctx)
 	if err != nil {
@@ -160,8 +175,10 @@ func TestRetentionDropsSourcesOnceDelivered(t *testing.T) {
 	}
 	for _, id := range []int64{sent, dead, noChannel, pending} {
 		wantGone := id != pending
-		if gone := !exists(t, filepath.Join(f.dir(id), "src")); gone != wantGone {
-			t.Errorf("run %d: src removed = %v, want %v", id, gone, wantGone)
+		for _, name := range []string{"src", "diff.patch", "agent", "home"} {
+			if gone := !exists(t, filepath.Join(f.dir(id), name)); gone != wantGone {
+				t.Errorf("run %d: %s removed = %v, want %v", id, name, gone, wantGone)
+			}
 		}
 		if !exists(t, filepath.Join(f.dir(id), "change.json")) {
 			t.Errorf("run %d: change.json removed with the sources", id)

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -93,26 +94,57 @@ func (b *buckets) forChannel(ctx context.Context, ch im.Channel) bucket {
 	return bucket{l: l}
 }
 
-func (b bucket) wait(ctx context.Context) error {
+// wait takes the destination's next token and returns how long it had to
+// wait for it: 0 when a token was free (most sends), so the rate-limit
+// wait metrics count real waits, not every delivery.
+func (b bucket) wait(ctx context.Context) (time.Duration, error) {
 	if b.shared != nil {
+		var waited time.Duration
 		for {
 			d, err := b.shared(ctx)
 			if err != nil || d <= 0 {
-				return err
+				return waited, err
 			}
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
+			if err := sleepCtx(ctx, d); err != nil {
+				return waited, err
 			}
+			waited += d
 		}
 	}
 	if b.l == nil {
+		return 0, nil
+	}
+	r := b.l.Reserve()
+	if !r.OK() {
+		return 0, fmt.Errorf("rate: no token with burst %d", b.l.Burst())
+	}
+	d := r.Delay()
+	if d <= 0 {
+		return 0, nil
+	}
+	// As rate.Limiter.Wait: a wait the caller's deadline would cut short
+	// is refused at once, and its token given back.
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		r.Cancel()
+		return 0, fmt.Errorf("rate: waiting %v for a token would exceed the context's deadline", d)
+	}
+	if err := sleepCtx(ctx, d); err != nil {
+		r.Cancel()
+		return 0, err
+	}
+	return d, nil
+}
+
+// sleepCtx sleeps d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
 		return nil
 	}
-	return b.l.Wait(ctx)
 }
 
 // pacer is what a multi-request channel waits on before each request of
@@ -127,6 +159,7 @@ func (b bucket) pacer() func(context.Context) error {
 		if first.CompareAndSwap(true, false) {
 			return nil
 		}
-		return b.wait(ctx)
+		_, err := b.wait(ctx)
+		return err
 	}
 }

@@ -41,7 +41,8 @@ type Options struct {
 	// another process); default 1 minute.
 	Poll time.Duration
 	// OnRateLimitWait, when set, hears how long an attempt waited for
-	// its channel's rate-limit token (the daemon's metrics).
+	// its channel's rate-limit token (the daemon's metrics); only
+	// attempts that had to wait (a free token calls nothing).
 	OnRateLimitWait func(channel string, waited time.Duration)
 	// Quiet, when set, lets an idle Run sleep through its Poll and
 	// retry_every wake-ups (Tick) without querying; Wake always queries.
@@ -323,10 +324,9 @@ func (d *Dispatcher) attempt(ctx context.Context, c *Claim) (Dispatch, error) {
 	msg.PartsDelivered = disp.PartsDelivered
 
 	bucket := d.buckets.forChannel(ctx, ch)
-	waitStart := time.Now()
-	err = bucket.wait(ctx)
-	if d.opts.OnRateLimitWait != nil {
-		d.opts.OnRateLimitWait(disp.Channel, time.Since(waitStart))
+	waited, err := bucket.wait(ctx)
+	if d.opts.OnRateLimitWait != nil && waited > 0 {
+		d.opts.OnRateLimitWait(disp.Channel, waited)
 	}
 	if err != nil {
 		// The context ends before a token is free: shutting down, or a

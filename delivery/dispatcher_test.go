@@ -523,3 +523,32 @@ func TestIdleRunSkipsQueriesUntilACommit(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// OnRateLimitWait hears only attempts that waited for a token: the first
+// send takes a free one and is not a wait (it was reported as one, so
+// aicr_rate_limit_waits_total counted every delivery).
+func TestOnRateLimitWaitOnlyForRealWaits(t *testing.T) {
+	const perMinute = 600 // 100ms apart, burst 1
+	f := newFixture(t, perMinute)
+	var mu sync.Mutex
+	var waits []time.Duration
+	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{MaxAttempts: 3, Backoff: time.Second,
+		MaxBackoff: time.Minute, Timeout: 2 * time.Second}, Now: f.clk.Now, Jitter: func() float64 { return 0.5 },
+		OnRateLimitWait: func(_ string, d time.Duration) { mu.Lock(); waits = append(waits, d); mu.Unlock() }})
+	ctx := context.Background()
+	for rev := 1; rev <= 2; rev++ {
+		d := f.plan(rev)
+		if got, err := disp.AttemptNow(ctx, d.ID); err != nil || got.Status != audit.DispatchSent {
+			t.Fatalf("dispatch %d: %s %v", d.ID, got.Status, err)
+		}
+		mu.Lock()
+		n := len(waits)
+		mu.Unlock()
+		if want := rev - 1; n != want {
+			t.Fatalf("after send %d: %d rate-limit waits reported (%v), want %d", rev, n, waits, want)
+		}
+	}
+	if waits[0] < 50*time.Millisecond || waits[0] > time.Minute/perMinute {
+		t.Errorf("second send waited %v, want about %v", waits[0], time.Minute/perMinute)
+	}
+}

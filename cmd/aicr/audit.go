@@ -190,7 +190,7 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 	} else if d.RunDir != "" {
 		fmt.Fprintf(w, "run dir: %s\n", d.RunDir)
 		if !d.SourcesDroppedAt.IsZero() {
-			fmt.Fprintf(w, "sources (src/) removed on %s once delivered ([retention] keep_sources)\n", d.SourcesDroppedAt.Local().Format(time.DateTime))
+			fmt.Fprintf(w, "sources (src/, diff.patch, agent/) removed on %s once delivered ([retention] keep_sources)\n", d.SourcesDroppedAt.Local().Format(time.DateTime))
 		}
 	}
 	if a := d.Agent; a != nil {

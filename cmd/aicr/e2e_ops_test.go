@@ -215,6 +215,7 @@ func TestHealthzAndMetricsOfARunningDaemon(t *testing.T) {
 		{"aicr_stage_duration_seconds", map[string]string{"stage": "dispatch"}, 1},
 		{"aicr_dispatch_attempts_total", map[string]string{"channel": "reports", "outcome": "sent"}, 1},
 		{"aicr_queue_depth", nil, 0},
+		{"aicr_runs_held", nil, 0},
 		{"aicr_queue_oldest_age_seconds", nil, 0},
 		{"aicr_store_up", nil, 1},
 		{"aicr_build_info", map[string]string{"version": h.Version}, 1},

@@ -24,7 +24,7 @@ func newCmdPrune(f *Factory, runF func(context.Context, *PruneOptions) error) *c
 		Short: "Remove the run directories of old runs now",
 		Long: `Remove the run directories (<data_dir>/runs/<id>: the changed files, the diff,
 the agent's workspace) of runs finished longer ago than --older-than, or
-[daemon] keep_runs_for, now instead of at the retention job's next run. The
+[retention] run_dirs, now instead of at the retention job's next run. The
 runs' rows, problems and deliveries stay in the audit trail. At most 500
 directories per call. Same as the admin MCP tool prune. Run it as the
 data_dir's owner.`,
@@ -46,7 +46,7 @@ data_dir's owner.`,
 		},
 	}
 	addConfigFlag(cmd, f)
-	cmd.Flags().StringVar(&opts.Input.OlderThan, "older-than", "", "prune runs finished longer ago than this (e.g. 720h); default [daemon] keep_runs_for")
+	cmd.Flags().StringVar(&opts.Input.OlderThan, "older-than", "", "prune runs finished longer ago than this (e.g. 720h); default [retention] run_dirs")
 	addDryRunFlag(cmd, &dryRun)
 	addFormatFlag(cmd, &opts.Format)
 	return cmd

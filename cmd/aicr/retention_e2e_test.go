@@ -60,7 +60,7 @@ func TestDaemonDropsDeliveredSources(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(runDir, "change.json")); err != nil {
 		t.Errorf("change.json went with src/: %v", err)
 	}
-	if out := e.aicr("audit", "show", strconv.FormatInt(runs[0].ID, 10), "--config", e.config); !strings.Contains(out, "sources (src/) removed on") {
+	if out := e.aicr("audit", "show", strconv.FormatInt(runs[0].ID, 10), "--config", e.config); !strings.Contains(out, "sources (src/, diff.patch, agent/) removed on") {
 		t.Errorf("audit show:\n%s", out)
 	}
 }
