@@ -3,6 +3,7 @@ package audit
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/internal/pgtest"
+	"github.com/aicr-dev/aicr/triggers"
 )
 
 // Two stores on one database stand for two daemons.
@@ -236,5 +238,68 @@ func TestRateTokensAreShared(t *testing.T) {
 	now = now.Add(interval)
 	if wait, _ := a.TakeRateToken(ctx, "dingtalk-dev", interval, 20); wait != 0 {
 		t.Fatalf("after one interval: wait %v", wait)
+	}
+}
+
+// Dispatch claims on PostgreSQL lock their row FOR UPDATE SKIP LOCKED and
+// take no writer lock, as run claims do: while another session holds the
+// writer lock, and another holds the oldest due dispatch's row (a claim in
+// flight), a claim returns at once with the next dispatch.
+func TestDispatchClaimSkipsLockedRows(t *testing.T) {
+	dsn := ""
+	if onPostgres() {
+		dsn = dsnFor(t, tempDB(t))
+	} else {
+		dsn = pgtest.Start(t).NewDatabase(t)
+	}
+	ctx := context.Background()
+	s, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ids []int64
+	for _, rev := range []string{"1", "2"} {
+		mustEnqueue(t, s, svnEvent("main", rev), triggers.SourceTrigger)
+		run := mustClaim(t, s)
+		d, err := s.PlanDispatch(ctx, run.ID, "slack", PurposeReport, DispatchPending, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishRun(ctx, run.ID, Outcome{Status: RunSucceeded}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+
+	other, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback(ctx)
+	if _, err := other.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, writerLockKey); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec(ctx, `SELECT id FROM dispatches WHERE id = $1 FOR UPDATE`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	claimCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := s.ClaimDue(claimCtx, "slack", time.Minute)
+	if err != nil {
+		t.Fatalf("claim while another session holds the writer lock and dispatch %d: %v", ids[0], err)
+	}
+	if c == nil || c.Dispatch.ID != ids[1] {
+		t.Fatalf("claimed %+v, want dispatch %d (the locked %d passed over)", c, ids[1], ids[0])
+	}
+	if _, err := s.ClaimDispatch(claimCtx, ids[0], time.Minute); !errors.Is(err, ErrNotClaimable) {
+		t.Fatalf("claim of the locked dispatch %d by id: %v, want ErrNotClaimable", ids[0], err)
+	}
+	if err := other.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.ClaimDispatch(ctx, ids[0], time.Minute); err != nil || c.Dispatch.ID != ids[0] {
+		t.Fatalf("claim of dispatch %d once unlocked: %+v, %v", ids[0], c, err)
 	}
 }
