@@ -109,6 +109,8 @@ func dbMigrateRun(ctx context.Context, opts *DBMigrateOptions) error {
 		return err
 	}
 	defer dst.Close()
+	// The run directories of the copied runs stay in this data_dir.
+	dst.SetRunHome(cfg.Daemon.DataDir)
 	counts, err := audit.CopyAll(ctx, src, dst)
 	if err != nil {
 		return err

@@ -123,14 +123,23 @@ func TestDBMigrateFromAnOlderSQLiteFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// One run has its directory in this data_dir.
+	claimed, err := src.ClaimNext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.SetRunDir(ctx, claimed.ID, filepath.Join(dataDir, "runs", fmt.Sprint(claimed.ID))); err != nil {
+		t.Fatal(err)
+	}
 	src.Close()
-	// Back to the previous release's schema: its last migration undone.
+	// Back to the schema of the release before PostgreSQL: its last two
+	// migrations (run_home; daemons and rate_buckets) undone.
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`DROP TABLE daemons`, `DROP TABLE rate_buckets`,
-		`DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)`} {
+	for _, q := range []string{`ALTER TABLE runs DROP COLUMN run_home`, `DROP TABLE daemons`, `DROP TABLE rate_buckets`,
+		`DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) FROM schema_migrations) - 2`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -163,6 +172,37 @@ func TestDBMigrateFromAnOlderSQLiteFile(t *testing.T) {
 	for _, c := range res.Tables {
 		if c.Table == "runs" && c.Copied != 5 {
 			t.Fatalf("copied %d runs, want 5", c.Copied)
+		}
+	}
+	// The run with a directory is recorded as this host's data_dir's, so
+	// only a daemon here prunes it; the others have none.
+	pg, err := sql.Open("pgx", os.Getenv("AICR_TEST_PG_DSN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	host, _ := os.Hostname()
+	homes := map[int64]string{}
+	rows, err := pg.QueryContext(ctx, `SELECT id, run_home FROM runs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var home string
+		if err := rows.Scan(&id, &home); err != nil {
+			t.Fatal(err)
+		}
+		homes[id] = home
+	}
+	rows.Close()
+	for id, home := range homes {
+		want := ""
+		if id == claimed.ID {
+			want = host + ":" + dataDir
+		}
+		if home != want {
+			t.Errorf("run %d: run_home %q, want %q", id, home, want)
 		}
 	}
 }
