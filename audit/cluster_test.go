@@ -3,6 +3,8 @@ package audit
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/internal/pgtest"
+	"github.com/aicr-dev/aicr/triggers"
 )
 
 // Two stores on one database stand for two daemons.
@@ -237,4 +240,125 @@ func TestRateTokensAreShared(t *testing.T) {
 	if wait, _ := a.TakeRateToken(ctx, "dingtalk-dev", interval, 20); wait != 0 {
 		t.Fatalf("after one interval: wait %v", wait)
 	}
+}
+
+// Dispatch claims on PostgreSQL lock their row FOR UPDATE SKIP LOCKED and
+// take no writer lock, as run claims do: while another session holds the
+// writer lock, and another holds the oldest due dispatch's row (a claim in
+// flight), a claim returns at once with the next dispatch.
+func TestDispatchClaimSkipsLockedRows(t *testing.T) {
+	dsn := ""
+	if onPostgres() {
+		dsn = dsnFor(t, tempDB(t))
+	} else {
+		dsn = pgtest.Start(t).NewDatabase(t)
+	}
+	ctx := context.Background()
+	s, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ids []int64
+	for _, rev := range []string{"1", "2"} {
+		mustEnqueue(t, s, svnEvent("main", rev), triggers.SourceTrigger)
+		run := mustClaim(t, s)
+		d, err := s.PlanDispatch(ctx, run.ID, "slack", PurposeReport, DispatchPending, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishRun(ctx, run.ID, Outcome{Status: RunSucceeded}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+
+	other, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback(ctx)
+	if _, err := other.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, writerLockKey); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec(ctx, `SELECT id FROM dispatches WHERE id = $1 FOR UPDATE`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	claimCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := s.ClaimDue(claimCtx, "slack", time.Minute)
+	if err != nil {
+		t.Fatalf("claim while another session holds the writer lock and dispatch %d: %v", ids[0], err)
+	}
+	if c == nil || c.Dispatch.ID != ids[1] {
+		t.Fatalf("claimed %+v, want dispatch %d (the locked %d passed over)", c, ids[1], ids[0])
+	}
+	if _, err := s.ClaimDispatch(claimCtx, ids[0], time.Minute); !errors.Is(err, ErrNotClaimable) {
+		t.Fatalf("claim of the locked dispatch %d by id: %v, want ErrNotClaimable", ids[0], err)
+	}
+	if err := other.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.ClaimDispatch(ctx, ids[0], time.Minute); err != nil || c.Dispatch.ID != ids[0] {
+		t.Fatalf("claim of dispatch %d once unlocked: %+v, %v", ids[0], c, err)
+	}
+}
+
+// On a shared store each daemon's run directories are in its own
+// data_dir: retention lists for a daemon only the runs whose directory it
+// has (or runs without one), so no daemon marks another's src/ dropped or
+// its directory pruned without being able to remove them.
+func TestRetentionListsOnlyRunsOfItsHome(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	a, b, all := openStore(t, path), openStore(t, path), openStore(t, path)
+	a.SetRunHome("/data-a")
+	b.SetRunHome("/data-b")
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, s := range []*Store{a, b, all} {
+		s.SetClock(func() time.Time { return now })
+	}
+	runOf := map[*Store]int64{}
+	for i, s := range []*Store{a, b} {
+		mustEnqueue(t, s, svnEvent("main", fmt.Sprint(i+1)), triggers.SourceTrigger)
+		run := mustClaim(t, s)
+		if err := s.SetRunDir(ctx, run.ID, fmt.Sprintf("/data-%c/runs/%d", 'a'+i, run.ID)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishRun(ctx, run.ID, Outcome{Status: RunSucceeded}); err != nil {
+			t.Fatal(err)
+		}
+		runOf[s] = run.ID
+	}
+	// A run that never got a directory is anyone's.
+	mustEnqueue(t, all, svnEvent("main", "3"), triggers.SourceTrigger)
+	bare := mustClaim(t, all)
+	if err := all.FinishRun(ctx, bare.ID, Outcome{Status: RunFailed, Error: "fetch failed"}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	cutoff := now.Add(-time.Minute)
+	check := func(what string, got []int64, err error, want ...int64) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	ids, err := a.RunsToPrune(ctx, cutoff, 10)
+	check("a: runs to prune", ids, err, runOf[a])
+	ids, err = b.SourcesToDrop(ctx, 10)
+	check("b: sources to drop", ids, err, runOf[b])
+	ids, err = all.RunsToPrune(ctx, cutoff, 10)
+	check("without a home: runs to prune", ids, err, runOf[a], runOf[b])
+	ids, err = a.RunsToDelete(ctx, cutoff, 10)
+	check("a: runs to delete while b's directory is there", ids, err, runOf[a], bare.ID)
+	if ok, err := b.MarkRunDirPruned(ctx, runOf[b]); err != nil || !ok {
+		t.Fatalf("b prunes its run's directory: %v %v", ok, err)
+	}
+	ids, err = a.RunsToDelete(ctx, cutoff, 10)
+	check("a: runs to delete once b's directory is gone", ids, err, runOf[a], runOf[b], bare.ID)
 }

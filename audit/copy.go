@@ -79,6 +79,14 @@ func CopyAll(ctx context.Context, src, dst *Store) ([]TableCount, error) {
 			}
 		}
 	}
+	// The copied runs' directories are in the data_dir beside the SQLite
+	// file, on this host: dst's run home (SetRunHome) says so, or another
+	// daemon's retention would mark them pruned without removing them.
+	if dst.home != "" {
+		if _, err := wtx.ExecContext(ctx, `UPDATE runs SET run_home = ? WHERE run_home = '' AND run_dir != ''`, dst.home); err != nil {
+			return nil, fmt.Errorf("copy: record where the run directories are: %w", err)
+		}
+	}
 	for i, c := range counts {
 		if err := wtx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+c.Table).Scan(&counts[i].Copied); err != nil {
 			return nil, fmt.Errorf("copy: count %s: %w", c.Table, err)

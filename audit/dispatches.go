@@ -161,15 +161,22 @@ func (s *Store) LastSends(ctx context.Context) (map[string]time.Time, error) {
 	return out, rows.Err()
 }
 
+// claimPick leases the dispatch pick selects and records the attempt's
+// start. On PostgreSQL, as ClaimNext does for runs, the pick locks its
+// row FOR UPDATE SKIP LOCKED instead of taking the writer lock: a row
+// another daemon is claiming is passed over (or, picked by id, not
+// claimable), so senders on several daemons never wait for each other or
+// for the writer lock, and never lease one dispatch twice. Every later
+// statement of the claim touches only the locked row and its attempts.
 func (s *Store) claimPick(ctx context.Context, pick string, arg any, lease time.Duration) (*Claim, error) {
 	now := s.now()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(withoutWriterLock(ctx), nil)
 	if err != nil {
 		return nil, fmt.Errorf("claim dispatch: begin: %w", err)
 	}
 	defer tx.Rollback()
 	var picked int64
-	err = tx.QueryRowContext(ctx, pick, formatTime(now), arg).Scan(&picked)
+	err = tx.QueryRowContext(ctx, pick+s.skipLocked(), formatTime(now), arg).Scan(&picked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotClaimable
 	}

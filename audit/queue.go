@@ -259,7 +259,7 @@ func (s *Store) SetRepoMark(ctx context.Context, repo, lastSeen string) error {
 // SetRunDir records where the run's files are (<data_dir>/runs/<id>). A
 // run retried after its directory was pruned has files again.
 func (s *Store) SetRunDir(ctx context.Context, runID int64, dir string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET run_dir = ?, run_dir_pruned_at = NULL, sources_dropped_at = NULL WHERE id = ?`, dir, runID)
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET run_dir = ?, run_home = ?, run_dir_pruned_at = NULL, sources_dropped_at = NULL WHERE id = ?`, dir, s.home, runID)
 	if err != nil {
 		return fmt.Errorf("set run %d dir: %w", runID, err)
 	}

@@ -16,11 +16,12 @@ const finishedUnleased = `status IN ('succeeded', 'failed', 'skipped')
 // RunsToPrune lists, oldest first and at most limit, the runs finished
 // before cutoff whose directory the retention job has not removed yet.
 func (s *Store) RunsToPrune(ctx context.Context, cutoff time.Time, limit int) ([]int64, error) {
+	home, homeArgs := s.homeClause()
+	args := append(append([]any{formatTime(s.now()), formatTime(cutoff)}, homeArgs...), limit)
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM runs
 		WHERE `+finishedUnleased+` AND finished_at IS NOT NULL AND finished_at < ?
-			AND run_dir != '' AND run_dir_pruned_at IS NULL
-		ORDER BY finished_at, id LIMIT ?`,
-		formatTime(s.now()), formatTime(cutoff), limit)
+			AND run_dir != '' AND run_dir_pruned_at IS NULL`+home+`
+		ORDER BY finished_at, id LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs to prune: %w", err)
 	}
@@ -66,10 +67,11 @@ const undelivered = `EXISTS (SELECT 1 FROM dispatches d WHERE d.run_id = runs.id
 // every dispatch is settled (sent, suppressed, failed, dead or unknown)
 // and whose src/ copies are still on disk.
 func (s *Store) SourcesToDrop(ctx context.Context, limit int) ([]int64, error) {
+	home, homeArgs := s.homeClause()
 	return s.listIDs(ctx, "list runs whose sources can go", `SELECT id FROM runs
 		WHERE sources_dropped_at IS NULL AND run_dir_pruned_at IS NULL AND finished_at IS NOT NULL
-			AND run_dir != '' AND `+finishedUnleased+` AND NOT `+undelivered+`
-		ORDER BY finished_at, id LIMIT ?`, formatTime(s.now()), limit)
+			AND run_dir != '' AND `+finishedUnleased+` AND NOT `+undelivered+home+`
+		ORDER BY finished_at, id LIMIT ?`, append(append([]any{formatTime(s.now())}, homeArgs...), limit)...)
 }
 
 // MarkSourcesDropped records that the run's src/ is being removed; false
@@ -90,11 +92,20 @@ func (s *Store) MarkSourcesDropped(ctx context.Context, runID int64) (bool, erro
 }
 
 // RunsToDelete lists, oldest first and at most limit, the runs finished
-// before cutoff that nothing holds and nothing still has to deliver.
+// before cutoff that nothing holds and nothing still has to deliver. With
+// a run home (SetRunHome), a run whose directory is still on another
+// daemon's host is left to that daemon, which removes the directory with
+// the rows; once the directory is pruned, any daemon may delete the rows.
 func (s *Store) RunsToDelete(ctx context.Context, cutoff time.Time, limit int) ([]int64, error) {
+	args := []any{formatTime(cutoff), formatTime(s.now())}
+	home := ""
+	if s.home != "" {
+		home = ` AND (run_home IN ('', ?) OR run_dir = '' OR run_dir_pruned_at IS NOT NULL)`
+		args = append(args, s.home)
+	}
 	return s.listIDs(ctx, "list runs to delete", `SELECT id FROM runs
-		WHERE finished_at IS NOT NULL AND finished_at < ? AND `+finishedUnleased+` AND NOT `+undelivered+`
-		ORDER BY finished_at, id LIMIT ?`, formatTime(cutoff), formatTime(s.now()), limit)
+		WHERE finished_at IS NOT NULL AND finished_at < ? AND `+finishedUnleased+` AND NOT `+undelivered+home+`
+		ORDER BY finished_at, id LIMIT ?`, append(args, limit)...)
 }
 
 // DeleteRuns deletes the listed runs that are still finished before cutoff,

@@ -375,4 +375,11 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE runs ADD COLUMN author TEXT NOT NULL DEFAULT ''`,
 	},
+	// Several daemons, each with its data_dir on its own host: run_home
+	// says whose data_dir holds a run's directory (host:data_dir, set
+	// with run_dir on a shared store), so the directory is pruned, and
+	// its src/ dropped, by the daemon that has it.
+	{
+		`ALTER TABLE runs ADD COLUMN run_home TEXT NOT NULL DEFAULT ''`,
+	},
 }

@@ -81,6 +81,32 @@ type Store struct {
 	lastPrune time.Time
 	// migrated is what Open found and left; zero on a read-only Store.
 	migrated Migrated
+	// home is where this Store's run directories live on a shared store
+	// (SetRunHome); empty for one daemon per database.
+	home string
+}
+
+// SetRunHome says that the run directories this Store records
+// (SetRunDir) are in dataDir on this host, and makes the retention
+// queries (RunsToPrune, SourcesToDrop, RunsToDelete) return only runs
+// whose directory is there, or that have none: on a shared store each
+// daemon's run directories are on its own host, and only that daemon can
+// remove them. Without it (one daemon per database) every run is this
+// Store's.
+func (s *Store) SetRunHome(dataDir string) {
+	s.home = s.self.Host + ":" + filepath.Clean(dataDir)
+}
+
+// RunHome is what SetRunHome set, "" when it was not called.
+func (s *Store) RunHome() string { return s.home }
+
+// homeClause restricts a retention query on runs to this Store's home:
+// runs whose directory is elsewhere are another daemon's to remove.
+func (s *Store) homeClause() (string, []any) {
+	if s.home == "" {
+		return "", nil
+	}
+	return ` AND run_home IN ('', ?)`, []any{s.home}
 }
 
 // DefaultLeaseTTL is how long a claim on a running run holds without a

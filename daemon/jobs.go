@@ -78,10 +78,16 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 
 	// [retention] runs on its schedule and once at start (so a daemon
 	// restarted every day still prunes); delivered runs lose src/ soon.
-	// On a shared store one daemon at a time does each.
+	// The run directories are in each daemon's own data_dir, so on a
+	// shared store every daemon does both for its home (one at a time per
+	// home), never one daemon for all.
 	ret := newRetention(cfg, store, drainer.dirs(), opts.Now, log)
-	retain := singleton(ctx, store, log, "retention", func() { ret.run(ctx) })
-	dropSources := singleton(ctx, store, log, "drop-sources", func() { ret.runDropSources(ctx) })
+	home := ""
+	if h := store.RunHome(); h != "" {
+		home = " " + h
+	}
+	retain := singleton(ctx, store, log, "retention"+home, func() { ret.run(ctx) })
+	dropSources := singleton(ctx, store, log, "drop-sources"+home, func() { ret.runDropSources(ctx) })
 	if err := ret.schedule(j.sched, retain, dropSources); err != nil {
 		j.cancel()
 		return nil, err

@@ -71,14 +71,21 @@ func StoreLocation(cfg *Config) string {
 	return DBPath(cfg)
 }
 
-// OpenStore opens the configured store read-write, migrating it.
+// OpenStore opens the configured store read-write, migrating it. On a
+// shared store the run directories it records are this host's data_dir
+// (audit.Store.SetRunHome): retention here removes only those.
 func OpenStore(ctx context.Context, cfg *Config) (*audit.Store, error) {
 	if cfg.Store.Shared() {
 		dsn, err := cfg.StoreDSN()
 		if err != nil {
 			return nil, err
 		}
-		return audit.OpenPostgres(ctx, dsn)
+		s, err := audit.OpenPostgres(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		s.SetRunHome(cfg.Daemon.DataDir)
+		return s, nil
 	}
 	return audit.Open(ctx, DBPath(cfg))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -75,6 +76,29 @@ func dbMigrateRun(ctx context.Context, opts *DBMigrateOptions) error {
 	if _, err := os.Stat(from); err != nil {
 		return fmt.Errorf("--from %s: %w", from, err)
 	}
+	// A daemon still writing the file would lose what it writes after the
+	// copy's snapshot: hold the lock a daemon on that data_dir holds.
+	if dir := filepath.Dir(from); isFile(filepath.Join(dir, "daemon.lock")) {
+		unlock, err := daemon.LockDataDir(dir)
+		if err != nil {
+			return fmt.Errorf("--from %s: %w", from, err)
+		}
+		defer unlock()
+	}
+	// A file the previous aicr wrote is at an older schema: bring it to
+	// this aicr's, as its daemon would at start (the destination is
+	// migrated to the same version), so the copy needs no detour through
+	// a daemon on SQLite.
+	up, err := audit.Open(ctx, from)
+	if err != nil {
+		return fmt.Errorf("--from %s: %w", from, err)
+	}
+	if m := up.Migrated(); m.From != m.To {
+		fmt.Fprintf(opts.Factory.IOStreams.ErrOut, "upgraded %s from schema version %d to %d\n", from, m.From, m.To)
+	}
+	if err := up.Close(); err != nil {
+		return fmt.Errorf("--from %s: %w", from, err)
+	}
 	src, err := audit.OpenReadOnly(ctx, from)
 	if err != nil {
 		return err
@@ -85,6 +109,8 @@ func dbMigrateRun(ctx context.Context, opts *DBMigrateOptions) error {
 		return err
 	}
 	defer dst.Close()
+	// The run directories of the copied runs stay in this data_dir.
+	dst.SetRunHome(cfg.Daemon.DataDir)
 	counts, err := audit.CopyAll(ctx, src, dst)
 	if err != nil {
 		return err
@@ -103,4 +129,9 @@ func dbMigrateRun(ctx context.Context, opts *DBMigrateOptions) error {
 	}
 	_, err = fmt.Fprintf(opts.Factory.IOStreams.Out, "copied %s to %s; every table matches. Start the daemon.\n", from, audit.RedactDSN(dsn))
 	return err
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/internal/pgtest"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -98,5 +100,109 @@ func TestStoreConfigNeedsADSNForPostgres(t *testing.T) {
 	os.WriteFile(path, []byte("[daemon]\nsecret_env = \"S\"\n[store]\nkind = \"mysql\"\n[[repo]]\nname = \"main\"\nkind = \"svn\"\nurl = \"file:///x\"\n"), 0o600)
 	if _, errOut, code := runCLI(t, "config", "check", path); code == 0 || !strings.Contains(errOut, `unknown store kind "mysql"`) {
 		t.Fatalf("kind mysql: exit %d %s", code, errOut)
+	}
+}
+
+// An installation moving to PostgreSQL with this aicr has a SQLite file
+// the previous aicr wrote, a schema version behind: the copy upgrades it
+// (its config already says postgres, so no daemon would), and refuses to
+// run while a daemon still writes it.
+func TestDBMigrateFromAnOlderSQLiteFile(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := context.Background()
+	cfg := writePGConfig(t, srv.NewDatabase(t))
+	dataDir := filepath.Join(filepath.Dir(cfg), "data")
+	path := filepath.Join(dataDir, "aicr.db")
+	src, err := audit.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		ev := triggers.Event{V: 1, VCS: "svn", Repo: "main", Revision: fmt.Sprint(i), User: "alice", SentAt: time.Now()}
+		if _, err := src.Enqueue(ctx, ev, triggers.SourceTrigger, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One run has its directory in this data_dir.
+	claimed, err := src.ClaimNext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.SetRunDir(ctx, claimed.ID, filepath.Join(dataDir, "runs", fmt.Sprint(claimed.ID))); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	// Back to the schema of the release before PostgreSQL: its last two
+	// migrations (run_home; daemons and rate_buckets) undone.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE runs DROP COLUMN run_home`, `DROP TABLE daemons`, `DROP TABLE rate_buckets`,
+		`DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) FROM schema_migrations) - 2`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	unlock, err := daemon.LockDataDir(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runCLI(t, "db", "migrate", "--to", "postgres", "--config", cfg)
+	unlock()
+	if code != 1 || !strings.Contains(errOut, "another aicr daemon holds") {
+		t.Fatalf("migrate while a daemon holds data_dir: exit %d %s", code, errOut)
+	}
+
+	out, errOut, code := runCLI(t, "db", "migrate", "--to", "postgres", "--config", cfg, "--format", "json")
+	if code != 0 {
+		t.Fatalf("db migrate of an older file: exit %d\n%s%s", code, out, errOut)
+	}
+	if want := fmt.Sprintf("to %d", audit.LatestSchemaVersion()); !strings.Contains(errOut, "upgraded "+path) || !strings.Contains(errOut, want) {
+		t.Errorf("stderr does not say the file was upgraded (%s): %q", want, errOut)
+	}
+	var res struct {
+		Tables []audit.TableCount `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, c := range res.Tables {
+		if c.Table == "runs" && c.Copied != 5 {
+			t.Fatalf("copied %d runs, want 5", c.Copied)
+		}
+	}
+	// The run with a directory is recorded as this host's data_dir's, so
+	// only a daemon here prunes it; the others have none.
+	pg, err := sql.Open("pgx", os.Getenv("AICR_TEST_PG_DSN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	host, _ := os.Hostname()
+	homes := map[int64]string{}
+	rows, err := pg.QueryContext(ctx, `SELECT id, run_home FROM runs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var home string
+		if err := rows.Scan(&id, &home); err != nil {
+			t.Fatal(err)
+		}
+		homes[id] = home
+	}
+	rows.Close()
+	for id, home := range homes {
+		want := ""
+		if id == claimed.ID {
+			want = host + ":" + dataDir
+		}
+		if home != want {
+			t.Errorf("run %d: run_home %q, want %q", id, home, want)
+		}
 	}
 }
