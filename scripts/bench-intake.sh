@@ -78,12 +78,27 @@ echo "intake: $(nproc) cores, load: $(uptime | sed 's/.*load average: //'), roun
 rss $daemon_pid "this build:" "2 s after start"
 [ -z "$BASE" ] || rss $base_pid "$BASE:" "2 s after start"
 # The runtime forces a garbage collection every two minutes, and each one
-# reads stack maps and type data spread over the binary: the idle figure
-# that lasts is the one after it.
-if [ "$IDLE_WAIT" -gt 0 ]; then
-	sleep "$IDLE_WAIT"
+# reads stack maps and type data spread over the binary: a figure taken at
+# one moment can land before or after it, so the idle daemon is sampled
+# every second until IDLE_WAIT and the median and the highest are printed.
+if [ "$IDLE_WAIT" -gt 2 ]; then
+	: >"$work/rss-this"; : >"$work/rss-base"
+	i=2
+	while [ "$i" -lt "$IDLE_WAIT" ]; do
+		sleep 1
+		i=$((i + 1))
+		awk '/^VmRSS:/ { print $2 }' /proc/$daemon_pid/status >>"$work/rss-this"
+		[ -z "$BASE" ] || awk '/^VmRSS:/ { print $2 }' /proc/$base_pid/status >>"$work/rss-base"
+	done
 	rss $daemon_pid "this build:" "${IDLE_WAIT} s after start"
 	[ -z "$BASE" ] || rss $base_pid "$BASE:" "${IDLE_WAIT} s after start"
+	spread() { # file label
+		sort -n "$1" | awk -v label="$2" -v wait="$IDLE_WAIT" '{ v[NR] = $1 } END {
+			printf "%s idle daemon RSS, one sample a second from 3 to %d s: median %.1f MB, highest %.1f MB vs goal 20 MB: %.2fx, %.2fx\n",
+				label, wait, v[int((NR + 1) / 2)] / 1024, v[NR] / 1024, v[int((NR + 1) / 2)] / 1024 / 20, v[NR] / 1024 / 20 }'
+	}
+	spread "$work/rss-this" "this build:"
+	[ -z "$BASE" ] || spread "$work/rss-base" "$BASE:"
 fi
 # shellcheck disable=SC2086 # $ref is a list of flags
 "$work/benchintake" -url "http://127.0.0.1:$port" -secret-file "$work/secret" -repo bench \

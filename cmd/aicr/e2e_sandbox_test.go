@@ -113,11 +113,11 @@ containers_conf = %q
 }
 
 // runContainers lists the run containers podman still has that e's
-// daemon made; other packages' tests may have theirs running at the same
+// daemons made; other packages' tests may have theirs running at the same
 // time.
 func runContainers(t *testing.T, e *env) string {
 	t.Helper()
-	if e.daemon == nil || e.daemon.Process == nil {
+	if len(e.daemonPIDs) == 0 {
 		t.Fatal("runContainers: no daemon was started")
 	}
 	// Run ids start at 1 in every test's database, so names collide
@@ -130,12 +130,13 @@ func runContainers(t *testing.T, e *env) string {
 	if err != nil {
 		t.Fatalf("podman ps: %v: %s", err, out)
 	}
-	owner := fmt.Sprintf("%d:", e.daemon.Process.Pid)
 	var left []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		name, label, _ := strings.Cut(line, " ")
-		if strings.HasPrefix(label, owner) {
-			left = append(left, name)
+		for _, pid := range e.daemonPIDs {
+			if strings.HasPrefix(label, fmt.Sprintf("%d:", pid)) {
+				left = append(left, name)
+			}
 		}
 	}
 	return strings.Join(left, " ")

@@ -76,6 +76,9 @@ type env struct {
 	// with Wait writing it.
 	daemonDone chan struct{}
 	daemonLog  string
+	// daemonPIDs are every daemon this env started, stopped ones too:
+	// the owners of the containers a test checks are gone.
+	daemonPIDs []int
 }
 
 func newEnv(t *testing.T, workers int) *env {
@@ -158,6 +161,7 @@ func (e *env) startDaemon() {
 		e.t.Fatal(err)
 	}
 	e.daemon = cmd
+	e.daemonPIDs = append(e.daemonPIDs, cmd.Process.Pid)
 	done := make(chan struct{})
 	e.daemonDone = done
 	go func() { cmd.Wait(); logf.Close(); close(done) }()

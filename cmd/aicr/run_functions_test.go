@@ -103,7 +103,7 @@ func TestReadOnlyCommandsNeverCreateTheDatabase(t *testing.T) {
 			return auditShowRun(ctx, &AuditShowOptions{Factory: f, RunID: 1, Format: formatText})
 		}},
 		{"dispatch list", func(ctx context.Context, f *Factory) error {
-			return dispatchListRun(ctx, &DispatchListOptions{Factory: f, Limit: 50, Format: formatJSON})
+			return dispatchListRun(ctx, &DispatchListOptions{Factory: f, Limit: 50, Format: formatText})
 		}},
 		{"dispatch show", func(ctx context.Context, f *Factory) error {
 			return dispatchShowRun(ctx, &DispatchShowOptions{Factory: f, ID: 1, Format: formatText})
