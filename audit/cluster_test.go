@@ -362,3 +362,54 @@ func TestRetentionListsOnlyRunsOfItsHome(t *testing.T) {
 	ids, err = a.RunsToDelete(ctx, cutoff, 10)
 	check("a: runs to delete once b's directory is gone", ids, err, runOf[a], runOf[b], bare.ID)
 }
+
+// A run this home started and another home finished is listed for this
+// home's stray directory; its own runs, running runs and unknown ids are
+// not, and without a home nothing is.
+func TestRunsFinishedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	a, b := openStore(t, path), openStore(t, path)
+	a.SetRunHome("/data-a")
+	b.SetRunHome("/data-b")
+	mustEnqueue(t, a, svnEvent("main", "1"), triggers.SourceTrigger)
+	moved := mustClaim(t, a)
+	if err := a.SetRunDir(ctx, moved.ID, "/data-a/runs/1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RetryLater(ctx, moved.ID, "killed", time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustClaim(t, b); got.ID != moved.ID {
+		t.Fatalf("b claimed %d, want %d", got.ID, moved.ID)
+	}
+	if err := b.SetRunDir(ctx, moved.ID, "/data-b/runs/1"); err != nil {
+		t.Fatal(err)
+	}
+	ids := []int64{moved.ID, 999}
+	if got, err := a.RunsFinishedElsewhere(ctx, ids); err != nil || len(got) != 0 {
+		t.Fatalf("while b runs it: %v, %v; want none", got, err)
+	}
+	if err := b.FinishRun(ctx, moved.ID, Outcome{Status: RunSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	mustEnqueue(t, a, svnEvent("main", "2"), triggers.SourceTrigger)
+	own := mustClaim(t, a)
+	if err := a.SetRunDir(ctx, own.ID, "/data-a/runs/2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.FinishRun(ctx, own.ID, Outcome{Status: RunSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, own.ID)
+	if got, err := a.RunsFinishedElsewhere(ctx, ids); err != nil || fmt.Sprint(got) != fmt.Sprint([]int64{moved.ID}) {
+		t.Fatalf("a's strays: %v, %v; want [%d]", got, err, moved.ID)
+	}
+	if got, err := b.RunsFinishedElsewhere(ctx, ids); err != nil || fmt.Sprint(got) != fmt.Sprint([]int64{own.ID}) {
+		t.Fatalf("b's strays: %v, %v; want [%d] (a's own run, should b hold a directory of it)", got, err, own.ID)
+	}
+	solo := openStore(t, path)
+	if got, err := solo.RunsFinishedElsewhere(ctx, ids); err != nil || len(got) != 0 {
+		t.Fatalf("without a run home: %v, %v", got, err)
+	}
+}

@@ -216,3 +216,21 @@ func inList(ids []int64) (string, []any) {
 	}
 	return strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), args
 }
+
+// RunsFinishedElsewhere returns those of ids, directories found in this
+// Store's data_dir, whose run finished, unleased, with its directory in
+// another daemon's home: a run interrupted here and finished on another
+// host leaves here a partial directory (copies of the changed code among
+// it) that no retention query lists, since the run is that host's now. A
+// run that is not in the database is left alone: a wrong DSN must not
+// empty a data_dir. Without a run home (one daemon per database) every
+// run is this Store's and it returns nothing.
+func (s *Store) RunsFinishedElsewhere(ctx context.Context, ids []int64) ([]int64, error) {
+	if s.home == "" || len(ids) == 0 {
+		return nil, nil
+	}
+	in, args := inList(ids)
+	return s.listIDs(ctx, "list runs finished on another host", `SELECT id FROM runs
+		WHERE id IN (`+in+`) AND run_home NOT IN ('', ?) AND `+finishedUnleased+` ORDER BY id`,
+		append(args, s.home, formatTime(s.now()))...)
+}

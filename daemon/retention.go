@@ -75,4 +75,52 @@ func (p *runPruner) run(ctx context.Context) {
 	if n > 0 {
 		p.log.Info("pruned run directories", "count", n, "keep_runs_for", p.keep.String())
 	}
+	n, err = p.pruneFinishedElsewhere(ctx)
+	if err != nil && ctx.Err() == nil {
+		p.log.Warn("remove directories of runs another daemon finished", "err", err)
+	}
+	if n > 0 {
+		p.log.Info("removed directories of runs another daemon finished", "count", n)
+	}
+}
+
+// pruneFinishedElsewhere removes this data_dir's directories of runs that
+// another daemon on the shared store took over and finished (this one was
+// killed mid-review): no retention query lists them here any more, and
+// they may hold copies of a leaked secret. Only on a shared store.
+func (p *runPruner) pruneFinishedElsewhere(ctx context.Context) (int, error) {
+	if p.store.RunHome() == "" {
+		return 0, nil
+	}
+	entries, err := os.ReadDir(filepath.Join(p.dataDir, "runs"))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	var ids []int64
+	for _, e := range entries {
+		if id, err := strconv.ParseInt(e.Name(), 10, 64); err == nil && e.IsDir() && id > 0 {
+			ids = append(ids, id)
+		}
+	}
+	removed := 0
+	for len(ids) > 0 && ctx.Err() == nil {
+		batch := ids[:min(len(ids), pruneBatch)]
+		ids = ids[len(batch):]
+		gone, err := p.store.RunsFinishedElsewhere(ctx, batch)
+		if err != nil {
+			return removed, err
+		}
+		for _, id := range gone {
+			dir := filepath.Join(p.dataDir, "runs", strconv.FormatInt(id, 10))
+			if err := os.RemoveAll(dir); err != nil {
+				p.log.Error("remove the directory of a run another daemon finished", "run_id", id, "dir", dir, "err", err)
+				continue
+			}
+			removed++
+		}
+	}
+	return removed, ctx.Err()
 }

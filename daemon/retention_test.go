@@ -203,3 +203,105 @@ func TestKeepRunsForConfig(t *testing.T) {
 		t.Errorf("negative keep_runs_for: err = %v, want one naming the key", err)
 	}
 }
+
+// On a shared store a run interrupted on host A and finished on host B
+// leaves A a partial directory that A's retention no longer lists (the
+// run is B's): A removes it, and nothing else of its data_dir.
+func TestRetentionRemovesRunsFinishedOnAnotherHost(t *testing.T) {
+	ctx := context.Background()
+	dataA, dataB := t.TempDir(), t.TempDir()
+	path := filepath.Join(t.TempDir(), "aicr.db")
+	a, err := audit.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := audit.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a.SetRunHome(dataA)
+	b.SetRunHome(dataB)
+	runDir := func(dataDir string, id int64) string {
+		return filepath.Join(dataDir, "runs", strconv.FormatInt(id, 10))
+	}
+	start := func(s *audit.Store, dataDir, rev string) *audit.Run {
+		t.Helper()
+		ev := triggers.Event{V: 1, VCS: "svn", Repo: "main", Revision: rev, SentAt: time.Now()}
+		if _, err := s.Enqueue(ctx, ev, triggers.SourceTrigger, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		run, err := s.ClaimNext(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := runDir(dataDir, run.ID)
+		if err := os.MkdirAll(filepath.Join(dir, "src"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "src", "config.go"), []byte(`password = "hunter2"`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetRunDir(ctx, run.ID, dir); err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	// r1: A starts it and dies; B takes it over and finishes it.
+	moved := start(a, dataA, "1")
+	if err := a.RetryLater(ctx, moved.ID, "daemon killed", time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := b.ClaimNext(ctx)
+	if err != nil || taken.ID != moved.ID {
+		t.Fatalf("B's claim: %+v, %v", taken, err)
+	}
+	if err := os.MkdirAll(runDir(dataB, moved.ID), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetRunDir(ctx, moved.ID, runDir(dataB, moved.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.FinishRun(ctx, moved.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	// r2: A's own, finished. r3: A's, still running. 999: no such run.
+	own := start(a, dataA, "2")
+	if err := a.FinishRun(ctx, own.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	running := start(a, dataA, "3")
+	if err := os.MkdirAll(runDir(dataA, 999), 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	p := &runPruner{store: a, dataDir: dataA, keep: DefaultKeepRunsFor, now: time.Now,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	n, err := p.pruneFinishedElsewhere(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("removed %d, err %v; want the one run B finished", n, err)
+	}
+	if _, err := os.Stat(runDir(dataA, moved.ID)); !os.IsNotExist(err) {
+		t.Errorf("A still has the directory of run %d, which B finished (stat: %v)", moved.ID, err)
+	}
+	for _, id := range []int64{own.ID, running.ID, 999} {
+		if _, err := os.Stat(runDir(dataA, id)); err != nil {
+			t.Errorf("A lost the directory of run %d: %v", id, err)
+		}
+	}
+	if _, err := os.Stat(runDir(dataB, moved.ID)); err != nil {
+		t.Errorf("B's directory of run %d went: %v", moved.ID, err)
+	}
+
+	// One daemon per database: nothing is elsewhere.
+	solo, err := audit.Open(ctx, filepath.Join(t.TempDir(), "aicr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer solo.Close()
+	p.store = solo
+	if n, err := p.pruneFinishedElsewhere(ctx); err != nil || n != 0 {
+		t.Fatalf("without a run home: removed %d, err %v", n, err)
+	}
+}
