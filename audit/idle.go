@@ -15,6 +15,11 @@ import (
 type ChangeMark struct {
 	dbSize, dbModNanos   int64
 	walSize, walModNanos int64
+	// walGeneration is the WAL header's checkpoint sequence number and
+	// salts: SQLite changes them whenever it starts the log over from
+	// its first frame, which can leave the size as it was and, on a file
+	// system with coarse timestamps, the modification time too.
+	walGeneration [12]byte
 }
 
 // ChangeMark returns the store's mark; ok is false on PostgreSQL, where
@@ -30,10 +35,24 @@ func (s *Store) ChangeMark() (mark ChangeMark, ok bool) {
 	}
 	mark.dbSize, mark.dbModNanos = db.Size(), db.ModTime().UnixNano()
 	// No -wal file is a state of its own (every connection closed).
-	if wal, err := os.Stat(s.path + "-wal"); err == nil {
-		mark.walSize, mark.walModNanos = wal.Size(), wal.ModTime().UnixNano()
-	} else if !os.IsNotExist(err) {
+	wal, err := os.Open(s.path + "-wal")
+	if os.IsNotExist(err) {
+		return mark, true
+	}
+	if err != nil {
 		return ChangeMark{}, false
+	}
+	defer wal.Close()
+	fi, err := wal.Stat()
+	if err != nil {
+		return ChangeMark{}, false
+	}
+	mark.walSize, mark.walModNanos = fi.Size(), fi.ModTime().UnixNano()
+	// An empty or short log (just created or truncated) has no header yet.
+	if fi.Size() >= 24 {
+		if _, err := wal.ReadAt(mark.walGeneration[:], 12); err != nil {
+			return ChangeMark{}, false
+		}
 	}
 	return mark, true
 }

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -90,5 +91,31 @@ func TestChangeMarkOnlyForSQLite(t *testing.T) {
 	s := openStore(t, tempDB(t))
 	if _, ok := s.ChangeMark(); ok {
 		t.Fatal("a PostgreSQL store offered a mark: other daemons' commits leave no trace on this host")
+	}
+}
+
+// When SQLite starts its log over from the first frame the file keeps its
+// size; the header's generation is what tells the commit apart on a file
+// system whose timestamps are too coarse to.
+func TestChangeMarkSeesTheLogStartOver(t *testing.T) {
+	if onPostgres() {
+		t.Skip("marks are SQLite's")
+	}
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	for i := range 20 {
+		mustEnqueue(t, s, svnEvent("main", fmt.Sprint(i+1)), triggers.SourceTrigger)
+	}
+	before, _ := s.ChangeMark()
+	if _, err := s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(RESTART)`); err != nil {
+		t.Fatal(err)
+	}
+	mustEnqueue(t, s, svnEvent("main", "21"), triggers.SourceTrigger)
+	after, _ := s.ChangeMark()
+	if after.walSize != before.walSize {
+		t.Skipf("the log changed size (%d -> %d): this run shows nothing about its header", before.walSize, after.walSize)
+	}
+	if after.walGeneration == before.walGeneration {
+		t.Fatalf("the log started over and the mark's generation did not change: %x", after.walGeneration)
 	}
 }
