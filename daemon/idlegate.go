@@ -5,59 +5,33 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/internal/idlegate"
 )
 
-// idleGate lets a polling loop skip a query whose answer cannot have
-// changed: the last one found nothing at all to do (not even something
-// waiting for a time to pass) and no process has committed to the store
-// since. On a store without marks (PostgreSQL) it never skips.
-//
 // An idle daemon polled SQLite from two workers every 2 s, the lease sweep
-// every 30 s and the dispatcher every minute; each poll ran the SQLite
-// engine and brought about 8 MB of the executable back into memory right
-// after the idle trim gave it back.
-type idleGate struct {
-	mark  func() (audit.ChangeMark, bool)
-	quiet bool
-	at    audit.ChangeMark
+// every 30 s and the dispatcher and the sources sweep every minute; each
+// poll ran the SQLite engine and brought about 8 MB of the executable back
+// into memory right after the idle trim gave it back. Each loop now polls
+// through an idlegate.Gate over the store's change mark.
+
+// newIdleGate is a gate over store's change mark (none on PostgreSQL).
+func newIdleGate(store *audit.Store) *idlegate.Gate {
+	return idlegate.New(storeMark(store))
 }
 
-func newIdleGate(store *audit.Store) *idleGate {
-	if store == nil {
-		return &idleGate{}
+// storeMark is store.ChangeMark as the gates take it; nil without marks.
+func storeMark(store *audit.Store) func() (any, bool) {
+	if store == nil || store.Backend() != audit.BackendSQLite {
+		return nil
 	}
-	return &idleGate{mark: store.ChangeMark}
-}
-
-// poll runs query unless it may be skipped; query returns whether it
-// found nothing at all to do. The mark is taken before query, so a commit
-// made while it runs is seen at the next poll.
-func (g *idleGate) poll(query func() (quiet bool)) {
-	if g.mark == nil {
-		query()
-		return
+	return func() (any, bool) {
+		m, ok := store.ChangeMark()
+		return m, ok
 	}
-	m, ok := g.mark()
-	if ok && g.quiet && m == g.at {
-		return
-	}
-	g.quiet = query() && ok
-	g.at = m
-}
-
-// force runs query whatever the last answer was, and remembers this one.
-func (g *idleGate) force(query func() (quiet bool)) {
-	if g.mark == nil {
-		query()
-		return
-	}
-	m, ok := g.mark()
-	g.quiet = query() && ok
-	g.at = m
 }
 
 // quietWhen adapts a store check (QueueEmpty, NoneRunning,
-// NoDispatchPending) to poll's answer: a failed check is not quiet.
+// NoDispatchPending) to a poll's answer: a failed check is not quiet.
 func quietWhen(ctx context.Context, check func(context.Context) (bool, error)) bool {
 	empty, err := check(ctx)
 	return err == nil && empty
@@ -69,11 +43,5 @@ func quietDispatches(store *audit.Store) *delivery.QuietCheck {
 	if store == nil {
 		return nil
 	}
-	return &delivery.QuietCheck{
-		Mark: func() (any, bool) {
-			m, ok := store.ChangeMark()
-			return m, ok
-		},
-		NonePending: store.NoDispatchPending,
-	}
+	return &delivery.QuietCheck{Mark: storeMark(store), NonePending: store.NoDispatchPending}
 }

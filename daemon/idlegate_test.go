@@ -35,9 +35,9 @@ func TestIdleGateSkipsOnlyUnchangedQuietPolls(t *testing.T) {
 		got, _ = store.ClaimNext(ctx)
 		return got == nil && quietWhen(ctx, store.QueueEmpty)
 	}
-	gate.poll(claim)
-	gate.poll(claim)
-	gate.poll(claim)
+	gate.Poll(false, claim)
+	gate.Poll(false, claim)
+	gate.Poll(false, claim)
 	if claims != 1 {
 		t.Fatalf("an empty, unchanged queue was queried %d times, want once", claims)
 	}
@@ -47,15 +47,15 @@ func TestIdleGateSkipsOnlyUnchangedQuietPolls(t *testing.T) {
 	if _, err := other.Enqueue(ctx, ev, triggers.SourceTrigger, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	gate.poll(claim)
+	gate.Poll(false, claim)
 	if claims != 2 || got == nil || got.Revision != "7" {
 		t.Fatalf("after another process queued r7: %d claims, claimed %+v", claims, got)
 	}
 	// A wake-up always claims, even an unchanged, quiet queue; it found
 	// nothing, so the poll after it is skipped again.
-	gate.force(claim)
-	gate.force(claim)
-	gate.poll(claim)
+	gate.Poll(true, claim)
+	gate.Poll(true, claim)
+	gate.Poll(false, claim)
 	if claims != 4 {
 		t.Fatalf("two forced polls and a quiet one: %d claims, want 4", claims)
 	}
@@ -90,7 +90,7 @@ func TestIdleGateKeepsPollingWhileRunsWait(t *testing.T) {
 		return r == nil && quietWhen(ctx, store.QueueEmpty)
 	}
 	for range 3 {
-		gate.poll(claim)
+		gate.Poll(false, claim)
 	}
 	if claims != 3 {
 		t.Fatalf("a run waiting for its retry time: %d claims in 3 polls, want 3", claims)
@@ -102,7 +102,7 @@ func TestIdleGateWithoutMarksAlwaysQueries(t *testing.T) {
 	gate := newIdleGate(nil)
 	n := 0
 	for range 3 {
-		gate.poll(func() bool { n++; return true })
+		gate.Poll(false, func() bool { n++; return true })
 	}
 	if n != 3 {
 		t.Fatalf("%d queries in 3 polls without marks, want 3", n)

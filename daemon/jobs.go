@@ -156,11 +156,7 @@ func work(claimCtx, ctx context.Context, store *audit.Store, pipe *Pipeline, log
 			return run == nil && quietWhen(ctx, store.QueueEmpty)
 		}
 		// A wake-up means work was queued: claim whatever the gate says.
-		if woken {
-			gate.force(claim)
-		} else {
-			gate.poll(claim)
-		}
+		gate.Poll(woken, claim)
 		if run == nil {
 			woken = false
 			t := time.NewTimer(idlePoll)
@@ -211,7 +207,7 @@ func sweepExpired(ctx context.Context, store *audit.Store, log *slog.Logger, eve
 	// Once at start as well, with everything else that reads the store
 	// then, so an idle daemon's first sweep does not bring the SQLite
 	// engine back after the start-up trim.
-	gate.force(sweep)
+	gate.Poll(true, sweep)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -220,6 +216,6 @@ func sweepExpired(ctx context.Context, store *audit.Store, log *slog.Logger, eve
 			return
 		case <-t.C:
 		}
-		gate.poll(sweep)
+		gate.Poll(false, sweep)
 	}
 }

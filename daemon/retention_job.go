@@ -16,6 +16,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/im/file"
+	"github.com/aicr-dev/aicr/internal/idlegate"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -48,7 +49,7 @@ type retention struct {
 	batch        int // deleteBatch; tests make it small
 	// sourcesGate skips the minutely sources sweep while it last found
 	// nothing and nobody has committed since.
-	sourcesGate *idleGate
+	sourcesGate *idlegate.Gate
 }
 
 // runDir is where a run's files are: always derived from the id, never
@@ -128,10 +129,7 @@ func (r *retention) removeSources(id int64) bool {
 }
 
 func (r *retention) runDropSources(ctx context.Context) {
-	if r.sourcesGate == nil {
-		r.sourcesGate = newIdleGate(r.store)
-	}
-	r.sourcesGate.poll(func() (quiet bool) {
+	r.sourcesGate.Poll(false, func() (quiet bool) {
 		n, err := r.dropSources(ctx)
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("remove delivered runs' sources", "err", err)
@@ -282,7 +280,7 @@ func fileChannelPaths(cfg *Config) []string {
 
 func newRetention(cfg *Config, store *audit.Store, spoolDirs []string, now func() time.Time, log *slog.Logger) *retention {
 	return &retention{cfg: cfg.Retention, store: store, dataDir: cfg.Daemon.DataDir, spoolDirs: spoolDirs,
-		channelFiles: fileChannelPaths(cfg), now: now, log: log}
+		channelFiles: fileChannelPaths(cfg), now: now, log: log, sourcesGate: newIdleGate(store)}
 }
 
 // schedule adds the job and the sources sweep to sched.

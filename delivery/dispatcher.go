@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/internal/idlegate"
 )
 
 // Options are the dispatcher's process-level inputs.
@@ -51,8 +52,8 @@ type Options struct {
 
 // QuietCheck tells an idle Run that nothing can be due.
 type QuietCheck struct {
-	// Mark fingerprints the store; equal marks mean nobody committed in
-	// between. ok false: it cannot tell (Run queries).
+	// Mark fingerprints the store (see package idlegate); nil or ok
+	// false: Run queries.
 	Mark func() (mark any, ok bool)
 	// NonePending says no dispatch is pending at all: none due, none
 	// waiting for a retry, none leased to a sender that may die. Only a
@@ -210,16 +211,16 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	d.buckets.load(ctx)
 	var senders sync.WaitGroup
 	defer senders.Wait()
-	var quietAt any // the mark of the last pass that found nothing pending
-	quiet, forced := false, true
+	var mark func() (any, bool)
+	if d.opts.Quiet != nil {
+		mark = d.opts.Quiet.Mark
+	}
+	gate := idlegate.New(mark)
+	forced := true
 	for ctx.Err() == nil {
-		mark, marked := d.mark()
-		if forced || !quiet || !marked || mark != quietAt {
-			quiet = d.pass(ctx, &senders) && marked
-			quietAt = mark
-		}
+		gate.Poll(forced, func() bool { return d.pass(ctx, &senders) })
 		wait := d.opts.Poll
-		if !quiet {
+		if !gate.Quiet() {
 			if at, ok, err := d.store.NextDispatchDue(ctx); err == nil && ok {
 				if until := at.Sub(d.opts.Now()); until < wait {
 					wait = max(until, 10*time.Millisecond)
@@ -247,13 +248,6 @@ func (d *Dispatcher) Tick() {
 	case d.tick <- struct{}{}:
 	default:
 	}
-}
-
-func (d *Dispatcher) mark() (any, bool) {
-	if d.opts.Quiet == nil || d.opts.Quiet.Mark == nil {
-		return nil, false
-	}
-	return d.opts.Quiet.Mark()
 }
 
 // pass starts a sender for each channel with due work and reports whether
