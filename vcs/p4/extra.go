@@ -26,8 +26,11 @@ func (a *Adapter) scopedDepotFile(path string) (string, error) {
 		return "", fmt.Errorf("%w: %v", vcs.ErrPathOutOfScope, err)
 	}
 	df := depotFile(path)
-	if !a.scope.contains(df) || !a.filter.Match(path) {
+	if !a.scope.contains(df) {
 		return "", fmt.Errorf("%w: %s is outside the configured depot_paths", vcs.ErrPathOutOfScope, path)
+	}
+	if !a.filter.Match(path) {
+		return "", fmt.Errorf("%w: %s is outside the repository's include/exclude", vcs.ErrPathOutOfScope, path)
 	}
 	return df, nil
 }

@@ -20,15 +20,15 @@ var ErrBadRange = errors.New("invalid line range")
 // revisions, authors and dates only, never the text. Status is
 // vcs.BlameNotFound when path is not a file at rev, vcs.BlamePartial when
 // the range runs past the end of the file (clipped) or the file is binary
-// (no lines), else vcs.BlameOK. Paths leaving the reviewed directory fail
-// with vcs.ErrPathOutOfScope.
+// (no lines), else vcs.BlameOK. Paths leaving the reviewed directory or
+// outside include/exclude fail with vcs.ErrPathOutOfScope.
 func (a *Adapter) Blame(ctx context.Context, path, rev string, start, end int) (vcs.BlameResult, error) {
 	res := vcs.BlameResult{Path: path, Revision: rev, Lines: []vcs.BlameLine{}}
 	r, err := parseRev(rev)
 	if err != nil {
 		return res, err
 	}
-	if err := checkScopedPath(path); err != nil {
+	if err := a.scopedFile(path); err != nil {
 		return res, err
 	}
 	if start < 1 || end < start {

@@ -282,8 +282,9 @@ func (a *Adapter) cat(ctx context.Context, info *repoInfo, rel string, rev int64
 
 // Cat writes the content of path (relative to the reviewed directory) at
 // revision rev to w, for context requests after the review started. Paths
-// that leave the directory (absolute, "..") fail with
-// vcs.ErrPathOutOfScope; paths that are not files at rev with
+// that leave the directory (absolute, "..") or lie outside the repo's
+// include/exclude fail with vcs.ErrPathOutOfScope; paths that are not
+// files at rev with
 // vcs.ErrNoSuchPath; files over MaxFileBytes with vcs.ErrTooLarge after
 // MaxFileBytes were written.
 func (a *Adapter) Cat(ctx context.Context, path string, rev string, w io.Writer) error {
@@ -291,7 +292,7 @@ func (a *Adapter) Cat(ctx context.Context, path string, rev string, w io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := checkScopedPath(path); err != nil {
+	if err := a.scopedFile(path); err != nil {
 		return err
 	}
 	info, err := a.info(ctx)
@@ -303,6 +304,20 @@ func (a *Adapter) Cat(ctx context.Context, path string, rev string, w io.Writer)
 		return fmt.Errorf("%s is a directory: %w", path, vcs.ErrNoSuchPath)
 	}
 	return err
+}
+
+// scopedFile checks a file path an agent chose (fetch_more_context,
+// try_blame): inside the reviewed directory and inside the repo's
+// include/exclude, so a file the scope keeps out of the review (a
+// secrets directory, an excluded vendor tree) never reaches the model.
+func (a *Adapter) scopedFile(p string) error {
+	if err := checkScopedPath(p); err != nil {
+		return err
+	}
+	if !a.filter.Match(p) {
+		return fmt.Errorf("%w: %s is outside the repository's include/exclude", vcs.ErrPathOutOfScope, p)
+	}
+	return nil
 }
 
 // checkScopedPath is checkRelPath for paths an agent chose.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -217,6 +218,54 @@ func Run(t *testing.T, h Harness) {
 		skipped(t, c, run, "cap/2.txt", vcs.SkipReviewBytesCap)
 	})
 	t.Run("tree at a revision", func(t *testing.T) { runTree(t, h, a) })
+	t.Run("agent reads stay in scope", func(t *testing.T) { runScopedReads(t, h) })
+}
+
+// runScopedReads checks that what an agent may ask for after the review
+// started (fetch_more_context is Cat, try_blame is Blame) is bounded by
+// the repo's include/exclude like the review itself: a file outside
+// include or inside exclude is vcs.ErrPathOutOfScope, and none of its
+// bytes are written.
+func runScopedReads(t *testing.T, h Harness) {
+	ctx := context.Background()
+	const secret = "AWS_SECRET=do-not-leak\n"
+	rev := h.Commit(t, "scoped reads",
+		FileOp{Op: OpAdd, Path: "scoped/src/ok.c", Content: []byte("int ok;\n")},
+		FileOp{Op: OpAdd, Path: "scoped/src/private/key.c", Content: []byte(secret)},
+		FileOp{Op: OpAdd, Path: "scoped/secrets/prod.env", Content: []byte(secret)})
+	// The methods agent.Replayer calls; every adapter has them.
+	type replayer interface {
+		Cat(ctx context.Context, path, rev string, w io.Writer) error
+		Blame(ctx context.Context, path, rev string, start, end int) (vcs.BlameResult, error)
+	}
+	ad := h.Adapter(t, vcs.Scope{
+		Include: []string{h.ChangePath("scoped/src") + "/**"},
+		Exclude: []string{h.ChangePath("scoped/src/private") + "/**"},
+	})
+	a, ok := ad.(replayer)
+	if !ok {
+		t.Fatalf("%T has no Cat and Blame", ad)
+	}
+	var b bytes.Buffer
+	if err := a.Cat(ctx, h.ChangePath("scoped/src/ok.c"), rev, &b); err != nil || b.String() != "int ok;\n" {
+		t.Errorf("Cat of an included file = %q, %v", b.String(), err)
+	}
+	if _, err := a.Blame(ctx, h.ChangePath("scoped/src/ok.c"), rev, 1, 1); err != nil {
+		t.Errorf("Blame of an included file: %v", err)
+	}
+	for _, rel := range []string{"scoped/secrets/prod.env", "scoped/src/private/key.c"} {
+		p := h.ChangePath(rel)
+		b.Reset()
+		if err := a.Cat(ctx, p, rev, &b); !errors.Is(err, vcs.ErrPathOutOfScope) {
+			t.Errorf("Cat(%s) = %v, want vcs.ErrPathOutOfScope", p, err)
+		}
+		if b.Len() > 0 {
+			t.Errorf("Cat(%s) wrote %q of an out-of-scope file", p, b.String())
+		}
+		if res, err := a.Blame(ctx, p, rev, 1, 1); !errors.Is(err, vcs.ErrPathOutOfScope) {
+			t.Errorf("Blame(%s) = %+v, %v; want vcs.ErrPathOutOfScope", p, res, err)
+		}
+	}
 }
 
 // runTree checks vcs.TreeReader: the listing of a directory at a
