@@ -217,3 +217,33 @@ func TestSplitReportPacesEveryPart(t *testing.T) {
 		t.Fatalf("RateLimit = %v/s burst %d exceeds 20 a minute", r, burst)
 	}
 }
+
+// Committer text (commit message, file names, author) never becomes a
+// link, or an image every reader's client fetches, and mentions nobody:
+// in the rendered payload and as the stand-in receives it (issue 22 C9).
+func TestHostileCommitTextIsInert(t *testing.T) {
+	payloads, err := Render(im.BuildReport(imtest.HostileMessage()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range payloads {
+		imtest.AssertInertMarkdown(t, "rendered", p.Markdown.Text)
+		if p.At.IsAtAll {
+			t.Error("isAtAll set")
+		}
+	}
+	bot := imtest.NewDingTalk(t, token, secret)
+	if _, err := newChannel(t, bot.URL(), secret, nil).Send(context.Background(), imtest.HostileMessage()); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	got := bot.Received()
+	if len(got) == 0 {
+		t.Fatal("stand-in received nothing")
+	}
+	for _, m := range got {
+		imtest.AssertInertMarkdown(t, "received", m.Markdown.Text)
+		if m.At.IsAtAll || len(m.Notified) > 0 && strings.Join(m.Notified, ",") != "13800000000,alice01" {
+			t.Errorf("notified %v (isAtAll %v), want the author only", m.Notified, m.At.IsAtAll)
+		}
+	}
+}

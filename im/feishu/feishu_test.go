@@ -254,3 +254,24 @@ func withKeys(k botpost.WebhookKeys) *Config {
 	c.WebhookKeys = k
 	return c
 }
+
+// Committer text never becomes a link, image or <at> mention in the card
+// (issue 22 C9), rendered and as the stand-in receives it.
+func TestHostileCommitTextIsInert(t *testing.T) {
+	payloads, err := Render(im.BuildReport(imtest.HostileMessage()), false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range payloads {
+		for _, e := range p.Card.Body.Elements {
+			imtest.AssertInertMarkdown(t, "rendered", strings.ReplaceAll(e.Content, "<at id=ou_0123abcd></at>", ""))
+		}
+	}
+	bot := imtest.NewFeishu(t, token, "")
+	if _, err := newChannel(t, bot.URL(), "", nil).Send(context.Background(), imtest.HostileMessage()); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	for _, c := range bot.Received() {
+		imtest.AssertInertMarkdown(t, "received", strings.ReplaceAll(c.Markdown(), "<at id=ou_0123abcd></at>", ""))
+	}
+}

@@ -75,11 +75,19 @@ func Convert(src string, d Dialect) string {
 }
 
 // Escape makes plain untrusted text (a file name, a category, a commit
-// author) safe to place in dialect d's Markdown: the characters that
-// start platform tags are neutralised. Markdown emphasis characters are
-// left alone; callers put text where emphasis cannot hurt (code spans,
-// titles) or accept it.
+// author or message) safe to place in dialect d's Markdown: the
+// characters that start platform tags are neutralised, and so is
+// whatever would make the text a link, an image or a mention (Defuse).
+// Markdown emphasis characters are left alone; callers put text where
+// emphasis cannot hurt (code spans, titles) or accept it.
 func Escape(s string, d Dialect) string {
+	return Defuse(Entities(s, d))
+}
+
+// Entities neutralises the characters that start d's tags (<at>, <font>,
+// <@userid>, Slack's <url|label> and <!channel>), and nothing else: a URL
+// aicr puts in a link of its own goes through it too.
+func Entities(s string, d Dialect) string {
 	if d == Slack {
 		return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 	}
@@ -93,6 +101,19 @@ func Escape(s string, d Dialect) string {
 	// (<font ...>, <@userid>) to the renderer.
 	return strings.ReplaceAll(s, "<", "<\u200b")
 }
+
+// defuser puts a zero-width space where committer or agent text would
+// otherwise become markup every dialect acts on: after ']' (so
+// "[x](u)", "![i](u)" and "[x][ref]" are no longer a link or an image
+// that every reader's client fetches), inside "://" and "www." (the
+// platforms' bare-URL linkification) and after '@' (@all, @所有人, Slack's
+// automatically parsed @here/@channel). The reader sees the same text.
+var defuser = strings.NewReplacer("]", "]\u200b", "://", ":\u200b//", "www.", "www\u200b.", "WWW.", "WWW\u200b.", "@", "@\u200b")
+
+// Defuse is the part of Escape common to every dialect, for text that is
+// already free of tags (a plain_text field, a code span on a platform
+// that renders code spans as Markdown).
+func Defuse(s string) string { return defuser.Replace(s) }
 
 // CodeSpan renders s as inline code. Backticks inside s would end the
 // span early, so they are replaced by a look-alike (U+02CB); the span is
@@ -160,7 +181,12 @@ func keepIndent(l string) string {
 // zero-width space as text: invisible to the reader, and entities would
 // show up literally inside code.
 func escapeCode(s string, d Dialect) string {
-	if d == Slack {
+	switch d {
+	case Slack:
+		return Entities(s, d)
+	case DingTalk:
+		// DingTalk documents no code spans: what is inside the backticks
+		// is still Markdown to it.
 		return Escape(s, d)
 	}
 	return strings.ReplaceAll(s, "<", "<\u200b")
@@ -202,10 +228,10 @@ func linkMarkup(label, u string, d Dialect) string {
 	}
 	if d == Slack {
 		if label == "" {
-			return "<" + Escape(safe, d) + ">"
+			return "<" + Entities(safe, d) + ">"
 		}
 		// A '|' in the label would end it early.
-		return "<" + Escape(safe, d) + "|" + strings.ReplaceAll(label, "|", "¦") + ">"
+		return "<" + Entities(safe, d) + "|" + strings.ReplaceAll(label, "|", "¦") + ">"
 	}
 	if label == "" {
 		label = safe

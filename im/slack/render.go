@@ -178,7 +178,7 @@ func linkTo(raw, label string) string {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || strings.ContainsAny(raw, "<>| \n") {
 		return ""
 	}
-	return "<" + Escape(raw) + "|" + Escape(label) + ">"
+	return "<" + markdown.Entities(raw, markdown.Slack) + "|" + Escape(label) + ">"
 }
 
 // truncateChars cuts s to at most n characters, marking the cut with "…".

@@ -491,3 +491,40 @@ func rawJSON(v any) []byte {
 	enc.Encode(v)
 	return []byte(b.String())
 }
+
+// Committer text never becomes a link, a mention or an automatically
+// parsed @here in the summary, the replies or the fallback text (issue 22
+// C9).
+func TestHostileCommitTextIsInert(t *testing.T) {
+	rep := im.BuildReport(imtest.HostileMessage())
+	posts := append([]slack.Post{slack.RenderSummary(rep, "", true)}, slack.RenderReplies(rep, 2)...)
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["type"] == "mrkdwn" {
+				s, _ := v["text"].(string)
+				imtest.AssertInertMrkdwn(t, "mrkdwn text object", s)
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, p := range posts {
+		imtest.AssertInertMrkdwn(t, "fallback text", p.Text)
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		walk(v)
+	}
+}

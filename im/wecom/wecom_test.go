@@ -130,3 +130,25 @@ func TestRenderGolden(t *testing.T) {
 		})
 	}
 }
+
+// Committer text never becomes a link or a <@userid> mention (issue 22
+// C9), rendered and as the stand-in receives it.
+func TestHostileCommitTextIsInert(t *testing.T) {
+	payloads, err := Render(im.BuildReport(imtest.HostileMessage()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range payloads {
+		imtest.AssertInertMarkdown(t, "rendered", strings.ReplaceAll(p.Markdown.Content, "<@alice.w>", ""))
+	}
+	bot := imtest.NewWeCom(t, key)
+	if _, err := newChannel(t, bot.URL(), 0).Send(context.Background(), imtest.HostileMessage()); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	for _, m := range bot.Received() {
+		if len(m.Mentioned) != 1 || m.Mentioned[0] != "alice.w" {
+			t.Errorf("mentioned %v, want the author only", m.Mentioned)
+		}
+		imtest.AssertInertMarkdown(t, "received", strings.ReplaceAll(m.Markdown.Content, "<@alice.w>", ""))
+	}
+}
