@@ -27,7 +27,7 @@ func HostileMessage() im.Message {
 	m.Change = &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "43",
 		Author:      "mallory ![a](http://evil.example/author.png)",
 		Description: "fix [click me](http://evil.example/x) ![i](http://evil.example/t.png) [ref][1] see http://evil.example/bare www.evil.example @all @所有人 @here <@U123> <!channel> <at id=all></at>\n\n[1]: http://evil.example/ref",
-		Files: []vcs.FileChange{{Path: "docs/[x](http://evil.example/left).md", Skipped: vcs.SkipExcluded}}}
+		Files:       []vcs.FileChange{{Path: "docs/[x](http://evil.example/left).md", Skipped: vcs.SkipExcluded}}}
 	m.Result = review.Result{Problems: []review.Problem{{
 		File: "src/![i](http://evil.example/file.png).c", Line: 1, Severity: review.SeverityHigh,
 		Category: "[cat](http://evil.example/cat)", Message: "plain message",
