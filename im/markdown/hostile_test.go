@@ -48,3 +48,33 @@ func TestEscapeDefusesLinksImagesAndMentions(t *testing.T) {
 		}
 	}
 }
+
+// An agent's link whose label reads as an address shows where it really
+// goes when that is another host (issue 22 C10); an honest label stays.
+func TestLinkLabelThatLooksLikeAURLShowsTheDestination(t *testing.T) {
+	for _, tc := range []struct {
+		src       string
+		misleads  bool
+		wantLabel string
+	}{
+		{"[https://bank.example/login](https://evil.example/x)", true, ""},
+		{"[www.bank.example](http://evil.example/x)", true, ""},
+		{"[bank.example/login](http://evil.example/x)", true, ""},
+		{"[https://docs.example/a](https://docs.example/b)", false, "docs.example/a"},
+		{"[the docs](https://evil.example/x)", false, "the docs"},
+	} {
+		for _, d := range []markdown.Dialect{markdown.DingTalk, markdown.WeCom, markdown.Feishu, markdown.Slack} {
+			got := markdown.Convert(tc.src, d)
+			plain := strings.ReplaceAll(got, "\u200b", "")
+			if tc.misleads {
+				if strings.Contains(plain, "bank.example") || !strings.Contains(plain, "evil.example/x") {
+					t.Errorf("%s: %s rendered %q, want the destination shown, not the label", d, tc.src, got)
+				}
+				continue
+			}
+			if !strings.Contains(plain, tc.wantLabel) {
+				t.Errorf("%s: %s rendered %q, want label %q kept", d, tc.src, got, tc.wantLabel)
+			}
+		}
+	}
+}

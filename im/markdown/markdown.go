@@ -12,6 +12,7 @@ package markdown
 import (
 	"bytes"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -506,6 +507,11 @@ func (c *converter) link(label, dest string) string {
 	if SafeURL(dest) == "" {
 		return label
 	}
+	if label != "" && misleadingLabel(label, SafeURL(dest)) {
+		// A label that reads as an address is trusted for what it says:
+		// the reader is shown where the link really goes.
+		label = ""
+	}
 	if label == "" && c.d != Slack {
 		label = Escape(SafeURL(dest), c.d)
 	}
@@ -514,6 +520,33 @@ func (c *converter) link(label, dest string) string {
 		label = strings.NewReplacer("[", "(", "]", ")").Replace(label)
 	}
 	return linkMarkup(label, dest, c.d)
+}
+
+// addressRE is a label that reads as a host name, with or without a path:
+// "bank.example", "www.bank.example/login".
+var addressRE = regexp.MustCompile(`^(?i)[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(:[0-9]+)?([/?#]\S*)?$`)
+
+// misleadingLabel reports whether label (converted, so with Escape's
+// zero-width spaces and Slack's entities) looks like a URL or host name
+// other than dest's.
+func misleadingLabel(label, dest string) bool {
+	plain := strings.TrimSpace(strings.NewReplacer("\u200b", "", "&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(label))
+	plain = strings.Trim(plain, "<>")
+	if !strings.Contains(plain, "://") && !addressRE.MatchString(plain) {
+		return false
+	}
+	if !strings.Contains(plain, "://") {
+		plain = "http://" + plain
+	}
+	lu, err := url.Parse(plain)
+	if err != nil || lu.Hostname() == "" {
+		return true
+	}
+	du, err := url.Parse(dest)
+	if err != nil {
+		return true
+	}
+	return !strings.EqualFold(strings.TrimPrefix(strings.ToLower(lu.Hostname()), "www."), strings.TrimPrefix(strings.ToLower(du.Hostname()), "www."))
 }
 
 func oneLine(s string) string {

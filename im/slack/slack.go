@@ -188,7 +188,10 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 		if err := im.Pace(ctx); err != nil {
 			return rec, &im.SendError{Reason: im.ReasonTimeout, Retryable: true, MessageID: ts, PartsDelivered: i, Err: err}
 		}
-		opts := []slack.MsgOption{slack.MsgOptionText(posts[i].Text, false), slack.MsgOptionBlocks(posts[i].Blocks...)}
+		// Review text quotes committers' and agents' URLs: Slack must not
+		// fetch them for a preview (a tracking pixel, an internal host).
+		opts := []slack.MsgOption{slack.MsgOptionText(posts[i].Text, false), slack.MsgOptionBlocks(posts[i].Blocks...),
+			slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl()}
 		event := EventSummary
 		if i > 0 {
 			event = EventReply
@@ -392,6 +395,14 @@ func renderedJSON(posts []Post) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
+// webhookPost is an incoming webhook's body: the summary with unfurling
+// off, as in chat.postMessage.
+type webhookPost struct {
+	Post
+	UnfurlLinks bool `json:"unfurl_links"`
+	UnfurlMedia bool `json:"unfurl_media"`
+}
+
 // sendWebhook posts the summary to an incoming webhook. Webhooks answer
 // in plain text ("ok", or an error code such as channel_not_found with a
 // 4xx), so the body is read here rather than through slack-go.
@@ -408,7 +419,7 @@ func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, 
 	if rep.Author != nil && rep.Author.SlackID != "" {
 		mention = "<@" + Escape(rep.Author.SlackID) + ">"
 	}
-	body, err := botpost.Encode(RenderSummary(rep, mention, true))
+	body, err := botpost.Encode(webhookPost{Post: RenderSummary(rep, mention, true)})
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}

@@ -44,6 +44,8 @@ type post struct {
 	Blocks   []map[string]any
 	Metadata map[string]any
 	TS       string
+	// Unfurl is unfurl_links and unfurl_media as sent ("" when absent).
+	Unfurl [2]string
 }
 
 func (f *fakeSlack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +109,8 @@ func (f *fakeSlack) postMessage(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	p := post{Channel: r.Form.Get("channel"), ThreadTS: r.Form.Get("thread_ts"), Text: r.Form.Get("text")}
+	p := post{Channel: r.Form.Get("channel"), ThreadTS: r.Form.Get("thread_ts"), Text: r.Form.Get("text"),
+		Unfurl: [2]string{r.Form.Get("unfurl_links"), r.Form.Get("unfurl_media")}}
 	if err := json.Unmarshal([]byte(r.Form.Get("blocks")), &p.Blocks); err != nil {
 		fmt.Fprint(w, `{"ok":false,"error":"invalid_blocks"}`)
 		return
@@ -206,6 +209,12 @@ func TestFortyProblemsAreASummaryAndFourThreadReplies(t *testing.T) {
 	}
 	if seen != 40 {
 		t.Fatalf("%d problems in replies, want 40", seen)
+	}
+	// Review text quotes URLs; Slack must not fetch them (issue 22 C10).
+	for i, p := range f.posts {
+		if p.Unfurl != [2]string{"false", "false"} {
+			t.Errorf("post %d: unfurl_links, unfurl_media = %q, want both false", i, p.Unfurl)
+		}
 	}
 	// Untrusted text is escaped; our own markup is not.
 	all := rawJSON(f.posts)
@@ -463,6 +472,9 @@ func TestIncomingWebhookPostsSummaryOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	imtest.AssertSendLeaksNothing(t, rec, err, hookURL, "XXXXSECRET")
+	if got[0]["unfurl_links"] != false || got[0]["unfurl_media"] != false {
+		t.Errorf("webhook body: unfurl_links %v, unfurl_media %v; want both false", got[0]["unfurl_links"], got[0]["unfurl_media"])
+	}
 	blocks, _ := got[0]["blocks"].([]any)
 	if len(got) != 1 || len(blocks) > 50 || !strings.Contains(fmt.Sprint(blocks[len(blocks)-1]), "35 more problems were left out") {
 		t.Fatalf("%d posts, %d blocks, last %v", len(got), len(blocks), blocks[len(blocks)-1])
