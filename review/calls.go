@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -107,7 +108,8 @@ var toolFuncs = map[string]toolFunc{
 // keep the state file small.
 const maxStoredArgumentBytes = 1 << 10
 
-// storedArguments is what a rejection keeps of the arguments: the JSON as
+// storedArguments is what a rejection keeps of the arguments, with the
+// credentials the agent quoted blanked (redact.Text): the JSON as
 // sent when it is valid UTF-8 JSON, else a JSON string of it with invalid
 // bytes replaced, and past maxStoredArgumentBytes a
 // {truncated, bytes, prefix} object. The result is always valid JSON in
@@ -115,6 +117,9 @@ const maxStoredArgumentBytes = 1 << 10
 func storedArguments(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
+	}
+	if red := redact.Text(string(raw)); red != string(raw) {
+		raw = json.RawMessage(red)
 	}
 	if len(raw) > maxStoredArgumentBytes {
 		b, _ := json.Marshal(map[string]any{

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -142,6 +143,9 @@ func (v *Validator) Problem(p Problem, st *State) (Problem, *ToolError) {
 		return p, toolErr(CodeInvalidInput, "omit fingerprint to let aicr derive one, or use letters, digits and . _ : - only",
 			"fingerprint must be at most %d bytes of [A-Za-z0-9._:-]", maxFingerprintBytes)
 	}
+	// Agent text is published, audited and kept in the state file: a
+	// credential the agent quotes is blanked here, once for all of them.
+	p.Message, p.Suggestion = redact.Text(p.Message), redact.Text(p.Suggestion)
 	if st != nil {
 		if st.ProblemIndex(p.Fingerprint) >= 0 {
 			return p, nil
@@ -270,6 +274,7 @@ func (v *Validator) Summary(s Summary, st *State) (Summary, *ToolError) {
 		return s, toolErr(CodeLimitExceeded, "put everything into the summaries already published",
 			"at most %d summaries may be published per review", v.limits.MaxSummaries)
 	}
+	s.Title, s.Markdown = redact.Text(s.Title), redact.Text(s.Markdown)
 	return s, nil
 }
 
@@ -283,6 +288,7 @@ func (v *Validator) Skip(s Skip) (Skip, *ToolError) {
 		return s, toolErr(CodeInvalidInput, "use a short reason such as lgtm or no_reviewable_code",
 			"reason is longer than %d bytes", maxSkipReasonBytes)
 	}
+	s.Reason = redact.Text(s.Reason)
 	return s, nil
 }
 
@@ -340,7 +346,7 @@ func (v *Validator) request(p string, rng *vcs.LineRange, reason string) (string
 		return p, rng, reason, toolErr(CodeInvalidInput, fmt.Sprintf("shorten reason to at most %d bytes", v.limits.MaxMessageBytes),
 			"reason is %d bytes, more than %d", len(reason), v.limits.MaxMessageBytes)
 	}
-	return clean, rng, reason, nil
+	return clean, rng, redact.Text(reason), nil
 }
 
 func sameRange(a, b *vcs.LineRange) bool {
