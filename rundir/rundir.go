@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -222,9 +223,14 @@ func (l Layout) Create() error {
 }
 
 // WriteChange writes change.json atomically (temp file, rename), so a
-// reader never sees half of it.
+// reader never sees half of it. The commit message is stored with the
+// credentials it quotes blanked (redact.Text): the file is kept for the
+// run's retention and read by the agent and the model; the committed
+// sources, where the builtin pre-pass finds credentials, are not touched.
 func (l Layout) WriteChange(c *vcs.Change) error {
-	b, err := json.MarshalIndent(c, "", "  ")
+	stored := *c
+	stored.Description = redact.Text(c.Description)
+	b, err := json.MarshalIndent(&stored, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode change: %w", err)
 	}

@@ -128,3 +128,36 @@ func TestRepoIndexRoundTripAndEscapes(t *testing.T) {
 		t.Errorf("an index naming a path outside repo/ was read")
 	}
 }
+
+// change.json outlives the run by the retention period: a credential the
+// committer pasted into the message is blanked there, and the rest of the
+// change (sources, paths) is written as fetched (issue 22 C10).
+func TestWriteChangeRedactsTheCommitMessage(t *testing.T) {
+	l := rundir.New(t.TempDir())
+	if err := l.Create(); err != nil {
+		t.Fatal(err)
+	}
+	const key = "AKIAZ3MHQ4XW7PLR2N5K"
+	in := &vcs.Change{VCS: vcs.KindSVN, Revision: "9", Author: "bob",
+		Description: "temporary: aws_access_key_id = " + key + "\n", Files: []vcs.FileChange{{Path: "deploy/" + key + ".txt"}}}
+	if err := l.WriteChange(in); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(l.ChangePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.SplitN(string(b), `"files"`, 2)[0], key) {
+		t.Errorf("change.json keeps the key in the description:\n%s", b)
+	}
+	if !strings.Contains(in.Description, key) {
+		t.Error("WriteChange changed the caller's Change")
+	}
+	got, err := l.ReadChange()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Description, "<redacted>") || got.Files[0].Path != "deploy/"+key+".txt" {
+		t.Errorf("read back: %+v", got)
+	}
+}
