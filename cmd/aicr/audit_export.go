@@ -203,7 +203,9 @@ func auditExportRun(ctx context.Context, opts *AuditExportOptions) error {
 	var flush func() error
 	switch opts.Format {
 	case exportCSV:
-		cw := csv.NewWriter(out)
+		// CSV is opened by people (a spreadsheet, a pager): what a
+		// committer or agent wrote is stripped of terminal escapes.
+		cw := csv.NewWriter(termSafe(out))
 		if err := cw.Write(exportCSVHeader); err != nil {
 			return err
 		}

@@ -170,17 +170,18 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 		return err
 	}
 
-	fmt.Fprintln(ios.Out, "\n--- audit trail (aicr audit list) ---")
+	out := termSafe(ios.Out)
+	fmt.Fprintln(out, "\n--- audit trail (aicr audit list) ---")
 	for _, r := range runs {
-		fmt.Fprintf(ios.Out, "run %d  %s r%s  %s%s  problems=%d  source=%s\n", r.ID, r.Repo, r.Revision, r.Status, prefixed(" ", r.SkipReason), r.ProblemCount, r.Source)
+		fmt.Fprintf(out, "run %d  %s r%s  %s%s  problems=%d  source=%s\n", r.ID, r.Repo, r.Revision, r.Status, prefixed(" ", r.SkipReason), r.ProblemCount, r.Source)
 	}
 	if len(runs) > 0 {
 		d, err := store.GetRun(ctx, runs[0].ID)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(ios.Out, "\n--- aicr audit show %d ---\n", d.ID)
-		printRunDetail(ios.Out, d)
+		fmt.Fprintf(out, "\n--- aicr audit show %d ---\n", d.ID)
+		printRunDetail(out, d)
 	}
 	return nil
 }

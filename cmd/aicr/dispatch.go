@@ -81,7 +81,7 @@ func dispatchListRun(ctx context.Context, opts *DispatchListOptions) error {
 	if out.JSON() {
 		return writeJSON(opts.Factory.IOStreams.Out, res.Dispatches)
 	}
-	tw := tabwriter.NewWriter(opts.Factory.IOStreams.Out, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(termSafe(opts.Factory.IOStreams.Out), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tRUN\tCHANNEL\tSTATUS\tATTEMPTS\tNEXT\tUPDATED\tLAST ERROR")
 	for _, d := range res.Dispatches {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.RunID, d.Channel, d.Status, d.Attempts, nextAttempt(d.Dispatch),

@@ -68,7 +68,7 @@ func exitCode(err error, errOut io.Writer) int {
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	fmt.Fprintln(errOut, "aicr:", err)
+	fmt.Fprintln(errOut, "aicr:", termText(err.Error()))
 	var usage *usageError
 	if errors.As(err, &usage) {
 		if usage.hint != "" {

@@ -45,12 +45,12 @@ func (e exporter) Write(data any, text func(w io.Writer) error) error {
 	if e.JSON() {
 		return writeJSON(e.io.Out, data)
 	}
-	return text(e.io.Out)
+	return text(termSafe(e.io.Out))
 }
 
 // Status is a line for the operator: on ErrOut, so stdout stays data.
 func (e exporter) Status(format string, args ...any) {
-	fmt.Fprintf(e.io.ErrOut, format+"\n", args...)
+	fmt.Fprint(e.io.ErrOut, termText(fmt.Sprintf(format, args...))+"\n")
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -64,7 +64,7 @@ func writeJSON(w io.Writer, v any) error {
 // command runs: Out, unless Out carries the JSON result.
 func (e exporter) reportStream() io.Writer {
 	if e.JSON() {
-		return e.io.ErrOut
+		return termSafe(e.io.ErrOut)
 	}
-	return e.io.Out
+	return termSafe(e.io.Out)
 }
