@@ -282,3 +282,24 @@ func TestNormalizeCategory(t *testing.T) {
 		}
 	}
 }
+
+// A context or blame request for a file outside the repo's include/exclude
+// is refused when the agent makes it, with PATH_OUT_OF_SCOPE and a remedy,
+// and never recorded for the follow-up pass (issue 22 C8).
+func TestRequestsOutsideTheRepoScopeAreRefused(t *testing.T) {
+	f := newFixture(t)
+	f.change.Scope = &vcs.Filter{Include: []string{"app/**", "lib/**"}, Exclude: []string{"lib/secret/**"}}
+	v := review.NewValidator(f.change, f.srcDir, review.Limits{})
+	st := review.NewState()
+	for _, p := range []string{"secrets/prod.env", "lib/secret/key.go"} {
+		if _, terr := v.ContextRequest(review.ContextRequest{Path: p, Reason: "need it"}, st); terr == nil || terr.Code != review.CodePathOutOfScope || terr.Remedy == "" {
+			t.Errorf("ContextRequest(%s) = %+v, want %s with a remedy", p, terr, review.CodePathOutOfScope)
+		}
+		if _, terr := v.AttributionRequest(review.AttributionRequest{Path: p, Reason: "who"}, st); terr == nil || terr.Code != review.CodePathOutOfScope {
+			t.Errorf("AttributionRequest(%s) = %+v, want %s", p, terr, review.CodePathOutOfScope)
+		}
+	}
+	if _, terr := v.ContextRequest(review.ContextRequest{Path: "lib/db.go", Reason: "callers"}, st); terr != nil {
+		t.Errorf("in-scope request refused: %+v", terr)
+	}
+}

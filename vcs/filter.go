@@ -34,8 +34,16 @@ var (
 // ("**/*.go", "vendor/**", "src/**/test_*.c"). An empty Include admits
 // every path; Exclude wins over Include.
 type Filter struct {
-	Include []string
-	Exclude []string
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// Recorded is f for Change.Scope: nil when it admits every path.
+func (f Filter) Recorded() *Filter {
+	if len(f.Include) == 0 && len(f.Exclude) == 0 {
+		return nil
+	}
+	return &f
 }
 
 // Validate reports malformed patterns, naming the list and the pattern.

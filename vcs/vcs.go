@@ -91,6 +91,10 @@ type Change struct {
 	Date        time.Time    `json:"date"`
 	Description string       `json:"description"`
 	Files       []FileChange `json:"files"`
+	// Scope is the repo's include/exclude, so the review tools refuse a
+	// context or blame request outside it when it is made, not only when
+	// the adapter is asked to answer it. Nil: every path.
+	Scope *Filter `json:"scope,omitempty"`
 }
 
 // File returns the change's entry for path.

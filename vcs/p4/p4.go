@@ -187,6 +187,7 @@ func (a *Adapter) fetch(ctx context.Context, rev string, dst vcs.Dest, shelf boo
 		}
 		change.Files = append(change.Files, *f.fc)
 	}
+	change.Scope = a.filter.Recorded()
 	return change, nil
 }
 

@@ -295,6 +295,7 @@ func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Cha
 	if err := appendAdded(patch, dst, r, added); err != nil {
 		return nil, err
 	}
+	change.Scope = a.filter.Recorded()
 	return change, nil
 }
 

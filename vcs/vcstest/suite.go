@@ -246,6 +246,20 @@ func runScopedReads(t *testing.T, h Harness) {
 	if !ok {
 		t.Fatalf("%T has no Cat and Blame", ad)
 	}
+	// The Change carries the scope, so the review tools refuse such a
+	// request when the agent makes it.
+	run := rundir.New(t.TempDir())
+	if err := run.Create(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ad.Fetch(ctx, rev, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Scope == nil || !c.Scope.Match(h.ChangePath("scoped/src/ok.c")) || c.Scope.Match(h.ChangePath("scoped/secrets/prod.env")) ||
+		c.Scope.Match(h.ChangePath("scoped/src/private/key.c")) {
+		t.Errorf("Change.Scope = %+v, want the repo's include/exclude", c.Scope)
+	}
 	var b bytes.Buffer
 	if err := a.Cat(ctx, h.ChangePath("scoped/src/ok.c"), rev, &b); err != nil || b.String() != "int ok;\n" {
 		t.Errorf("Cat of an included file = %q, %v", b.String(), err)
