@@ -293,7 +293,8 @@ func (v *Validator) Skip(s Skip) (Skip, *ToolError) {
 }
 
 // ContextRequest validates a request for more context. The path need not
-// be part of the change, but it must lie inside the repository.
+// be part of the change, but it must lie inside the repository and its
+// include/exclude (Change.Scope).
 func (v *Validator) ContextRequest(r ContextRequest, st *State) (ContextRequest, *ToolError) {
 	p, rng, reason, terr := v.request(r.Path, r.Range, r.Reason)
 	if terr != nil {
@@ -326,6 +327,11 @@ func (v *Validator) request(p string, rng *vcs.LineRange, reason string) (string
 	clean, terr := v.cleanPath("path", p)
 	if terr != nil {
 		return p, rng, reason, terr
+	}
+	if sc := v.change.Scope; sc != nil && !sc.Match(clean) {
+		return p, rng, reason, toolErr(CodePathOutOfScope,
+			"ask only for files inside the repository's review scope; this file is not reviewed and cannot be read",
+			"path %q is outside the repository's include/exclude", clean)
 	}
 	if rng != nil {
 		if rng.Start < 1 {
