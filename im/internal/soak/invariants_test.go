@@ -173,7 +173,9 @@ type verdict struct {
 	detail string
 }
 
-func (v *verdict) fail(format string, args ...any) { v.bad = append(v.bad, fmt.Sprintf(format, args...)) }
+func (v *verdict) fail(format string, args ...any) {
+	v.bad = append(v.bad, fmt.Sprintf(format, args...))
+}
 
 // check evaluates the invariants and prints them as a table.
 func (s *soak) check() {
