@@ -1040,10 +1040,22 @@ func (s *soak) quitDaemon() string {
 // drain waits, after the last commit, until every commit has a finished
 // run and no dispatch is pending, or the watchdog fires, or a generous
 // deadline passes (the invariants then say what is left).
+// It also ends when only retries far off are left and nothing changed for
+// 3 minutes (reviews that fail again and again, such as every sandboxed
+// one when the image cannot run a pass), so a broken build fails in
+// minutes, not at the deadline.
 func (s *soak) drain(phase time.Duration) {
 	deadline := time.Now().Add(max(10*time.Minute, phase))
+	last, since := "", time.Now()
 	for time.Now().Before(deadline) && s.ctx.Err() == nil {
 		if s.settled() {
+			return
+		}
+		if sig, _, err := s.progress(); err == nil && sig != last {
+			last, since = sig, time.Now()
+		}
+		if time.Since(since) > 3*time.Minute {
+			s.event("drain: nothing changed for 3 minutes with work left")
 			return
 		}
 		select {
