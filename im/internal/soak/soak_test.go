@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -44,9 +45,8 @@ const (
 	defaultMinutes = 3
 )
 
-// The channels and what their policy publishes; wantsProblems is the
-// lowest severity each one publishes (all of them publish a critical
-// finding, which is what the pre-pass invariant relies on).
+// The channels (writeConfig has their policies). Every one publishes a
+// critical finding, which the pre-pass invariant relies on.
 var channelNames = []string{"slack-bot", "slack-hook", "feishu", "dingtalk", "wecom", "webhook", "file"}
 
 type commit struct {
@@ -57,9 +57,11 @@ type commit struct {
 	cred                        string
 }
 
+// soak is one run: the installation under root, the stand-ins, what the
+// committers made, and the daemon process.
 type soak struct {
 	t       *testing.T
-	ctx     context.Context
+	ctx     context.Context // cancelled when the watchdog fires
 	cancel  context.CancelFunc
 	root    string
 	bin     string
@@ -70,36 +72,42 @@ type soak struct {
 	minutes int
 	sandbox bool
 
-	hostA, hostB          *faultHost
-	slack                 *slackAPI
-	slackHook, hook       *hookSink
-	feishu                *imtest.Feishu
-	ding                  *imtest.DingTalk
-	wecom                 *imtest.WeCom
-	model                 *modelsim.Server
-	secrets               map[string]string // value → what it is
-	svnURL                map[string]string
-	depotPath, p4Trigger  string
-	p4mu                  sync.Mutex
-	modelMu               sync.Mutex
-	modelSeen             map[string]int
-	store                 *audit.Store
-	commitsMu             sync.Mutex
-	commits               []*commit
-	commitErrs            []string
-	dmu                   sync.Mutex
-	daemon                *exec.Cmd
-	daemonDone            chan struct{}
-	expectExit            bool
-	starts                int
-	events                []string // faults, in order, for the table
-	daemonProblems        []string // unexpected exits, slow shutdowns
-	watchMu               sync.Mutex
-	watchPaused           int
-	watchdogFired         string
-	lastRSS               string
-	committingDone        time.Time
-	startedAt, finishedAt time.Time
+	hostA, hostB    *faultHost
+	slack           *slackAPI
+	slackHook, hook *hookSink
+	feishu          *imtest.Feishu
+	ding            *imtest.DingTalk
+	wecom           *imtest.WeCom
+	model           *modelsim.Server
+	svnURL          map[string]string
+	depotPath       string
+	p4Trigger       string // the command of the line aicr install p4-trigger printed
+	store           *audit.Store
+
+	p4mu sync.Mutex // one submit to the depot file at a time
+
+	modelMu   sync.Mutex
+	modelSeen map[string]int // model requests per commit
+
+	commitsMu  sync.Mutex // guards commits, commitErrs and secrets
+	commits    []*commit
+	commitErrs []string
+	secrets    map[string]string // value → what it is
+
+	dmu            sync.Mutex // guards the daemon fields, events and daemonProblems
+	daemon         *exec.Cmd
+	daemonDone     chan struct{}
+	expectExit     bool
+	starts         int
+	events         []string // faults, in order, for the table
+	daemonProblems []string // unexpected exits, slow shutdowns
+
+	watchMu       sync.Mutex
+	watchPaused   int
+	watchdogFired string
+
+	lastRSS                               string
+	startedAt, committingDone, finishedAt time.Time
 }
 
 func TestSoak(t *testing.T) {
@@ -644,7 +652,7 @@ func (s *soak) submitP4(c *commit, msg string, files map[string]string) error {
 		return err
 	}
 	ch := &p4emu.Change{User: c.who, Client: c.who + "-ws", Desc: msg + "\n"}
-	for _, name := range slices.Sorted(mapKeys(files)) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		ch.Files = append(ch.Files, &p4emu.File{Path: "//depot/main/u/" + c.who + "/" + name, Action: "add", Type: "text", Content: []byte(files[name])})
 	}
 	d.Submit(ch)
@@ -662,16 +670,6 @@ func (s *soak) submitP4(c *commit, msg string, files map[string]string) error {
 	}
 	s.fireTrigger(c)
 	return nil
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 var (
@@ -956,15 +954,8 @@ func (s *soak) progress() (sig string, pending string, err error) {
 	if len(runs) < made {
 		due = append(due, fmt.Sprintf("%d commits without a run", made-len(runs)))
 	}
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range counts {
-			if !yield(k) {
-				return
-			}
-		}
-	})
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		fmt.Fprintf(&b, "%s=%d ", k, counts[k])
 	}
 	fmt.Fprintf(&b, "attempts=%d received=%d", attempts, s.receivedCount())
