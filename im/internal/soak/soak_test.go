@@ -99,8 +99,9 @@ type soak struct {
 	daemonDone     chan struct{}
 	expectExit     bool
 	starts         int
-	events         []string // faults, in order, for the table
-	daemonProblems []string // unexpected exits, slow shutdowns
+	events         []string    // faults, in order, for the table
+	kills          []time.Time // when each SIGKILL was sent
+	daemonProblems []string    // unexpected exits, slow shutdowns
 
 	watchMu       sync.Mutex
 	watchPaused   int
@@ -884,6 +885,11 @@ func (s *soak) faults(phase time.Duration) {
 			if f.kind == "term" {
 				sig = syscall.SIGTERM
 			}
+			s.dmu.Lock()
+			if sig == syscall.SIGKILL {
+				s.kills = append(s.kills, time.Now())
+			}
+			s.dmu.Unlock()
 			s.event(fmt.Sprintf("%s to the daemon", map[syscall.Signal]string{syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM"}[sig]))
 			s.stopDaemon(sig)
 			s.sleep(3 * time.Second) // hooks spool meanwhile

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,11 +26,12 @@ type faultHost struct {
 	addr    string
 	handler http.Handler
 
-	mu     sync.Mutex
-	mode   string
-	srv    *http.Server
-	bodies bytes.Buffer
-	hits   int
+	mu       sync.Mutex
+	mode     string
+	srv      *http.Server
+	bodies   bytes.Buffer
+	hits     int
+	accepted []delivery
 }
 
 func startHost(t *testing.T, name string, h http.Handler) *faultHost {
@@ -72,7 +75,93 @@ func (f *faultHost) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "<html><body>500 Internal Server Error</body></html>")
 		return
 	}
-	f.handler.ServeHTTP(w, r)
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	f.handler.ServeHTTP(rec, r)
+	if id, ok := identify(r.URL.Path, body); ok && rec.status == http.StatusOK && acceptedRE.Match(rec.head) {
+		id.at = time.Now()
+		f.mu.Lock()
+		f.accepted = append(f.accepted, id)
+		f.mu.Unlock()
+	}
+}
+
+// recorder keeps the status and the start of an answer, to tell an
+// accepted message from a refused one.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	head   []byte
+}
+
+func (r *recorder) WriteHeader(code int) { r.status = code; r.ResponseWriter.WriteHeader(code) }
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if len(r.head) < 200 {
+		r.head = append(r.head, b[:min(len(b), 200-len(r.head))]...)
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// acceptedRE matches every platform's success answer.
+var acceptedRE = regexp.MustCompile(`^(ok|\{"ok":true.*|.*"code":0[,}].*|.*"errcode":0[,}].*)$`)
+
+// delivery is one accepted message: which channel, run and part, and
+// when it arrived.
+type delivery struct {
+	channel string
+	run     int64
+	part    int
+	at      time.Time
+}
+
+var (
+	headRE     = regexp.MustCompile(`\(run (\d+)\)(?: \((\d+)/(\d+)\))?`)
+	runIDRE    = regexp.MustCompile(`"run_id":(\d+)`)
+	slackMDRE  = regexp.MustCompile(`"dedupe_key":"aicr-(\d+)-slack-bot","part":(\d+)`)
+	pathChanRE = map[string]string{"/open-apis/": "feishu", "/robot/": "dingtalk", "/cgi-bin/": "wecom",
+		"/services/": "slack-hook", "/hooks/": "webhook", "/api/chat.postMessage": "slack-bot"}
+)
+
+// identify names the report a request carries, from the request alone.
+func identify(path string, body []byte) (delivery, bool) {
+	var d delivery
+	for prefix, ch := range pathChanRE {
+		if strings.HasPrefix(path, prefix) {
+			d.channel = ch
+		}
+	}
+	var m [][]byte
+	switch d.channel {
+	case "":
+		return d, false
+	case "slack-bot":
+		form, _ := url.ParseQuery(string(body))
+		if m = slackMDRE.FindSubmatch([]byte(form.Get("metadata"))); m == nil {
+			return d, false
+		}
+		d.part, _ = strconv.Atoi(string(m[2]))
+	case "webhook":
+		if m = runIDRE.FindSubmatch(body); m == nil {
+			return d, false
+		}
+		d.part = 1
+	default:
+		if m = headRE.FindSubmatch(body); m == nil {
+			return d, false
+		}
+		d.part = 1
+		if len(m[2]) > 0 {
+			d.part, _ = strconv.Atoi(string(m[2]))
+		}
+	}
+	d.run, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	return d, true
+}
+
+func (f *faultHost) deliveries() []delivery {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]delivery(nil), f.accepted...)
 }
 
 // setMode switches the host between "", "500" and "refuse"; leaving
