@@ -13,7 +13,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e bench-notify image image-node agent-clis package test-install bench-postgres
+.PHONY: all build demo test lint deps clean soak bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e bench-notify image image-node agent-clis package test-install bench-postgres
 
 all: build
 
@@ -60,6 +60,18 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+# The soak (im/internal/soak; README "Soak"): the binaries make build
+# made, installed side by side, reviewing ~15 commits a minute from 4
+# committers into 2 SVN repos and a p4 depot, 7 channels on two IM
+# stand-ins, the llm agent on the model simulator, SIGKILL, SIGTERM and an
+# IM outage meanwhile; fails on a stall (goroutine dump kept) or a broken
+# invariant, and prints the table. SOAK_MINUTES=N (default 3, the short
+# form make test runs too); SOAK_SANDBOX=1 reviews in Podman with the
+# image make image builds.
+soak: build $(if $(filter 1,$(SOAK_SANDBOX)),image)
+	SOAK_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -run '^TestSoak$$' -v \
+		-timeout $$(( $${SOAK_MINUTES:-3} * 3 + 20 ))m ./im/internal/soak/
 
 # aicr's own overhead per llm review against a builtin review, as a
 # table of medians (scripts/bench-llm-overhead.sh; about a minute).

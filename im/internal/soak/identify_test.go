@@ -1,0 +1,42 @@
+package soak
+
+import (
+	"net/url"
+	"testing"
+)
+
+// The crash-window tolerance rests on identify naming what each accepted
+// request carried; the bodies are as the channels send them.
+func TestIdentifyNamesRunAndPart(t *testing.T) {
+	slackForm := url.Values{"channel": {"C0SOAK0001"}, "text": {"x"},
+		"metadata": {`{"event_type":"aicr_review_part","event_payload":{"dedupe_key":"aicr-12-slack-bot","part":3}}`}}.Encode()
+	for _, c := range []struct {
+		path, body string
+		want       delivery
+	}{
+		{"/api/chat.postMessage", slackForm, delivery{channel: "slack-bot", run: 12, part: 3}},
+		{"/services/T0SOAK/B0SOAK/x", `{"text":"aicr review: alpha r6 by dave (run 15)"}`, delivery{channel: "slack-hook", run: 15, part: 1}},
+		{"/hooks/aicr/x", `{"version":1,"run_id":44,"channel":"webhook"}`, delivery{channel: "webhook", run: 44, part: 1}},
+		{"/open-apis/bot/v2/hook/x", `{"card":{"header":{"title":{"content":"aicr review: depot change 6 by carol (run 1) (2/2)"}}}}`, delivery{channel: "feishu", run: 1, part: 2}},
+		{"/robot/send", `{"markdown":{"title":"aicr review: beta r2 by bob (run 2)"}}`, delivery{channel: "dingtalk", run: 2, part: 1}},
+		{"/cgi-bin/webhook/send", `{"markdown":{"content":"### aicr review: beta r2 by bob (run 2) (1/2)\n"}}`, delivery{channel: "wecom", run: 2, part: 1}},
+	} {
+		got, ok := identify(c.path, []byte(c.body))
+		if !ok || got != c.want {
+			t.Errorf("identify(%s) = %+v, %v; want %+v", c.path, got, ok, c.want)
+		}
+	}
+	if _, ok := identify("/api/conversations.history", nil); ok {
+		t.Error("a history lookup is not a delivery")
+	}
+	for _, ok := range []string{"ok", `{"ok":true,"ts":"1.2"}`, `{"errcode":0,"errmsg":"ok"}`, `{"StatusCode":0,"code":0,"data":{}}`} {
+		if !acceptedRE.MatchString(ok) {
+			t.Errorf("%s is an acceptance", ok)
+		}
+	}
+	for _, no := range []string{`{"errcode":45009,"errmsg":"api freq out of limit"}`, `{"code":11232,"msg":"frequency limited"}`, `{"ok":false,"error":"ratelimited"}`} {
+		if acceptedRE.MatchString(no) {
+			t.Errorf("%s is a refusal", no)
+		}
+	}
+}
