@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -185,6 +184,18 @@ func (c Config) KeyRef() secret.Ref {
 	return secret.Ref{Env: c.APIKeyEnv, File: c.APIKeyFile}
 }
 
+// KeySource names where the key came from, for remedies: the file or the
+// environment variable and the config key that names it; "" for none.
+func (c Config) KeySource() string {
+	switch {
+	case c.APIKeyFile != "":
+		return "the file " + c.APIKeyFile + " (agent.llm.api_key_file)"
+	case c.APIKeyEnv != "":
+		return "the environment variable " + c.APIKeyEnv + " (agent.llm.api_key_env)"
+	}
+	return ""
+}
+
 // ReadAPIKey reads the key now. No key configured is the zero Value and
 // no error (servers without authentication); a key configured but
 // unreadable or empty is an error naming the key's config key.
@@ -211,12 +222,10 @@ func (c Config) ReadHeaders() (map[string]string, error) {
 	if c.HeadersFile == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(c.HeadersFile)
+	// Read like a secret file (it holds tokens): bounded, never blocking.
+	data, err := secret.ReadFile(c.HeadersFile, maxHeadersFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("agent.llm.headers_file: %w", err)
-	}
-	if len(data) > maxHeadersFileBytes {
-		return nil, fmt.Errorf("agent.llm.headers_file: %s is %d bytes, more than %d; it should hold a few headers", c.HeadersFile, len(data), maxHeadersFileBytes)
 	}
 	return parseHeaders(c.HeadersFile, data)
 }
