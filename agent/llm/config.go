@@ -46,6 +46,10 @@ type Config struct {
 	// both empty for servers without authentication. Read at every pass.
 	APIKeyEnv  string `toml:"api_key_env"`
 	APIKeyFile string `toml:"api_key_file"`
+	// KeyOrigin, set by the host for a sandboxed pass (whose key arrives
+	// in an environment variable of aicr's own), is KeySource as the
+	// operator configured it, so remedies name the operator's file.
+	KeyOrigin string `toml:"-"`
 	// HeadersFile holds extra request headers, one "Name: value" per line
 	// (a gateway's tenant header); read at every pass, never logged.
 	HeadersFile string `toml:"headers_file"`
@@ -188,6 +192,8 @@ func (c Config) KeyRef() secret.Ref {
 // environment variable and the config key that names it; "" for none.
 func (c Config) KeySource() string {
 	switch {
+	case c.KeyOrigin != "":
+		return c.KeyOrigin
 	case c.APIKeyFile != "":
 		return "the file " + c.APIKeyFile + " (agent.llm.api_key_file)"
 	case c.APIKeyEnv != "":
