@@ -112,10 +112,11 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
 		// One byte more tells a body of exactly limit bytes from a longer one.
 		var one [1]byte
-		if n, _ := b.rc.Read(one[:]); n == 0 {
-			return 0, io.EOF
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			return 0, ErrResponseTooLarge
 		}
-		return 0, ErrResponseTooLarge
+		return 0, err
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]
