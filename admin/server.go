@@ -142,7 +142,7 @@ func Serve(ctx context.Context, a *Admin, version string, in io.Reader, out, err
 	}
 	stdio := server.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(errOut, "aicr mcp admin: ", log.LstdFlags))
-	if err := stdio.Listen(ctx, in, out); err != nil && !errors.Is(err, context.Canceled) {
+	if err := stdio.Listen(ctx, mcperr.LimitLines(in, mcperr.MaxLineBytes), out); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("serve mcp: %w", err)
 	}
 	return nil

@@ -210,7 +210,9 @@ func (l *Ladder) pass(ctx context.Context, run rundir.Layout, p pass.Pass, out *
 		}
 	}
 	if errors.Is(err, llm.ErrAuth) {
-		return nil, stats, fmt.Errorf("%s pass: %w; check the API key [agent.llm] names and that it may use the configured model", p.Kind, err)
+		// The agent's error carries the remedy, naming the key's source;
+		// a second, vaguer one here only repeated it.
+		return nil, stats, fmt.Errorf("%s pass: %w", p.Kind, err)
 	}
 	if err != nil {
 		return nil, stats, fmt.Errorf("agent %s pass %d: %w", p.Kind, p.Number, err)

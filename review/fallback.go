@@ -281,17 +281,78 @@ func makeCall(name string, args json.RawMessage) ToolCall {
 	} else {
 		name = strings.TrimSpace(name)
 	}
-	args = json.RawMessage(bytes.TrimSpace(args))
-	var s string
-	if len(args) > 0 && args[0] == '"' && json.Unmarshal(args, &s) == nil {
-		if inner := bytes.TrimSpace([]byte(s)); json.Valid(inner) {
-			args = inner
-		}
-	}
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
+	if a, ok := CallArguments(args); ok {
+		args = a
+	} else {
+		args = json.RawMessage(bytes.TrimSpace(args))
 	}
 	return ToolCall{Name: name, Arguments: append(json.RawMessage(nil), args...)}
+}
+
+// CallArguments reads a tool call's arguments in the forms models send
+// them: a JSON object, a JSON string holding one (OpenAI style), either
+// wrapped in a Markdown code fence (```json … ```), or nothing at all
+// (no arguments, {}). ok is false when what is left is not a JSON object;
+// the caller refuses the call rather than guess.
+func CallArguments(raw json.RawMessage) (json.RawMessage, bool) {
+	b := bytes.TrimSpace(raw)
+	for range 2 { // a string, then its fence, or a fenced string
+		var s string
+		if len(b) > 0 && b[0] == '"' && json.Unmarshal(b, &s) == nil {
+			b = bytes.TrimSpace([]byte(s))
+		}
+		b = unfence(b)
+	}
+	if len(b) == 0 || string(b) == "null" {
+		return json.RawMessage("{}"), true
+	}
+	if b[0] != '{' || !json.Valid(b) {
+		return nil, false
+	}
+	return json.RawMessage(b), true
+}
+
+// unfence removes one Markdown code fence around b, if b is exactly one.
+func unfence(b []byte) []byte {
+	if !bytes.HasPrefix(b, []byte("```")) || !bytes.HasSuffix(b, []byte("```")) || len(b) < 6 {
+		return b
+	}
+	inner := b[3 : len(b)-3]
+	// The info string ("json") runs to the end of the opening line.
+	if nl := bytes.IndexByte(inner, '\n'); nl >= 0 && !bytes.ContainsAny(bytes.TrimSpace(inner[:nl]), "{[\"") {
+		inner = inner[nl+1:]
+	}
+	return bytes.TrimSpace(inner)
+}
+
+// TextToolCalls reads the <tool_call> blocks (Hermes and Qwen style,
+// written by a model whose server has no tool-call parser) out of a
+// model's answer text, ignoring reasoning blocks. prose is the text
+// without them; problem, when set, says what could not be read. The tool
+// loop of a model client uses it to execute such calls in the turn they
+// arrive instead of after a wasted repair pass.
+func TextToolCalls(text string) (calls []ToolCall, prose string, problem string) {
+	if !toolCallTag.MatchString(text) {
+		return nil, text, ""
+	}
+	t := stripThink(text)
+	var problems []string
+	for _, m := range toolCallBlock.FindAllStringSubmatch(t, -1) {
+		c, err := parseToolCallBlock(m[1], m[2])
+		if err != "" {
+			problems = append(problems, err)
+			continue
+		}
+		calls = append(calls, c)
+	}
+	prose = strings.TrimSpace(toolCallBlock.ReplaceAllString(t, ""))
+	if toolCallTag.MatchString(prose) {
+		problems = append(problems, "unterminated <tool_call> block")
+	}
+	if len(problems) > 0 {
+		problem = joinProblems(problems)
+	}
+	return calls, prose, problem
 }
 
 // joinProblems lists distinct problems, a few at most: the reason goes

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/aicr-dev/aicr/mcperr"
 )
 
 // HTTPPath is where the Streamable HTTP transport serves MCP.
@@ -97,7 +99,8 @@ func ServeHTTP(ctx context.Context, opts ServerOptions, hopts HTTPOptions) error
 		server.WithStreamableHTTPServer(srv),
 		server.WithStreamableHTTPLogger(logger),
 	)
-	mux.Handle(HTTPPath, h)
+	// The same bound as the stdio transport: one message, not a flood.
+	mux.Handle(HTTPPath, http.MaxBytesHandler(h, mcperr.MaxLineBytes))
 	if hopts.Ready != nil {
 		hopts.Ready("http://" + ln.Addr().String() + HTTPPath)
 	}

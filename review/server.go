@@ -162,7 +162,7 @@ func Serve(ctx context.Context, opts ServerOptions, in io.Reader, out io.Writer)
 	stdio := server.NewStdioServer(s)
 	// stdout carries the protocol; diagnostics must go to stderr.
 	stdio.SetErrorLogger(log.New(os.Stderr, "aicr mcp: ", log.LstdFlags))
-	if err := stdio.Listen(ctx, in, out); err != nil && !errors.Is(err, context.Canceled) {
+	if err := stdio.Listen(ctx, mcperr.LimitLines(in, mcperr.MaxLineBytes), out); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("serve mcp: %w", err)
 	}
 	return nil

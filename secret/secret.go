@@ -4,18 +4,29 @@
 // it yields prints as <secret> everywhere (fmt, JSON, TOML, slog) so it
 // cannot reach a log, an IM message or the audit trail by accident.
 //
+// A secret file is read as a small regular file (ReadFile): a FIFO, a
+// device or a huge file is refused with an error naming it, so a bad path
+// can neither hang the daemon before it listens nor run it out of memory.
+// Links are followed: the operator names these files in the daemon's own
+// config, and Kubernetes secret volumes, Docker secrets and systemd
+// credentials all present them through symlinks (/run/secrets,
+// ..data/). Files the hook's account can write (the spool) are a different
+// matter and are opened without following links where they are read.
+//
 // It is a leaf: it imports nothing from aicr.
 package secret
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Redacted is how a Value prints.
@@ -31,7 +42,16 @@ var (
 	ErrEmpty = errors.New("secret file is empty")
 	// ErrBoth: a config gave both an env var and a file.
 	ErrBoth = errors.New("both an environment variable and a file are set")
+	// ErrNotRegular: the path names a FIFO, a device, a directory or a
+	// socket; reading one could block for ever or never end.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge: the file is larger than a secret or a few settings can be.
+	ErrTooLarge = errors.New("file is too large")
 )
+
+// MaxFileBytes bounds a secret file: a key, a token or a DSN is a line,
+// a PEM key a few KiB.
+const MaxFileBytes = 64 << 10
 
 // Ref names where a secret lives: an environment variable or a file. A
 // config gives one or the other, never both (Validate).
@@ -84,13 +104,9 @@ func (r Ref) Read() (Value, error) {
 		}
 		return Value{s: v}, nil
 	case r.File != "":
-		b, err := os.ReadFile(r.File)
+		b, err := ReadFile(r.File, MaxFileBytes)
 		if err != nil {
-			hint := "check the path and that this user may read it"
-			if errors.Is(err, fs.ErrNotExist) {
-				hint = "create the file or fix the path"
-			}
-			return Value{}, &Error{Source: "file " + r.File, Err: unwrapPath(err), Hint: hint}
+			return Value{}, err
 		}
 		v := trim(string(b))
 		if v == "" {
@@ -103,6 +119,64 @@ func (r Ref) Read() (Value, error) {
 }
 
 func trim(s string) string { return strings.TrimSpace(s) }
+
+// ReadFile reads a small file the operator named (a secret, a headers
+// file) of at most limit bytes. The open does not block (O_NONBLOCK: a
+// FIFO with no writer would otherwise wait for ever, and SIGTERM with it),
+// fstat must show a regular file, and no more than limit+1 bytes are ever
+// read, so /dev/zero or a runaway log cannot exhaust memory. Links are
+// followed (see the package comment). Errors are *Error, naming the path
+// and what to do.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	src := "file " + path
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		hint := "check the path and that this user may read it"
+		if errors.Is(err, fs.ErrNotExist) {
+			hint = "create the file or fix the path"
+		}
+		return nil, &Error{Source: src, Err: unwrapPath(err), Hint: hint}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, &Error{Source: src, Err: unwrapPath(err), Hint: "check the path and that this user may read it"}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{Source: src, Err: fmt.Errorf("%w (it is %s)", ErrNotRegular, fileKind(fi.Mode())),
+			Hint: "point the setting at a regular file holding only the value"}
+	}
+	tooLarge := &Error{Source: src, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit),
+		Hint: "the file should hold only the value; check that the setting names the right file"}
+	if fi.Size() > limit {
+		return nil, tooLarge
+	}
+	// The size can change between fstat and read (a file being written).
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &Error{Source: src, Err: unwrapPath(err), Hint: "check the path and that this user may read it"}
+	}
+	if int64(len(b)) > limit {
+		return nil, tooLarge
+	}
+	return b, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a plain file"
+}
 
 // unwrapPath keeps the cause of a *fs.PathError: Error already names the
 // path, and printing it twice reads badly.

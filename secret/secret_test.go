@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestReadEnvTrimsSurroundingWhitespace(t *testing.T) {
@@ -135,5 +137,102 @@ func TestScrubReplacesEveryValueWithOnePlaceholder(t *testing.T) {
 	}
 	if got := (Value{}).Scrub("nothing to hide"); got != "nothing to hide" {
 		t.Fatalf("zero Value.Scrub: %q", got)
+	}
+}
+
+// readWithin runs Read on a goroutine so that a read which blocks (the bug
+// this guards against) fails the test instead of hanging it.
+func readWithin(t *testing.T, ref Ref) (Value, error) {
+	t.Helper()
+	type result struct {
+		v   Value
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := ref.Read()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Read(%s) still blocked after 5s", ref.File)
+		return Value{}, nil
+	}
+}
+
+func TestReadFileRefusesWhatIsNotASmallRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: a huge file that costs no disk.
+	if err := f.Truncate(8 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	cases := []struct {
+		name, path string
+		is         error
+		want       string
+	}{
+		{"fifo", fifo, ErrNotRegular, "file " + fifo + ": not a regular file (it is a named pipe (FIFO)) (point the setting at a regular file"},
+		{"dev zero", "/dev/zero", ErrNotRegular, "file /dev/zero: not a regular file (it is a character device)"},
+		{"directory", dir, ErrNotRegular, "(it is a directory)"},
+		{"too large", big, ErrTooLarge, "file " + big + ": file is too large: more than 65536 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := readWithin(t, Ref{File: c.path})
+			if !errors.Is(err, c.is) {
+				t.Fatalf("err = %v, want errors.Is %v", err, c.is)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %q, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// Kubernetes secret volumes and /run/secrets present files through links;
+// the daemon's own secret files may be one.
+func TestReadFileFollowsALinkToARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "..data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "key"), []byte("s3cret-value\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "key")
+	if err := os.Symlink(filepath.Join("..data", "key"), link); err != nil {
+		t.Fatal(err)
+	}
+	v, err := readWithin(t, Ref{File: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Reveal() != "s3cret-value" {
+		t.Fatalf("Reveal = %q", v.Reveal())
+	}
+	// A link to a FIFO is refused like the FIFO itself.
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	toFifo := filepath.Join(dir, "to-fifo")
+	if err := os.Symlink(fifo, toFifo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readWithin(t, Ref{File: toFifo}); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("err = %v, want ErrNotRegular", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/aicr-dev/aicr/secret"
 )
 
 // Defaults the hook falls back on; they match the daemon's own defaults
@@ -233,7 +235,9 @@ func (c *HookConfig) Secret() ([]byte, error) {
 		}
 		return []byte(v), nil
 	case c.SecretFile != "":
-		b, err := os.ReadFile(c.SecretFile)
+		// Bounded and non-blocking: a FIFO or a device named here must
+		// not hang the hook, and with it the commit.
+		b, err := secret.ReadFile(c.SecretFile, secret.MaxFileBytes)
 		if err != nil {
 			return nil, fmt.Errorf("[notify] secret_file: %w", err)
 		}

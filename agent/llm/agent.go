@@ -163,8 +163,8 @@ func (a *Agent) connect() (Model, []string, error) {
 	key, err := a.cfg.ReadAPIKey()
 	if err != nil {
 		// A key that cannot be read fails like a refused one: waiting
-		// does not make it appear.
-		return nil, nil, fmt.Errorf("%w: %w", ErrAuth, err)
+		// does not make it appear. The read error already says what to do.
+		return nil, nil, &keyReadError{err: err}
 	}
 	headers := a.headers
 	if headers == nil {
@@ -184,12 +184,21 @@ func (a *Agent) connect() (Model, []string, error) {
 	return m, secrets, nil
 }
 
-// explain adds the operator's remedy to the errors that need one.
+// explain adds the operator's remedy to the errors that need one, once.
 func (a *Agent) explain(err error) error {
 	switch {
 	case errors.Is(err, ErrAuth):
-		return fmt.Errorf("%w (check the key agent.llm.api_key_env or api_key_file names, and that it may use model %q at %s)",
-			err, a.cfg.Model, a.cfg.BaseURL)
+		if src := a.cfg.KeySource(); src != "" {
+			return fmt.Errorf("%w (check the key in %s and that it may use model %q at %s)", err, src, a.cfg.Model, a.cfg.BaseURL)
+		}
+		return fmt.Errorf("%w (no key is configured: put the key in a file named by agent.llm.api_key_file, or an environment variable named by api_key_env)", err)
+	case errors.Is(err, ErrToolsOff):
+		return fmt.Errorf("%w (the llm agent needs tool calling: start vLLM with --enable-auto-tool-choice --tool-call-parser <name> "+
+			"(hermes for Qwen2.5, qwen3_xml for Qwen3-Coder, llama3_json, mistral, openai for gpt-oss, ...); on Ollama use a model "+
+			"with tool support (`ollama show %s` lists \"tools\" among its capabilities); start llama.cpp's server with --jinja. "+
+			"Tool calls printed as text are only a fallback and are no substitute)", err, a.cfg.Model)
+	case errors.Is(err, ErrUnknownModel):
+		return fmt.Errorf("%w (check agent.llm.model %q against the models the server at %s serves)", err, a.cfg.Model, a.cfg.BaseURL)
 	case errors.Is(err, ErrBadRequest):
 		return fmt.Errorf("%w (check agent.llm.api %q, base_url %s and model %q against the server)", err, a.cfg.API, a.cfg.BaseURL, a.cfg.Model)
 	}
@@ -229,3 +238,11 @@ type scrubbedError struct {
 
 func (e *scrubbedError) Error() string { return secret.Scrub(e.err.Error(), e.secrets...) }
 func (e *scrubbedError) Unwrap() error { return e.err }
+
+// keyReadError is a key that could not be read: ErrAuth for errors.Is,
+// but its text is the read error alone, which names the source and the
+// remedy already.
+type keyReadError struct{ err error }
+
+func (e *keyReadError) Error() string   { return ErrAuth.Error() + ": " + e.err.Error() }
+func (e *keyReadError) Unwrap() []error { return []error{ErrAuth, e.err} }

@@ -25,7 +25,8 @@ type anthropicModel struct {
 func newAnthropic(o ModelOptions) *anthropicModel {
 	// WithoutEnvironmentDefaults keeps ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
 	// ANTHROPIC_BASE_URL and profile files out: aicr's config is the only source.
-	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithMaxRetries(0)}
+	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithMaxRetries(0),
+		option.WithMiddleware(limitResponses(MaxResponseBytes))}
 	if o.BaseURL != "" {
 		// The SDK appends v1/messages to the root; accept the /v1 form
 		// the OpenAI APIs use so one base_url style fits all three.

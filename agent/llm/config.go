@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -47,6 +46,10 @@ type Config struct {
 	// both empty for servers without authentication. Read at every pass.
 	APIKeyEnv  string `toml:"api_key_env"`
 	APIKeyFile string `toml:"api_key_file"`
+	// KeyOrigin, set by the host for a sandboxed pass (whose key arrives
+	// in an environment variable of aicr's own), is KeySource as the
+	// operator configured it, so remedies name the operator's file.
+	KeyOrigin string `toml:"-"`
 	// HeadersFile holds extra request headers, one "Name: value" per line
 	// (a gateway's tenant header); read at every pass, never logged.
 	HeadersFile string `toml:"headers_file"`
@@ -185,6 +188,20 @@ func (c Config) KeyRef() secret.Ref {
 	return secret.Ref{Env: c.APIKeyEnv, File: c.APIKeyFile}
 }
 
+// KeySource names where the key came from, for remedies: the file or the
+// environment variable and the config key that names it; "" for none.
+func (c Config) KeySource() string {
+	switch {
+	case c.KeyOrigin != "":
+		return c.KeyOrigin
+	case c.APIKeyFile != "":
+		return "the file " + c.APIKeyFile + " (agent.llm.api_key_file)"
+	case c.APIKeyEnv != "":
+		return "the environment variable " + c.APIKeyEnv + " (agent.llm.api_key_env)"
+	}
+	return ""
+}
+
 // ReadAPIKey reads the key now. No key configured is the zero Value and
 // no error (servers without authentication); a key configured but
 // unreadable or empty is an error naming the key's config key.
@@ -211,12 +228,10 @@ func (c Config) ReadHeaders() (map[string]string, error) {
 	if c.HeadersFile == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(c.HeadersFile)
+	// Read like a secret file (it holds tokens): bounded, never blocking.
+	data, err := secret.ReadFile(c.HeadersFile, maxHeadersFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("agent.llm.headers_file: %w", err)
-	}
-	if len(data) > maxHeadersFileBytes {
-		return nil, fmt.Errorf("agent.llm.headers_file: %s is %d bytes, more than %d; it should hold a few headers", c.HeadersFile, len(data), maxHeadersFileBytes)
 	}
 	return parseHeaders(c.HeadersFile, data)
 }

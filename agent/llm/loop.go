@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -71,6 +72,8 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 	// final is the latest assistant prose: the ladder normalises the
 	// model's closing words ("no problems found"), not its running notes.
 	var final string
+	// empty counts the answers in a row that had no choices.
+	empty := 0
 	for turn := 1; ; turn++ {
 		if turn > l.maxTurns {
 			reason := fmt.Sprintf("aicr stopped the pass after %d model turns (agent.llm.max_turns) while the model was still calling tools", l.maxTurns)
@@ -79,6 +82,15 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 			return stats, nil
 		}
 		resp, err := l.model.Turn(ctx, Request{System: system, Messages: msgs, Tools: l.tools.tools, MaxOutputTokens: l.maxOutputTokens})
+		if errors.Is(err, ErrEmptyAnswer) && empty < maxEmptyAnswers && ctx.Err() == nil {
+			// A gateway or an overloaded server answered with nothing;
+			// asking again is cheap, failing the pass for it is not.
+			empty++
+			l.log.Warn("llm turn answered with no choices; asking again", "turn", turn, "attempt", empty)
+			turn--
+			continue
+		}
+		empty = 0
 		if err != nil {
 			stats.Text = final
 			if cause := context.Cause(ctx); cause != nil {
@@ -92,10 +104,14 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 		if stats.Model == "" {
 			stats.Model = resp.Model
 		}
-		if t := strings.TrimSpace(resp.Text); t != "" {
+		text, calls := resp.Text, resp.ToolCalls
+		if len(calls) == 0 {
+			text, calls = l.textCalls(turn, text)
+		}
+		if t := strings.TrimSpace(text); t != "" {
 			final = t
 		}
-		calls := withCallIDs(resp.ToolCalls, turn)
+		calls = withCallIDs(calls, turn)
 		l.log.Debug("llm turn", "turn", turn, "tool_calls", len(calls), "stop", resp.StopReason,
 			"input_tokens", resp.Usage.Input, "output_tokens", resp.Usage.Output)
 		if len(calls) == 0 {
@@ -105,11 +121,26 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 			}
 			return stats, nil
 		}
-		msgs = append(msgs, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: calls})
+		// The history carries only arguments that are a JSON object: vLLM
+		// parses them to render the next prompt and refuses the request
+		// otherwise. A call whose arguments cannot be read is replayed
+		// as {} and answered with the refusal, which says what was wrong.
+		sent := make([]json.RawMessage, len(calls))
+		for i, c := range calls {
+			sent[i] = c.Arguments
+			args, ok := review.CallArguments(c.Arguments)
+			if !ok {
+				args = json.RawMessage("{}")
+			} else {
+				sent[i] = args
+			}
+			calls[i].Arguments = args
+		}
+		msgs = append(msgs, Message{Role: RoleAssistant, Text: text, ToolCalls: calls})
 		ended := false
-		for _, c := range calls {
+		for i, c := range calls {
 			tool := l.tools.resolve(c.Name)
-			text, isErr := l.exec.Call(ctx, tool, c.Arguments)
+			text, isErr := l.exec.Call(ctx, tool, sent[i])
 			if err := l.exec.Err(); err != nil {
 				stats.Text = final
 				return stats, err
@@ -128,6 +159,35 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 			return stats, nil
 		}
 	}
+}
+
+// maxEmptyAnswers bounds how often one turn is asked again after an
+// answer with no choices before the pass fails (transient, so the run is
+// retried later).
+const maxEmptyAnswers = 2
+
+// textCalls reads the tool calls a model wrote into its text (a server
+// without a tool-call parser passes them through as prose), so they are
+// executed in this turn. The calls get the names the model was offered.
+func (l *loop) textCalls(turn int, text string) (string, []ToolCall) {
+	found, prose, problem := review.TextToolCalls(text)
+	if len(found) == 0 {
+		if problem != "" {
+			l.log.Info("llm answer has unreadable tool calls in its text", "turn", turn, "problem", problem)
+		}
+		return text, nil
+	}
+	calls := make([]ToolCall, len(found))
+	for i, c := range found {
+		name := c.Name
+		if offered, ok := l.tools.offered[name]; ok {
+			name = offered
+		}
+		calls[i] = ToolCall{Name: name, Arguments: c.Arguments}
+	}
+	l.log.Info("llm tool calls read from the answer's text (the server has no tool-call parser)",
+		"turn", turn, "calls", len(calls), "unreadable", problem)
+	return prose, calls
 }
 
 // withCallIDs gives every call an id: some OpenAI-compatible servers

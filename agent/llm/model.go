@@ -112,4 +112,15 @@ var (
 	ErrContextOverflow = errors.New("prompt exceeds the model's context window")
 	// ErrBadRequest: any other refusal (400/404/422), e.g. an unknown model.
 	ErrBadRequest = errors.New("model server refused the request")
+	// ErrEmptyAnswer: a Chat answer with "choices": [] (some gateways and
+	// overloaded servers send one). Wrapped with ErrTransient; the tool
+	// loop asks again a few times first.
+	ErrEmptyAnswer = errors.New("the model server's answer has no choices")
+	// ErrToolsOff: the server refuses tool calling (vLLM without a
+	// tool-call parser, an Ollama model without tool support, llama.cpp
+	// without --jinja). Wrapped with ErrBadRequest.
+	ErrToolsOff = errors.New("tool calling is not enabled on the model server")
+	// ErrUnknownModel: the server does not serve the configured model
+	// (404). Wrapped with ErrBadRequest.
+	ErrUnknownModel = errors.New("the model server does not serve that model")
 )

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+
 	"github.com/aicr-dev/aicr/secret"
 )
 
@@ -78,6 +80,54 @@ func NewModel(o ModelOptions) (Model, error) {
 	}
 }
 
+// MaxResponseBytes bounds what aicr reads of one model answer, streamed
+// or not, error bodies included. An answer within max_output_tokens is a
+// few hundred KiB even as Server-Sent Events; a server that sends far more
+// is broken, and reading it whole once took gigabytes of memory.
+const MaxResponseBytes = 32 << 20
+
+// ErrResponseTooLarge: the answer passed MaxResponseBytes.
+var ErrResponseTooLarge = fmt.Errorf("the model server's answer is larger than %d MiB, aicr's limit on one response", MaxResponseBytes>>20)
+
+// limitResponses is SDK middleware (the same func type for both SDKs)
+// that caps every response body at limit bytes.
+func limitResponses(limit int64) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		resp, err := next(req)
+		if resp != nil && resp.Body != nil {
+			resp.Body = &limitedBody{rc: resp.Body, left: limit}
+		}
+		return resp, err
+	}
+}
+
+// limitedBody fails with ErrResponseTooLarge instead of ending quietly
+// (io.LimitReader's EOF would read as a truncated answer).
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly limit bytes from a longer one.
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			return 0, ErrResponseTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
 // apiFailure is what a provider's error says, independent of the SDK.
 type apiFailure struct {
 	status     int
@@ -106,8 +156,13 @@ func classify(ctx context.Context, api string, o ModelOptions, f *apiFailure, er
 		}
 		switch {
 		case f.status == http.StatusUnauthorized || f.status == http.StatusForbidden:
-			return fmt.Errorf("%w (%s: %s); check the key named by [agent.llm] api_key_env or api_key_file and that it may use model %q",
-				ErrAuth, where, msg, o.Model)
+			// The remedy, naming the key's source, is added once by the
+			// agent, which knows where the key came from.
+			return fmt.Errorf("%w (%s: %s)", ErrAuth, where, msg)
+		case isToolsOff(f):
+			return fmt.Errorf("%w: %w (%s: %s)", ErrBadRequest, ErrToolsOff, where, msg)
+		case f.status == http.StatusNotFound && isUnknownModel(f):
+			return fmt.Errorf("%w: %w (%s: %s)", ErrBadRequest, ErrUnknownModel, where, msg)
 		case isContextOverflow(f):
 			return fmt.Errorf("%w (%s: %s)", ErrContextOverflow, where, msg)
 		case f.status == http.StatusTooManyRequests || f.status == http.StatusRequestTimeout || f.status >= 500:
@@ -118,6 +173,11 @@ func classify(ctx context.Context, api string, o ModelOptions, f *apiFailure, er
 		default:
 			return fmt.Errorf("%w (%s: %s)", ErrBadRequest, where, msg)
 		}
+	}
+	if errors.Is(err, ErrResponseTooLarge) {
+		// Asking again gets the same flood; the server needs looking at.
+		return fmt.Errorf("%w (%s: %w; the server sent far more than max_output_tokens allows: check the model server at base_url)",
+			ErrBadRequest, api, ErrResponseTooLarge)
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
@@ -132,9 +192,36 @@ func classify(ctx context.Context, api string, o ModelOptions, f *apiFailure, er
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("%w (%s: %s; nothing listens there: check [agent.llm] base_url and that the model server runs)",
+				ErrTransient, api, scrub(err.Error()))
+		}
 		return fmt.Errorf("%w (%s: %s)", ErrTransient, api, scrub(err.Error()))
 	}
 	return fmt.Errorf("%w (%s: the answer could not be read: %s)", ErrBadRequest, api, scrub(err.Error()))
+}
+
+// isToolsOff recognises a server that cannot take tools, in the words of
+// vLLM ("\"auto\" tool choice requires --enable-auto-tool-choice and
+// --tool-call-parser to be set"), Ollama ("… does not support tools") and
+// llama.cpp ("tools param requires --jinja flag", a 500).
+func isToolsOff(f *apiFailure) bool {
+	m := strings.ToLower(f.message)
+	for _, s := range []string{"enable-auto-tool-choice", "tool-call-parser", "does not support tools", "requires --jinja"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isUnknownModel tells a 404 for the model (OpenAI's model_not_found,
+// vLLM's "The model `x` does not exist.", Ollama's "model \"x\" not
+// found") from one for a wrong path.
+func isUnknownModel(f *apiFailure) bool {
+	m := strings.ToLower(f.message)
+	return f.code == "model_not_found" || f.typ == "not_found_error" ||
+		(strings.Contains(m, "model") && (strings.Contains(m, "not exist") || strings.Contains(m, "not found")))
 }
 
 // isContextOverflow recognises "prompt too long" in the forms the servers
@@ -195,4 +282,39 @@ func bareErrorMessage(body []byte) string {
 		s = s[:300] + "..."
 	}
 	return s
+}
+
+// maxListedModels bounds what ServerModels returns: enough to spot the
+// right name, short enough for a message.
+const maxListedModels = 50
+
+// ServerModels asks the server which models it serves (GET
+// <base_url>/models, which vLLM, Ollama, llama.cpp, LM Studio, gateways
+// and OpenAI answer), for the remedy when the configured model is
+// unknown. Only the OpenAI APIs are asked; the key and headers are read
+// as a pass reads them.
+func ServerModels(ctx context.Context, c Config, httpClient *http.Client) ([]string, error) {
+	if c.API != APIOpenAIChat && c.API != APIOpenAIResponses {
+		return nil, fmt.Errorf("llm: listing models is only done for %s and %s", APIOpenAIChat, APIOpenAIResponses)
+	}
+	key, err := c.ReadAPIKey()
+	if err != nil {
+		return nil, err
+	}
+	headers, err := c.ReadHeaders()
+	if err != nil {
+		return nil, err
+	}
+	o := ModelOptions{API: c.API, BaseURL: c.BaseURL, Model: c.Model, APIKey: key.Reveal(), Headers: headers,
+		Timeout: c.Timeout, HTTPClient: httpClient}
+	svc := openai.NewModelService(openAIOptions(o)...)
+	pager := svc.ListAutoPaging(ctx)
+	var names []string
+	for pager.Next() && len(names) < maxListedModels {
+		names = append(names, pager.Current().ID)
+	}
+	if err := pager.Err(); err != nil {
+		return nil, openAIError(ctx, c.API, o, err)
+	}
+	return names, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -108,7 +109,7 @@ func chatResponse(c *openai.ChatCompletion) (Response, error) {
 		Usage: Usage{Input: int(c.Usage.PromptTokens), Output: int(c.Usage.CompletionTokens)},
 	}
 	if len(c.Choices) == 0 {
-		return r, fmt.Errorf("%w (%s: the answer has no choices)", ErrBadRequest, APIOpenAIChat)
+		return r, fmt.Errorf("%w (%s: %w)", ErrTransient, APIOpenAIChat, ErrEmptyAnswer)
 	}
 	choice := c.Choices[0]
 	r.Text = choice.Message.Content
@@ -117,7 +118,14 @@ func chatResponse(c *openai.ChatCompletion) (Response, error) {
 		if call.Type != "" && call.Type != "function" {
 			continue
 		}
-		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: call.ID, Name: call.Function.Name, Arguments: rawArguments(call.Function.Arguments)})
+		args := rawArguments(call.Function.Arguments)
+		// Some servers send the arguments as a JSON object instead of a
+		// string; the SDK then leaves the string empty and keeps the raw
+		// value, which would otherwise read as "no arguments".
+		if raw := strings.TrimSpace(call.Function.JSON.Arguments.Raw()); strings.HasPrefix(raw, "{") {
+			args = json.RawMessage(raw)
+		}
+		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: call.ID, Name: call.Function.Name, Arguments: args})
 	}
 	return r, nil
 }

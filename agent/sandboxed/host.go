@@ -136,6 +136,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	// Only names that mean nothing outside the host go in: the key is in
 	// the environment, the rules inline.
 	pf.Agent.RulesFile = ""
+	pf.Agent.LLM.KeyOrigin = cfg.LLM.KeySource()
 	pf.Agent.LLM.APIKeyEnv, pf.Agent.LLM.APIKeyFile = APIKeyEnv, ""
 	pf.Agent.LLM.HeadersFile = ""
 

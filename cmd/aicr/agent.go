@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/sandboxed"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/im"
@@ -94,8 +98,16 @@ type agentTestOutput struct {
 	// ModelReached: a model answered at least one turn; always false for
 	// agents without a model (builtin).
 	ModelReached bool `json:"model_reached"`
-	// Tools are the aicr tools the agent called (recorded or refused).
-	Tools        []string         `json:"tools"`
+	// Tools are the aicr tools the agent (the model, for a model agent)
+	// called, recorded or refused; the pre-pass's findings are not among
+	// them.
+	Tools []string `json:"tools"`
+	// PrePassFindings counts the problems the builtin pre-pass added that
+	// the agent had not reported itself.
+	PrePassFindings int `json:"pre_pass_findings"`
+	// ServerModels are the models the server lists (GET /models) when it
+	// did not know the configured one.
+	ServerModels []string         `json:"server_models,omitempty"`
 	Passes       int              `json:"passes"`
 	Steps        []string         `json:"steps"`
 	Turns        int              `json:"turns"`
@@ -141,8 +153,9 @@ func agentTestRun(ctx context.Context, opts *AgentTestOptions) error {
 	}
 
 	res, runErr := parts.Ladder.Run(ctx, run, agent.Target{Revision: "1"})
+	prePass := prePassAdded(res.Steps)
 	out := agentTestOutput{Agent: res.Stats.Agent, Model: res.Stats.Model, ModelReached: res.Stats.Turns > 0,
-		Tools: toolsCalled(run), Passes: res.Passes, Steps: res.Steps, Turns: res.Stats.Turns,
+		Tools: toolsCalled(run, prePass), PrePassFindings: prePass, Passes: res.Passes, Steps: res.Steps, Turns: res.Stats.Turns,
 		InputTokens: res.Stats.InputTokens, OutputTokens: res.Stats.OutputTokens,
 		Problems: res.Result.Problems, Summaries: res.Result.Summaries, Skip: res.Result.Skip,
 		Rejected: res.Rejected, Structured: runErr == nil}
@@ -154,6 +167,13 @@ func agentTestRun(ctx context.Context, opts *AgentTestOptions) error {
 	}
 	if runErr != nil {
 		out.Error = runErr.Error()
+	}
+	if errors.Is(runErr, llm.ErrUnknownModel) && cfg.Agent.Kind == llm.Kind {
+		// The server may say what it does serve; a failure to list is
+		// not worth a second error.
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		out.ServerModels, _ = llm.ServerModels(lctx, cfg.Agent.LLM, nil)
+		cancel()
 	}
 	e := newExporter(f.IOStreams, opts.Format)
 	if err := e.Write(out, func(w io.Writer) error { printAgentTest(w, out); return nil }); err != nil {
@@ -199,15 +219,31 @@ func syntheticRun(dir string) (rundir.Layout, error) {
 	return run, run.WriteChange(change)
 }
 
+// prePassAdded reads how many findings the pre-pass added from the
+// ladder's "pre-pass:+N" step.
+func prePassAdded(steps []string) int {
+	n := 0
+	for _, s := range steps {
+		if v, ok := strings.CutPrefix(s, "pre-pass:+"); ok {
+			if k, err := strconv.Atoi(v); err == nil {
+				n += k
+			}
+		}
+	}
+	return n
+}
+
 // toolsCalled lists the tools the state file shows calls of, in the
-// contract's order.
-func toolsCalled(run rundir.Layout) []string {
+// contract's order. The last prePass problems are the pre-pass's (the
+// ladder appends them after the agent's own), so they are not credited
+// to the agent.
+func toolsCalled(run rundir.Layout, prePass int) []string {
 	st, err := review.LoadState(run.StatePath())
 	if err != nil {
 		return nil
 	}
 	called := map[string]bool{}
-	called[review.ToolReportProblem] = len(st.Problems) > 0
+	called[review.ToolReportProblem] = len(st.Problems) > prePass
 	called[review.ToolPublishSummary] = len(st.Summaries) > 0
 	called[review.ToolSkip] = st.Skip != nil
 	called[review.ToolFetchMoreContext] = len(st.ContextRequests) > 0
@@ -241,7 +277,14 @@ func printAgentTest(w io.Writer, o agentTestOutput) {
 		fmt.Fprintln(w, "model reached: no")
 	}
 	fmt.Fprintf(w, "passes: %d (%s)\n", o.Passes, strings.Join(o.Steps, ", "))
-	fmt.Fprintf(w, "tools called: %s\n", dash(strings.Join(o.Tools, ", ")))
+	who := "the agent"
+	if o.Model != "" {
+		who = "the model"
+	}
+	fmt.Fprintf(w, "tools called by %s: %s\n", who, dash(strings.Join(o.Tools, ", ")))
+	if o.PrePassFindings > 0 {
+		fmt.Fprintf(w, "pre-pass (builtin checks, not %s): %d finding(s) added\n", who, o.PrePassFindings)
+	}
 	fmt.Fprintf(w, "problems (%d):\n", len(o.Problems))
 	for _, p := range o.Problems {
 		fmt.Fprintf(w, "  %s [%s] %s: %s\n", im.ProblemLocation(p), p.Severity, p.Category, im.Sanitize(p.Message))
@@ -259,5 +302,12 @@ func printAgentTest(w io.Writer, o agentTestOutput) {
 		fmt.Fprintln(w, "result: structured")
 	} else {
 		fmt.Fprintf(w, "result: none — %s\n", o.Error)
+	}
+	if len(o.ServerModels) > 0 {
+		names := make([]string, len(o.ServerModels))
+		for i, m := range o.ServerModels {
+			names[i] = im.Sanitize(m)
+		}
+		fmt.Fprintf(w, "the server serves these models (set one as [agent.llm] model): %s\n", strings.Join(names, ", "))
 	}
 }

@@ -82,7 +82,7 @@ func TestAgentTestRunsTheConfiguredAgent(t *testing.T) {
 	if err := agentTestRun(context.Background(), &AgentTestOptions{Factory: f, Format: formatText}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"agent: builtin", "tools called: aicr.report_problem, aicr.publish_summary", "service/db.go:4", "result: structured"} {
+	for _, want := range []string{"agent: builtin", "tools called by the agent: aicr.report_problem, aicr.publish_summary", "service/db.go:4", "result: structured"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}

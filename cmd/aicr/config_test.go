@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Issue 10 #14: a channel secret that cannot be read is a warning from
@@ -64,5 +66,46 @@ func TestConfigCheckHonoursConfigFlagAndEnv(t *testing.T) {
 	}
 	if out, errOut, code := runCLI(t, "config", "check", good); code != 0 || !strings.Contains(out, good+": ok") {
 		t.Fatalf("FILE: exit %d:\n%s\n%s", code, out, errOut)
+	}
+}
+
+// Issue 22 C11: a secret_file that is a FIFO made config check (and the
+// daemon) block for ever in open(2); it is now refused at once, naming
+// the file and what it is.
+func TestConfigCheckRefusesAFIFOSecretAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "trigger-secret")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `[daemon]
+data_dir = "data"
+secret_file = "trigger-secret"
+
+[[repo]]
+name = "main"
+kind = "svn"
+url = "file:///nonexistent"
+`
+	path := filepath.Join(dir, "aicr.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, code := runCLI(t, "config", "check", path)
+		done <- result{out, errOut, code}
+	}()
+	select {
+	case r := <-done:
+		if r.code == 0 || !strings.Contains(r.out+r.errOut, fifo+": not a regular file (it is a named pipe (FIFO))") {
+			t.Fatalf("exit %d:\n%s\n%s", r.code, r.out, r.errOut)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("config check still blocked on the FIFO after 20s")
 	}
 }

@@ -96,7 +96,7 @@ func mcpReviewRun(ctx context.Context, f *Factory) error {
 	}
 	stdio := server.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(ios.ErrOut, "aicr mcp review: ", log.LstdFlags))
-	if err := stdio.Listen(ctx, ios.In, ios.Out); err != nil && !errors.Is(err, context.Canceled) {
+	if err := stdio.Listen(ctx, mcperr.LimitLines(ios.In, mcperr.MaxLineBytes), ios.Out); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("serve mcp: %w", err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package modelsim
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -117,22 +118,44 @@ func (chatAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 	id := fmt.Sprintf("chatcmpl-ms%03d", a.seq)
 	created := time.Now().Unix()
 	if !req.Stream {
-		msg := map[string]any{"role": "assistant", "content": nullable(a.text), "refusal": nil}
+		const padMark = "<<modelsim-pad-7f3a>>" // marshals as itself
+		text := a.text
+		if a.pad > 0 {
+			text += padMark
+		}
+		msg := map[string]any{"role": "assistant", "content": nullable(text), "refusal": nil}
 		if len(a.toolCalls) > 0 {
 			var calls []map[string]any
 			for i, c := range a.toolCalls {
 				calls = append(calls, map[string]any{
 					"id": chatCallID(a.seq, i), "type": "function",
-					"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
+					"function": map[string]any{"name": c.Name, "arguments": chatArguments(c)},
 				})
 			}
 			msg["tool_calls"] = calls
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
+		choices := []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": chatFinish(a)}}
+		if a.noChoices {
+			choices = []any{}
+		}
+		body := map[string]any{
 			"id": id, "object": "chat.completion", "created": created, "model": a.model,
-			"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": chatFinish(a)}},
-			"usage":   chatUsage(a.usage),
-		})
+			"choices": choices, "usage": chatUsage(a.usage),
+		}
+		if a.pad == 0 {
+			writeJSON(w, http.StatusOK, body)
+			return
+		}
+		enc, err := json.Marshal(body)
+		if err != nil {
+			panic(err)
+		}
+		head, tail, _ := strings.Cut(string(enc), padMark)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		if _, err := io.WriteString(w, head); err == nil && writeFiller(w, a.pad) == nil {
+			_, _ = io.WriteString(w, tail)
+		}
 		return
 	}
 
@@ -150,10 +173,22 @@ func (chatAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 		return c
 	}
 	startSSE(w)
+	if a.noChoices {
+		// The gateways that answer with no choices stream no chunk with one.
+		sse(w, "", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": a.model, "choices": []any{}})
+		sse(w, "", "[DONE]")
+		return
+	}
 	sse(w, "", chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil))
 	if a.text != "" {
 		for _, piece := range chunks(a.text) {
 			sse(w, "", chunk(map[string]any{"content": piece}, nil))
+		}
+	}
+	for left := a.pad; left > 0; left -= int64(len(fillerChunk)) {
+		piece := fillerChunk[:min(int64(len(fillerChunk)), left)]
+		if !sseOK(w, chunk(map[string]any{"content": piece}, nil)) {
+			return // the client hung up
 		}
 	}
 	for i, c := range a.toolCalls {
@@ -161,7 +196,11 @@ func (chatAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 			"index": i, "id": chatCallID(a.seq, i), "type": "function",
 			"function": map[string]any{"name": c.Name, "arguments": ""},
 		}}}, nil))
-		for _, piece := range chunks(c.Arguments) {
+		args := c.Arguments
+		if len(c.ObjectArguments) > 0 {
+			args = string(c.ObjectArguments)
+		}
+		for _, piece := range chunks(args) {
 			sse(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{
 				"index": i, "function": map[string]any{"arguments": piece},
 			}}}, nil))
@@ -175,4 +214,29 @@ func (chatAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 		})
 	}
 	sse(w, "", "[DONE]")
+}
+
+// chatArguments is a call's "arguments" member: the string, or the raw
+// value when the script sends an object. A streamed call always carries
+// text fragments, so there the object is sent as its text.
+func chatArguments(c ToolCall) any {
+	if len(c.ObjectArguments) > 0 {
+		return c.ObjectArguments
+	}
+	return c.Arguments
+}
+
+// fillerChunk is one piece of PadBytes filler.
+var fillerChunk = strings.Repeat("pad ", 16<<10)
+
+// writeFiller writes n bytes of filler, stopping when the client hangs up.
+func writeFiller(w io.Writer, n int64) error {
+	for n > 0 {
+		piece := fillerChunk[:min(int64(len(fillerChunk)), n)]
+		if _, err := io.WriteString(w, piece); err != nil {
+			return err
+		}
+		n -= int64(len(piece))
+	}
+	return nil
 }

@@ -50,12 +50,22 @@ type Step struct {
 	// Check inspects the request; an error is recorded in Err() and the
 	// request is refused with a 400 naming it.
 	Check func(Request) error
+	// NoChoices answers a Chat request with "choices": [], as some
+	// OpenAI-compatible servers and gateways do under load.
+	NoChoices bool
+	// PadBytes makes the Chat answer's text that many bytes of filler
+	// after Text, written as it is sent (never held in memory), for
+	// clients that must not read an endless answer whole.
+	PadBytes int64
 }
 
 // ToolCall is one function call the model makes or made.
 type ToolCall struct {
 	Name      string
 	Arguments string
+	// ObjectArguments sends a Chat call's arguments as this JSON value
+	// instead of the string Arguments, as some servers do.
+	ObjectArguments json.RawMessage
 }
 
 // Usage counts tokens.
@@ -107,6 +117,8 @@ type Server struct {
 
 	// userAssistantOnly: see UserAssistantRolesOnly.
 	userAssistantOnly bool
+	// vllm: see VLLM.
+	vllm *VLLMOptions
 }
 
 // Start serves the script on loopback until the test ends.
@@ -118,6 +130,7 @@ func Start(t testing.TB, steps ...Step) *Server {
 	mux.HandleFunc("/v1/responses", s.handle(APIOpenAIResponses))
 	mux.HandleFunc("/v1/messages", s.handle(APIAnthropic))
 	mux.HandleFunc(geminiPrefix, s.handleGemini())
+	mux.HandleFunc("/v1/models", s.handleModels)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(fmt.Errorf("modelsim: unexpected %s %s", r.Method, r.URL.Path))
 		http.NotFound(w, r)
@@ -212,6 +225,8 @@ type answer struct {
 	text      string
 	toolCalls []ToolCall
 	usage     Usage
+	noChoices bool
+	pad       int64
 }
 
 func apiFor(name string) api {
@@ -274,6 +289,15 @@ func (s *Server) handle(name string) http.HandlerFunc {
 				return
 			}
 		}
+		s.mu.Lock()
+		vllm := s.vllm
+		s.mu.Unlock()
+		if name == APIOpenAIChat && vllm != nil {
+			if e := vllmRefusal(vllm, raw, req); e != nil {
+				e.write(w)
+				return
+			}
+		}
 		if name == APIAnthropic && r.Header.Get("anthropic-version") == "" {
 			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required"))
 			return
@@ -318,7 +342,8 @@ func (s *Server) handle(name string) http.HandlerFunc {
 		if model == "" {
 			model = "modelsim"
 		}
-		a.writeAnswer(w, req, answer{seq: seq, model: model, text: step.Text, toolCalls: step.ToolCalls, usage: step.Usage})
+		a.writeAnswer(w, req, answer{seq: seq, model: model, text: step.Text, toolCalls: step.ToolCalls, usage: step.Usage,
+			noChoices: step.NoChoices, pad: step.PadBytes})
 	}
 }
 
@@ -352,6 +377,21 @@ func sse(w http.ResponseWriter, event string, data any) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// sseOK is sse for long streams: it reports whether the client still reads.
+func sseOK(w http.ResponseWriter, data any) bool {
+	body, err := json.Marshal(data)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := fmt.Fprintf(w, "data: %s\n\n", body); err != nil {
+		return false
+	}
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return true
 }
 
 func startSSE(w http.ResponseWriter) {
