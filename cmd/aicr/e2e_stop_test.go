@@ -243,13 +243,13 @@ func (p *partsPlatform) got() []string {
 	return append([]string(nil), p.accepted...)
 }
 
-// manyProblems is a file the builtin rules find n credentials in.
-func manyProblems(n int) string {
-	var b strings.Builder
+// manyProblems is n files the builtin rules find a credential in, one each.
+func manyProblems(n int) map[string]string {
+	files := map[string]string{}
 	for i := range n {
-		fmt.Fprintf(&b, "token_%03d = \"tok-%03d-abcdefghijklmnop-%s\"\n", i, i, strings.Repeat("x", 40))
+		files[fmt.Sprintf("creds%03d.txt", i)] = fmt.Sprintf("token = \"tok-%d-abcdefgh\"\n", i)
 	}
-	return b.String()
+	return files
 }
 
 // Issue 22 A2b: a SIGKILL between the parts of a split report; after the
@@ -266,7 +266,7 @@ func TestSIGKILLBetweenPartsResumesAtNextPart(t *testing.T) {
 	}
 	e.withChannel("wc", "kind = \"wecom\"\nwebhook_url_file = \"wecom-hook\"\nmax_parts = 5\n", "")
 	e.startDaemon()
-	e.commit("many", map[string]string{"creds.txt": manyProblems(60)})
+	e.commit("many", manyProblems(80))
 	select {
 	case <-p.reached:
 	case <-time.After(90 * time.Second):
@@ -372,7 +372,7 @@ func TestSIGKILLBetweenSlackRepliesResumesInThread(t *testing.T) {
 	}
 	e.withChannel("sl", fmt.Sprintf("kind = \"slack\"\ntoken_file = \"slack-token\"\nchannel = \"C0123ABCD\"\napi_url = %q\nproblems_per_reply = 2\nrate_per_minute = 600\n", srv.URL+"/api/"), "")
 	e.startDaemon()
-	e.commit("many", map[string]string{"creds.txt": manyProblems(8)})
+	e.commit("many", manyProblems(8))
 	select {
 	case <-p.reached:
 	case <-time.After(90 * time.Second):
