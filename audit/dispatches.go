@@ -272,7 +272,7 @@ func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (D
 // stop, or a wait for a rate-limit token): the dispatch stays pending,
 // due at notBefore (zero: now), its attempts and give-up window as they
 // were. how says what becomes of the attempt's record: removed when
-// nothing went out, finished as released when parts did, left open
+// nothing went out, finished as a retry when parts did, left open
 // when a request may have reached the platform, so the next claim is
 // Interrupted.
 func (s *Store) ReleaseClaim(ctx context.Context, c *Claim, notBefore time.Time, how delivery.Release) (Dispatch, error) {
@@ -288,7 +288,7 @@ func (s *Store) ReleaseClaim(ctx context.Context, c *Claim, notBefore time.Time,
 		_, err = tx.ExecContext(ctx, `DELETE FROM dispatch_attempts WHERE id = ?`, c.AttemptID)
 	case delivery.ReleasePartial:
 		_, err = tx.ExecContext(ctx, `UPDATE dispatch_attempts SET finished_at = ?, outcome = ?, reason = ?, error = ? WHERE id = ?`,
-			now, delivery.OutcomeReleased, "rate_limited", "parts delivered; the rest waits for the rate limit", c.AttemptID)
+			now, delivery.OutcomeRetry, "rate_limited", "parts delivered; the rest waits for the rate limit (not an attempt)", c.AttemptID)
 	case delivery.ReleaseMaybeSent:
 	default:
 		return Dispatch{}, fmt.Errorf("release dispatch %d: %w: how %d", id, ErrInvalid, how)

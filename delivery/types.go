@@ -65,10 +65,6 @@ const (
 	OutcomeFailed  = "failed"
 	OutcomeDead    = "dead"
 	OutcomeUnknown = "unknown" // timed out: the platform may have it
-	// OutcomeReleased: not an attempt. The daemon stopped, or the next
-	// rate-limit token was too far off, after some parts went out; the
-	// dispatch stays pending and resumes after them.
-	OutcomeReleased = "released"
 )
 
 // ErrNotClaimable: the dispatch is not pending, is leased by another
@@ -211,7 +207,8 @@ const (
 	// ReleaseUnsent: nothing went out; the record is removed.
 	ReleaseUnsent Release = iota
 	// ReleasePartial: parts went out (recorded with RecordParts) and the
-	// rest waits; the record is kept, finished as OutcomeReleased.
+	// rest waits for a rate-limit token; the record is kept, finished as
+	// a retry, though the dispatch's attempts do not count it.
 	ReleasePartial
 	// ReleaseMaybeSent: a request was on the wire when our own stop cut it
 	// short; the record stays open, so the next claim is Interrupted and
