@@ -308,6 +308,10 @@ func TestSIGKILLBetweenPartsResumesAtNextPart(t *testing.T) {
 	if ds[0].PartsDelivered != len(seen) {
 		t.Errorf("dispatch says %d parts delivered, the platform has %d", ds[0].PartsDelivered, len(seen))
 	}
+	show := e.aicr("dispatch", "show", fmt.Sprint(ds[0].ID), "--config", e.config)
+	if want := fmt.Sprintf("%d parts delivered", len(seen)); !strings.Contains(show, want) {
+		t.Errorf("dispatch show does not say %q:\n%s", want, show)
+	}
 }
 
 // slackPlatform is a Slack Web API stand-in: chat.postMessage answers
