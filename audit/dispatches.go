@@ -76,13 +76,14 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 
 // claimable is the condition for taking a pending dispatch at time ?1:
 // not leased, due, and not queued behind an earlier dispatch to the same
-// channel that is waiting for a retry, so one channel's messages go out in
-// the order they were planned.
+// channel that is waiting for a retry (or, released at a stop, for its
+// rate-limit token), so one channel's messages go out in the order they
+// were planned.
 const claimable = `d.status = 'pending'
 	AND (d.lease_until IS NULL OR d.lease_until <= ?1)
 	AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?1)
 	AND NOT EXISTS (SELECT 1 FROM dispatches e WHERE e.channel = d.channel AND e.status = 'pending'
-		AND e.attempts > 0 AND e.id < d.id)`
+		AND (e.attempts > 0 OR e.next_attempt_at IS NOT NULL) AND e.id < d.id)`
 
 // ClaimDispatch takes one dispatch for an attempt, leasing it until now +
 // lease and recording the attempt's start. It fails with ErrNotClaimable
