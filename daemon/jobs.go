@@ -23,7 +23,11 @@ type jobs struct {
 	cancel context.CancelFunc
 	sched  *cron.Cron
 	bg     sync.WaitGroup
-	wakeCh chan struct{}
+	// sending is the dispatcher, outside bg: stop does not wait for a
+	// send on the wire (a reload goes on; a stop's drain waits for it,
+	// within the grace, through retire).
+	sending sync.WaitGroup
+	wakeCh  chan struct{}
 }
 
 // wake tells one idle worker that work was queued.
@@ -100,7 +104,8 @@ func startJobs(ctx, sendCtx context.Context, parts *Components, store *audit.Sto
 	for _, tick := range firstTicks {
 		j.goBackground(tick)
 	}
-	j.goBackground(func() { dispatcher.RunDraining(ctx, sendCtx) })
+	j.sending.Add(1)
+	go func() { defer j.sending.Done(); dispatcher.RunDraining(ctx, sendCtx) }()
 	j.goBackground(func() { sweepExpired(ctx, store, log, opts.SweepEvery, j.wake) })
 	j.goBackground(func() { watch.run(ctx, log, opts.WatchEvery) })
 	j.sched.Start()

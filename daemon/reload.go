@@ -114,6 +114,7 @@ func (lc *lifecycle) retire(g *generation) {
 	go func() {
 		defer lc.retiring.Done()
 		g.stopWorkers()
+		g.jobs.sending.Wait()
 		// The reports of the runs they finished were released to g's
 		// dispatcher, which no longer runs: the current one sends them.
 		lc.mu.Lock()
