@@ -76,13 +76,14 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 
 // claimable is the condition for taking a pending dispatch at time ?1:
 // not leased, due, and not queued behind an earlier dispatch to the same
-// channel that is waiting for a retry, so one channel's messages go out in
-// the order they were planned.
+// channel that is waiting for a retry (or, released at a stop, for its
+// rate-limit token), so one channel's messages go out in the order they
+// were planned.
 const claimable = `d.status = 'pending'
 	AND (d.lease_until IS NULL OR d.lease_until <= ?1)
 	AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ?1)
 	AND NOT EXISTS (SELECT 1 FROM dispatches e WHERE e.channel = d.channel AND e.status = 'pending'
-		AND e.attempts > 0 AND e.id < d.id)`
+		AND (e.attempts > 0 OR e.next_attempt_at IS NOT NULL) AND e.id < d.id)`
 
 // ClaimDispatch takes one dispatch for an attempt, leasing it until now +
 // lease and recording the attempt's start. It fails with ErrNotClaimable
@@ -266,6 +267,64 @@ func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (D
 		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: commit: %w", id, err)
 	}
 	return d, nil
+}
+
+// ReleaseClaim gives claim c back without counting an attempt (our own
+// stop, or a wait for a rate-limit token): the dispatch stays pending,
+// due at notBefore (zero: now), its attempts and give-up window as they
+// were. how says what becomes of the attempt's record: removed when
+// nothing went out, finished as a retry when parts did, left open
+// when a request may have reached the platform, so the next claim is
+// Interrupted.
+func (s *Store) ReleaseClaim(ctx context.Context, c *Claim, notBefore time.Time, how delivery.Release) (Dispatch, error) {
+	id := c.Dispatch.ID
+	now := formatTime(s.now())
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("release dispatch %d: begin: %w", id, err)
+	}
+	defer tx.Rollback()
+	switch how {
+	case delivery.ReleaseUnsent:
+		_, err = tx.ExecContext(ctx, `DELETE FROM dispatch_attempts WHERE id = ?`, c.AttemptID)
+	case delivery.ReleasePartial:
+		_, err = tx.ExecContext(ctx, `UPDATE dispatch_attempts SET finished_at = ?, outcome = ?, reason = ?, error = ? WHERE id = ?`,
+			now, delivery.OutcomeRetry, "rate_limited", "parts delivered; the rest waits for the rate limit (not an attempt)", c.AttemptID)
+	case delivery.ReleaseMaybeSent:
+	default:
+		return Dispatch{}, fmt.Errorf("release dispatch %d: %w: how %d", id, ErrInvalid, how)
+	}
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("release dispatch %d: attempt: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE dispatches SET lease_until = NULL, updated_at = ?, next_attempt_at = ?,
+		first_attempt_at = CASE WHEN attempts = 0 THEN NULL ELSE first_attempt_at END
+		WHERE id = ? AND status = 'pending'`, now, nullTime(notBefore), id); err != nil {
+		return Dispatch{}, fmt.Errorf("release dispatch %d: %w", id, err)
+	}
+	d, err := scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, id))
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("release dispatch %d: read: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Dispatch{}, fmt.Errorf("release dispatch %d: commit: %w", id, err)
+	}
+	return d, nil
+}
+
+// RecordParts records that the first parts parts of claim c's message
+// are delivered (and the first part's platform id, when not empty), at
+// once and outside the attempt's end, so a process killed between parts
+// resumes after them. It never lowers the count.
+func (s *Store) RecordParts(ctx context.Context, c *Claim, parts int, messageID string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE dispatches SET updated_at = ?,
+		parts_delivered = CASE WHEN parts_delivered > ? THEN parts_delivered ELSE ? END,
+		message_id = CASE WHEN ? <> '' THEN ? ELSE message_id END
+		WHERE id = ? AND status = 'pending'`,
+		formatTime(s.now()), parts, parts, messageID, messageID, c.Dispatch.ID); err != nil {
+		return fmt.Errorf("record parts of dispatch %d: %w", c.Dispatch.ID, err)
+	}
+	return nil
 }
 
 // ReleaseDispatchLeases makes every pending dispatch claimable again.

@@ -23,7 +23,11 @@ type jobs struct {
 	cancel context.CancelFunc
 	sched  *cron.Cron
 	bg     sync.WaitGroup
-	wakeCh chan struct{}
+	// sending is the dispatcher, outside bg: stop does not wait for a
+	// send on the wire (a reload goes on; a stop's drain waits for it,
+	// within the grace, through retire).
+	sending sync.WaitGroup
+	wakeCh  chan struct{}
 }
 
 // wake tells one idle worker that work was queued.
@@ -37,7 +41,9 @@ func (j *jobs) wake() {
 // startJobs schedules and starts everything but the workers. Every
 // schedule is registered before anything starts, so a bad one leaves
 // nothing running.
-func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch *dbWatch, opts Options) (*jobs, error) {
+// sendCtx is what the dispatcher's sends in flight run under: it outlives
+// the jobs, so a stop lets a send on the wire finish within the grace.
+func startJobs(ctx, sendCtx context.Context, parts *Components, store *audit.Store, watch *dbWatch, opts Options) (*jobs, error) {
 	cfg, log := parts.Config, opts.Logger
 	j := &jobs{sched: cron.New(), wakeCh: make(chan struct{}, 1)}
 	j.ctx, j.cancel = context.WithCancel(ctx)
@@ -98,7 +104,8 @@ func startJobs(ctx context.Context, parts *Components, store *audit.Store, watch
 	for _, tick := range firstTicks {
 		j.goBackground(tick)
 	}
-	j.goBackground(func() { dispatcher.Run(ctx) })
+	j.sending.Add(1)
+	go func() { defer j.sending.Done(); dispatcher.RunDraining(ctx, sendCtx) }()
 	j.goBackground(func() { sweepExpired(ctx, store, log, opts.SweepEvery, j.wake) })
 	j.goBackground(func() { watch.run(ctx, log, opts.WatchEvery) })
 	j.sched.Start()

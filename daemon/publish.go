@@ -33,11 +33,14 @@ var _ delivery.Resolver = (*Resolver)(nil)
 func (rs *Resolver) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Channel, im.Message, error) {
 	ch, ok := rs.channels[disp.Channel]
 	if !ok {
-		return nil, im.Message{}, fmt.Errorf("channel %q is no longer in the config", disp.Channel)
+		return nil, im.Message{}, fmt.Errorf("%w: channel %q is no longer in the config", delivery.ErrUnresolvable, disp.Channel)
 	}
 	run, err := rs.store.GetRun(ctx, disp.RunID)
+	if errors.Is(err, audit.ErrNotFound) {
+		return nil, im.Message{}, fmt.Errorf("%w: %w", delivery.ErrUnresolvable, err)
+	}
 	if err != nil {
-		return nil, im.Message{}, err
+		return nil, im.Message{}, err // the store: transient
 	}
 	repo, _ := rs.cfg.Repo(run.Repo)
 	change := loadChange(run)

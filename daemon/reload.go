@@ -90,7 +90,7 @@ type lifecycle struct {
 // start builds nothing: it starts parts (already built from cfg) as the
 // running generation.
 func (lc *lifecycle) start(cfg *Config, digest string, secret []byte, parts *Components) (*generation, error) {
-	j, err := startJobs(lc.jobsCtx, parts, lc.store, lc.watch, lc.opts)
+	j, err := startJobs(lc.jobsCtx, lc.procCtx, parts, lc.store, lc.watch, lc.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +114,7 @@ func (lc *lifecycle) retire(g *generation) {
 	go func() {
 		defer lc.retiring.Done()
 		g.stopWorkers()
+		g.jobs.sending.Wait()
 		// The reports of the runs they finished were released to g's
 		// dispatcher, which no longer runs: the current one sends them.
 		lc.mu.Lock()
@@ -226,11 +227,13 @@ func keepUnreloadable(running, next *Config) (restart []string) {
 	return restart
 }
 
-// drain stops taking work, lets the reviews in flight finish for up to
-// grace and delivers their reports within what is left of it; reviews
-// still running then are cut short (the caller re-queues them).
-func (lc *lifecycle) drain(grace time.Duration, abort context.CancelFunc) (cut bool) {
-	deadline := time.Now().Add(grace)
+// drain stops taking work, lets the reviews in flight (and the sends on
+// the wire) finish until deadline and delivers their reports within what
+// is left of it; reviews still running then are cut short (the caller
+// re-queues them). It returns by deadline plus what cut work takes to
+// notice its context, at most cutWait, so the process ends within its
+// grace even when something does not.
+func (lc *lifecycle) drain(deadline time.Time, cutWait time.Duration, abort context.CancelFunc) (cut bool) {
 	// A reload in progress finishes first, so the generation retired here
 	// is the last one.
 	lc.reloading.Lock()
@@ -239,21 +242,22 @@ func (lc *lifecycle) drain(grace time.Duration, abort context.CancelFunc) (cut b
 	lc.draining = true
 	g := lc.current
 	lc.mu.Unlock()
-	lc.retire(g)
+	// Retiring waits for the jobs, the dispatcher's sends in flight
+	// among them, so it counts against the grace like the reviews.
 	done := make(chan struct{})
-	go func() { lc.retiring.Wait(); close(done) }()
-	t := time.NewTimer(grace)
+	go func() { lc.retire(g); lc.retiring.Wait(); close(done) }()
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case <-done:
 	case <-t.C:
 		abort()
-		<-done
+		lc.awaitCut(done, cutWait)
 		return true
 	case <-lc.opts.Abort:
 		lc.opts.Logger.Warn("second stop signal: cutting the reviews in flight short")
 		abort()
-		<-done
+		lc.awaitCut(done, cutWait)
 		return true
 	}
 	// The jobs (and so the dispatcher's loop) stopped with the
@@ -267,6 +271,17 @@ func (lc *lifecycle) drain(grace time.Duration, abort context.CancelFunc) (cut b
 		}
 	}
 	return false
+}
+
+// awaitCut waits up to wait for work cut short to end; what has not
+// by then is left to the process exit (its runs and dispatches are
+// taken up again by the next start).
+func (lc *lifecycle) awaitCut(done <-chan struct{}, wait time.Duration) {
+	select {
+	case <-done:
+	case <-time.After(wait):
+		lc.opts.Logger.Warn("work cut short at the end of the grace has not stopped; exiting without it", "waited", wait.String())
+	}
 }
 
 func (lc *lifecycle) isDraining() bool {

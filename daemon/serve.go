@@ -143,10 +143,15 @@ wait:
 	running, _, _ := lc.running()
 	grace := running.Daemon.ShutdownGrace
 	log.Info("daemon stopping: finishing reviews in flight", "grace", grace.String())
-	if lc.drain(grace, abort) {
+	// The whole stop fits in the grace: reviews and deliveries get it
+	// less a reserve for work cut short to end, closing the intake and
+	// re-queueing.
+	stopAt := time.Now().Add(grace)
+	reserve, cutWait := min(2*time.Second, grace/5), min(time.Second, grace/5)
+	if lc.drain(stopAt.Add(-reserve-cutWait), cutWait, abort) {
 		log.Warn("reviews still running after the grace period were cut short; they are re-queued", "grace", grace.String())
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	shutdownCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), stopAt)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	// Runs cut short go back to the queue now (their interruption

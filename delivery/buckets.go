@@ -96,17 +96,27 @@ func (b *buckets) forChannel(ctx context.Context, ch im.Channel) bucket {
 
 // wait takes the destination's next token and returns how long it had to
 // wait for it: 0 when a token was free (most sends), so the rate-limit
-// wait metrics count real waits, not every delivery.
+// wait metrics count real waits, not every delivery. A wait that ends
+// without a token (ctx ended, or its deadline comes first) is an
+// *im.RateWait saying when the token will be free: nothing was sent, so
+// the caller leaves the dispatch for then rather than trying again at once.
 func (b bucket) wait(ctx context.Context) (time.Duration, error) {
 	if b.shared != nil {
 		var waited time.Duration
 		for {
 			d, err := b.shared(ctx)
+			if err != nil && ctx.Err() != nil {
+				return waited, &im.RateWait{Err: ctx.Err()}
+			}
 			if err != nil || d <= 0 {
 				return waited, err
 			}
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+				return waited, &im.RateWait{Delay: d, Err: context.DeadlineExceeded}
+			}
+			start := time.Now()
 			if err := sleepCtx(ctx, d); err != nil {
-				return waited, err
+				return waited, &im.RateWait{Delay: max(d-time.Since(start), 0), Err: err}
 			}
 			waited += d
 		}
@@ -126,11 +136,12 @@ func (b bucket) wait(ctx context.Context) (time.Duration, error) {
 	// is refused at once, and its token given back.
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
 		r.Cancel()
-		return 0, fmt.Errorf("rate: waiting %v for a token would exceed the context's deadline", d)
+		return 0, &im.RateWait{Delay: d, Err: context.DeadlineExceeded}
 	}
+	start := time.Now()
 	if err := sleepCtx(ctx, d); err != nil {
 		r.Cancel()
-		return 0, err
+		return 0, &im.RateWait{Delay: max(d-time.Since(start), 0), Err: err}
 	}
 	return d, nil
 }
@@ -148,8 +159,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // pacer is what a multi-request channel waits on before each request of
-// one Send; the first request's token was taken before Send.
-func (b bucket) pacer() func(context.Context) error {
+// one Send; the first request's token was taken before Send. The wait
+// also ends when stop does (the daemon is stopping): the parts already
+// delivered are recorded, and the next start sends the rest.
+func (b bucket) pacer(stop context.Context) func(context.Context) error {
 	if b.l == nil && b.shared == nil {
 		return nil
 	}
@@ -159,6 +172,9 @@ func (b bucket) pacer() func(context.Context) error {
 		if first.CompareAndSwap(true, false) {
 			return nil
 		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(stop, cancel)()
 		_, err := b.wait(ctx)
 		return err
 	}

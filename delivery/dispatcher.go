@@ -122,7 +122,7 @@ func (d *Dispatcher) AttemptNow(ctx context.Context, id int64) (Dispatch, error)
 	if err != nil {
 		return Dispatch{}, err
 	}
-	return d.attempt(ctx, c)
+	return d.attempt(ctx, ctx, c)
 }
 
 // Settle makes one attempt at each pending dispatch of a finished run,
@@ -183,7 +183,7 @@ func (d *Dispatcher) DriveDue(ctx context.Context) (int, error) {
 					break
 				}
 				n, progress = n+1, true
-				if _, err := d.attempt(ctx, c); err != nil {
+				if _, err := d.attempt(ctx, ctx, c); err != nil {
 					return n, err
 				}
 			}
@@ -206,8 +206,16 @@ func (d *Dispatcher) Wake() {
 // Run delivers due dispatches until ctx ends: at start (rows a previous
 // process left unsent), whenever Wake is called (a run planned its rows),
 // when the next scheduled retry falls due, and at least every Poll. Each
-// channel with due work gets its own sender goroutine.
-func (d *Dispatcher) Run(ctx context.Context) {
+// channel with due work gets its own sender goroutine. A send in flight
+// when ctx ends is cut short with it; see RunDraining.
+func (d *Dispatcher) Run(ctx context.Context) { d.RunDraining(ctx, ctx) }
+
+// RunDraining is Run where the end of ctx stops claiming and waiting for
+// rate-limit tokens, but a send already on the wire goes on until it
+// finishes (within [dispatch] timeout) or sendCtx ends: a stopping daemon
+// lets it finish within its grace, so a message the platform accepted is
+// recorded as sent rather than sent again by the next start.
+func (d *Dispatcher) RunDraining(ctx, sendCtx context.Context) {
 	d.buckets.load(ctx)
 	var senders sync.WaitGroup
 	defer senders.Wait()
@@ -218,7 +226,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	gate := idlegate.New(mark)
 	forced := true
 	for ctx.Err() == nil {
-		gate.Poll(forced, func() bool { return d.pass(ctx, &senders) })
+		gate.Poll(forced, func() bool { return d.pass(ctx, sendCtx, &senders) })
 		wait := d.opts.Poll
 		if !gate.Quiet() {
 			if at, ok, err := d.store.NextDispatchDue(ctx); err == nil && ok {
@@ -252,7 +260,7 @@ func (d *Dispatcher) Tick() {
 
 // pass starts a sender for each channel with due work and reports whether
 // nothing at all is pending.
-func (d *Dispatcher) pass(ctx context.Context, senders *sync.WaitGroup) (nonePending bool) {
+func (d *Dispatcher) pass(ctx, sendCtx context.Context, senders *sync.WaitGroup) (nonePending bool) {
 	channels, err := d.store.DueChannels(ctx)
 	if err != nil && ctx.Err() == nil {
 		d.log.Error("find due dispatches", "err", err)
@@ -266,7 +274,7 @@ func (d *Dispatcher) pass(ctx context.Context, senders *sync.WaitGroup) (nonePen
 			continue
 		}
 		senders.Add(1)
-		go func() { defer senders.Done(); d.send(ctx, ch) }()
+		go func() { defer senders.Done(); d.send(ctx, sendCtx, ch) }()
 	}
 	if err != nil || len(channels) > 0 || d.opts.Quiet == nil || d.opts.Quiet.NonePending == nil {
 		return false
@@ -277,14 +285,14 @@ func (d *Dispatcher) pass(ctx context.Context, senders *sync.WaitGroup) (nonePen
 
 // send delivers channel's due dispatches in order until none is due, then
 // wakes Run so a retry it scheduled, or a row planned meanwhile, is seen.
-func (d *Dispatcher) send(ctx context.Context, channel string) {
+func (d *Dispatcher) send(ctx, sendCtx context.Context, channel string) {
 	defer func() {
 		d.mu.Lock()
 		delete(d.active, channel)
 		d.mu.Unlock()
 		d.Wake()
 	}()
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && sendCtx.Err() == nil {
 		c, err := d.store.ClaimDue(ctx, channel, d.lease())
 		if err != nil {
 			if ctx.Err() == nil {
@@ -295,22 +303,38 @@ func (d *Dispatcher) send(ctx context.Context, channel string) {
 		if c == nil {
 			return
 		}
-		if _, err := d.attempt(ctx, c); err != nil && ctx.Err() == nil {
+		if _, err := d.attempt(ctx, sendCtx, c); err != nil && ctx.Err() == nil {
 			d.log.Error("record dispatch attempt", "channel", channel, "dispatch_id", c.Dispatch.ID, "err", err)
 			return
 		}
 	}
 }
 
-func (d *Dispatcher) attempt(ctx context.Context, c *Claim) (Dispatch, error) {
+// attempt makes one attempt at claim c. ctx is the sender's: when it
+// ends, no wait for a rate-limit token starts or goes on. sendCtx bounds
+// the rest (resolving, the requests on the wire). Work cut short by our
+// own stop, and waits for a token, are not attempts: the claim is given
+// back with the dispatch pending, and only a platform's permanent answer,
+// or a dispatch that can never be resolved, fails it for good.
+func (d *Dispatcher) attempt(ctx, sendCtx context.Context, c *Claim) (Dispatch, error) {
 	disp := c.Dispatch
 	// The outcome is recorded even when the daemon is shutting down, so
 	// the row is not left looking like an interrupted send.
 	record := context.WithoutCancel(ctx)
-	ch, msg, err := d.res.Resolve(ctx, disp)
+	ch, msg, err := d.res.Resolve(sendCtx, disp)
 	if err != nil {
-		d.noteFailure(disp.Channel, "resolve: "+err.Error())
-		return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusFailed, Outcome: OutcomeFailed, Reason: "config", Error: err.Error()})
+		switch {
+		case sendCtx.Err() != nil:
+			return d.store.ReleaseClaim(record, c, time.Time{}, ReleaseUnsent)
+		case errors.Is(err, ErrUnresolvable):
+			d.noteFailure(disp.Channel, "resolve: "+err.Error())
+			return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusFailed, Outcome: OutcomeFailed, Reason: "config", Error: err.Error()})
+		}
+		// The store is busy or failing: the dispatch is fine, try later.
+		r := d.schedule(c, AttemptResult{Reason: "store", Error: "resolve: " + err.Error()}, 0)
+		d.noteFailure(disp.Channel, failureKey(r))
+		d.noteFinal(disp, r)
+		return d.store.FinishAttempt(record, c, r)
 	}
 	msg.DedupeKey = DedupeKey(disp.RunID, disp.Channel)
 	msg.PriorMessageID = disp.MessageID
@@ -323,22 +347,61 @@ func (d *Dispatcher) attempt(ctx context.Context, c *Claim) (Dispatch, error) {
 		d.opts.OnRateLimitWait(disp.Channel, waited)
 	}
 	if err != nil {
-		// The context ends before a token is free: shutting down, or a
-		// caller's deadline. Nothing was sent; try again at once next time.
-		return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusPending, Outcome: OutcomeRetry,
-			NextAttemptAt: d.opts.Now(), Reason: string(im.ReasonRateLimited), Error: "not sent: " + err.Error()})
+		// Stopping, or a caller's deadline before the token: nothing was
+		// sent. Left for when the token is free, so a drain never spins
+		// on a rate-limited channel.
+		return d.store.ReleaseClaim(record, c, d.notBefore(err), ReleaseUnsent)
 	}
-	sendCtx, cancel := context.WithTimeout(im.WithPacer(ctx, bucket.pacer()), d.cfg.Timeout)
-	rec, sendErr := ch.Send(sendCtx, msg)
+	progress := func(parts int, messageID string) {
+		if err := d.store.RecordParts(record, c, parts, messageID); err != nil {
+			d.log.Warn("record delivered parts; a restart before this attempt ends sends them again",
+				"channel", disp.Channel, "dispatch_id", disp.ID, "parts", parts, "err", err)
+		}
+	}
+	attemptCtx, cancel := context.WithTimeout(im.WithProgress(im.WithPacer(sendCtx, bucket.pacer(ctx)), progress), d.cfg.Timeout)
+	rec, sendErr := ch.Send(attemptCtx, msg)
 	cancel()
 	if sendErr == nil {
 		d.noteSuccess(disp.Channel)
 		return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusSent, Outcome: OutcomeSent,
-			StatusCode: rec.StatusCode, Response: rec.Response, Rendered: rec.Rendered, MessageID: rec.MessageID})
+			StatusCode: rec.StatusCode, Response: rec.Response, Rendered: rec.Rendered, MessageID: rec.MessageID,
+			PartsDelivered: max(rec.Parts, 1)})
+	}
+	var se *im.SendError
+	answered := errors.As(sendErr, &se) && se.StatusCode != 0
+	var rw *im.RateWait
+	if errors.As(sendErr, &rw) || (sendCtx.Err() != nil && !answered) {
+		how := ReleaseMaybeSent // our stop cut a request on the wire short
+		if rw != nil {
+			how = ReleaseUnsent // a later part waits for its token
+		}
+		if se != nil && se.PartsDelivered > disp.PartsDelivered {
+			progress(se.PartsDelivered, se.MessageID)
+			if how == ReleaseUnsent {
+				how = ReleasePartial
+			}
+		}
+		return d.store.ReleaseClaim(record, c, d.notBefore(sendErr), how)
 	}
 
-	r := d.classify(ctx, c, sendErr)
+	r := d.classify(sendCtx, c, sendErr)
 	d.noteFailure(disp.Channel, failureKey(r))
+	d.noteFinal(disp, r)
+	return d.store.FinishAttempt(record, c, r)
+}
+
+// notBefore is when a claim given back because of err may be tried
+// again: when the rate-limit token it waited for is free, else now.
+func (d *Dispatcher) notBefore(err error) time.Time {
+	var rw *im.RateWait
+	if errors.As(err, &rw) && rw.Delay > 0 {
+		return d.opts.Now().Add(rw.Delay)
+	}
+	return time.Time{}
+}
+
+// noteFinal logs a dispatch that is given up on.
+func (d *Dispatcher) noteFinal(disp Dispatch, r AttemptResult) {
 	switch r.Status {
 	case StatusDead:
 		d.dead.Add(1)
@@ -348,7 +411,6 @@ func (d *Dispatcher) attempt(ctx context.Context, c *Claim) (Dispatch, error) {
 		d.log.Error("delivery outcome unknown: timed out again, not sending a third time", "channel", disp.Channel,
 			"run_id", disp.RunID, "dispatch_id", disp.ID, "hint", "check the channel, then aicr dispatch retry ID if it is missing")
 	}
-	return d.store.FinishAttempt(record, c, r)
 }
 
 // classify turns a failed Send into the dispatch's next state.
@@ -386,6 +448,12 @@ func (d *Dispatcher) classify(ctx context.Context, c *Claim, err error) AttemptR
 			return r
 		}
 	}
+	return d.schedule(c, r, retryAfter)
+}
+
+// schedule makes r, a retryable failure, a retry after the backoff, or
+// dead when give_up_after or max_attempts has run out.
+func (d *Dispatcher) schedule(c *Claim, r AttemptResult, retryAfter time.Duration) AttemptResult {
 	now := d.opts.Now()
 	first := c.Dispatch.FirstAttemptAt
 	if first.IsZero() {

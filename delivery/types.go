@@ -71,6 +71,12 @@ const (
 // sender, is not due yet, or waits behind an earlier retry on its channel.
 var ErrNotClaimable = errors.New("dispatch is not claimable")
 
+// ErrUnresolvable: what a dispatch sends can never be rebuilt (its channel
+// left the config, its run is gone). A Resolver wraps it for those causes
+// only; any other resolve error (a store that is busy or stopping) is
+// transient and retried.
+var ErrUnresolvable = errors.New("dispatch cannot be resolved")
+
 // Dispatch is one run's delivery to one channel.
 type Dispatch struct {
 	ID        int64     `json:"id"`
@@ -178,6 +184,14 @@ type Store interface {
 	NextDispatchDue(ctx context.Context) (at time.Time, ok bool, err error)
 	// FinishAttempt records how a claimed attempt ended and releases it.
 	FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (Dispatch, error)
+	// ReleaseClaim gives a claim back without counting an attempt: the
+	// dispatch stays pending, due at notBefore (zero: now). How says what
+	// becomes of the attempt's record.
+	ReleaseClaim(ctx context.Context, c *Claim, notBefore time.Time, how Release) (Dispatch, error)
+	// RecordParts records, while the attempt runs, that the platform has
+	// accepted the first parts parts (and the first one's id, when not
+	// empty), so a process killed before the attempt ends resumes after them.
+	RecordParts(ctx context.Context, c *Claim, parts int, messageID string) error
 	GetDispatch(ctx context.Context, id int64) (Dispatch, error)
 	// RunDispatches lists a run's dispatches, oldest first.
 	RunDispatches(ctx context.Context, runID int64) ([]Dispatch, error)
@@ -186,9 +200,25 @@ type Store interface {
 	LastSends(ctx context.Context) (map[string]time.Time, error)
 }
 
+// Release says what ReleaseClaim does with the attempt's record.
+type Release int
+
+const (
+	// ReleaseUnsent: nothing went out; the record is removed.
+	ReleaseUnsent Release = iota
+	// ReleasePartial: parts went out (recorded with RecordParts) and the
+	// rest waits for a rate-limit token; the record is kept, finished as
+	// a retry, though the dispatch's attempts do not count it.
+	ReleasePartial
+	// ReleaseMaybeSent: a request was on the wire when our own stop cut it
+	// short; the record stays open, so the next claim is Interrupted and
+	// the channel checks before posting again.
+	ReleaseMaybeSent
+)
+
 // Resolver rebuilds what a dispatch sends: the channel it goes to and the
-// message, from the audit trail. An error is permanent for the dispatch
-// (the channel left the config, the run is gone).
+// message, from the audit trail. An error wrapping ErrUnresolvable is
+// permanent for the dispatch; any other is retried.
 type Resolver interface {
 	Resolve(ctx context.Context, d Dispatch) (im.Channel, im.Message, error)
 }

@@ -159,8 +159,13 @@ func printDispatch(w io.Writer, v dispatchView) {
 		fmt.Fprintf(w, "last error: %s\n", v.LastError)
 	}
 	fmt.Fprintf(w, "created %s, updated %s, next attempt %s\n", v.CreatedAt.Local().Format(time.DateTime), v.UpdatedAt.Local().Format(time.DateTime), nextAttempt(v.Dispatch))
-	if v.MessageID != "" {
-		fmt.Fprintf(w, "message id: %s (%d parts delivered)\n", v.MessageID, v.PartsDelivered)
+	// Parts are recorded as the platform accepts each one, so this is
+	// what is there even while an attempt is under way or was killed.
+	switch {
+	case v.MessageID != "":
+		fmt.Fprintf(w, "message id: %s (%s delivered)\n", v.MessageID, partsCount(v.PartsDelivered))
+	case v.PartsDelivered > 0:
+		fmt.Fprintf(w, "%s delivered\n", partsCount(v.PartsDelivered))
 	}
 	fmt.Fprintf(w, "\nattempts (%d):\n", len(v.AttemptLog))
 	for _, a := range v.AttemptLog {
@@ -176,6 +181,13 @@ func printDispatch(w io.Writer, v dispatchView) {
 		}
 		fmt.Fprintf(w, "%s%s\n", prefixed(" — ", firstLine(a.Error, 200)), prefixed(" answer: ", firstLine(a.Response, 200)))
 	}
+}
+
+func partsCount(n int) string {
+	if n == 1 {
+		return "1 part"
+	}
+	return fmt.Sprintf("%d parts", n)
 }
 
 // DispatchRetryOptions are the inputs of `aicr dispatch retry`.

@@ -213,6 +213,9 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 		if i == 0 {
 			ts = postTS
 		}
+		// Recorded before the next reply, so a restart threads the rest
+		// under this summary and sends only what is missing.
+		im.Delivered(ctx, i+1, ts)
 	}
 	rec.MessageID, rec.StatusCode, rec.Response = ts, http.StatusOK, `{"ok":true}`
 	return rec, nil

@@ -29,7 +29,8 @@ type Part struct {
 // ones (msg.PartsDelivered from an earlier attempt), one request each,
 // pacing (im.Pace) before every request. It stops at the first failure
 // and records in the *im.SendError how many parts are delivered so a
-// retry resumes there. The receipt's Rendered joins every part,
+// retry resumes there; each part is reported (im.Delivered) as it is
+// accepted, so a process killed between parts resumes there too. The receipt's Rendered joins every part,
 // including those sent by earlier attempts, so the audit row shows the
 // whole report.
 func SendParts(ctx context.Context, parts []Part, delivered int,
@@ -40,9 +41,10 @@ func SendParts(ctx context.Context, parts []Part, delivered int,
 		rendered[i] = p.Rendered
 	}
 	rec.Rendered = strings.Join(rendered, "\n")
-	if delivered < 0 || delivered >= len(parts) {
-		delivered = 0
-	}
+	// Every part delivered: an earlier attempt got them all accepted but
+	// died before it could say so. The report is rebuilt the same from
+	// the audit trail, so there is nothing left to send.
+	delivered = max(delivered, 0)
 	for i := delivered; i < len(parts); i++ {
 		if err := im.Pace(ctx); err != nil {
 			return rec, &im.SendError{Reason: im.ReasonTimeout, Retryable: true, PartsDelivered: i,
@@ -62,6 +64,7 @@ func SendParts(ctx context.Context, parts []Part, delivered int,
 		}
 		rec.StatusCode = resp.Status
 		rec.Response = im.Excerpt(resp.Body)
+		im.Delivered(ctx, i+1, "")
 	}
 	return rec, nil
 }
