@@ -122,7 +122,7 @@ func storeErr(err error) error {
 	case errors.As(err, &env):
 		return env
 	case errors.Is(err, audit.ErrNotFound):
-		return mcperr.Wrap(mcperr.NotFound, "list what exists with runs_list / dispatch_list (aicr audit list, aicr dispatch list)", err)
+		return mcperr.Wrap(mcperr.NotFound, "list what exists with runs_list / dispatch_list", err).OnCLI("list what exists with aicr audit list / aicr dispatch list")
 	case errors.Is(err, audit.ErrNotFailed), errors.Is(err, audit.ErrNotQueued), errors.Is(err, audit.ErrNotRetryable):
 		// Changed under the plan by another process (a daemon, a CLI).
 		return mcperr.Wrap(mcperr.PolicyBlocked, "call again without confirm to see the current state", err)
@@ -135,6 +135,12 @@ func storeErr(err error) error {
 
 func invalid(remedy, format string, args ...any) error {
 	return mcperr.New(mcperr.InvalidInput, remedy, format, args...)
+}
+
+// invalidOnCLI is invalid with a remedy that names tools or their
+// arguments, and cli the same in the CLI's verbs and flags.
+func invalidOnCLI(remedy, cli, format string, args ...any) error {
+	return mcperr.New(mcperr.InvalidInput, remedy, format, args...).OnCLI(cli)
 }
 
 // ParseSince reads a duration back from now (24h) or an RFC 3339 time.

@@ -37,7 +37,8 @@ func (a *Admin) RunRetry(ctx context.Context, in RunRetryInput) (RunRetryOutput,
 	case in.RunID != 0 && in.FailedSince != "":
 		return RunRetryOutput{}, invalid("give run_id or failed_since, not both", "both run_id and failed_since were given")
 	case in.RunID == 0 && in.FailedSince == "":
-		return RunRetryOutput{}, invalid("give run_id (a failed run from runs_list with status failed) or failed_since (e.g. 24h)", "no run_id and no failed_since")
+		return RunRetryOutput{}, invalidOnCLI("give run_id (a failed run from runs_list with status failed) or failed_since (e.g. 24h)",
+			"give RUN_ID (a failed run from aicr audit list --status failed) or --failed --since T (e.g. 24h)", "no run_id and no failed_since")
 	case in.RunID < 0:
 		return RunRetryOutput{}, checkRunID(in.RunID)
 	case in.Repo != "" && in.FailedSince == "":
@@ -112,7 +113,7 @@ func retryChange(r audit.RunSummary) Change {
 func getRun(ctx context.Context, store *audit.Store, id int64) (*audit.RunDetail, error) {
 	r, err := store.GetRun(ctx, id)
 	if errors.Is(err, audit.ErrNotFound) {
-		return nil, mcperr.New(mcperr.NotFound, "list runs with runs_list (aicr audit list)", "no run %d in %s", id, store.Path())
+		return nil, mcperr.New(mcperr.NotFound, "list runs with runs_list", "no run %d in %s", id, store.Path()).OnCLI("list runs with aicr audit list")
 	}
 	if err != nil {
 		return nil, storeErr(err)
@@ -152,7 +153,8 @@ func (a *Admin) RunCancel(ctx context.Context, in RunCancelInput) (Outcome, erro
 			case r.Status == audit.RunRunning:
 				return nil, "", mcperr.New(mcperr.PolicyBlocked,
 					"wait for it to finish (runs_list), or pause the repo (repo_pause) to hold its next runs",
-					"%s is running (pid %d on %s); a run cannot be cancelled mid-review", describe(r.RunSummary), r.Lease.PID, r.Lease.Host)
+					"%s is running (pid %d on %s); a run cannot be cancelled mid-review", describe(r.RunSummary), r.Lease.PID, r.Lease.Host).
+					OnCLI("wait for it to finish (aicr audit list), or pause the repo (aicr repo pause NAME) to hold its next runs")
 			case r.Status != audit.RunQueued:
 				return nil, "", mcperr.New(mcperr.PolicyBlocked, "only queued runs can be cancelled",
 					"%s is already %s", describe(r.RunSummary), r.Status)
@@ -206,7 +208,7 @@ type DispatchRetryOutput struct {
 // CLI without --queue also makes the first attempt itself.)
 func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (DispatchRetryOutput, error) {
 	if in.DispatchID < 1 {
-		return DispatchRetryOutput{}, invalid("give dispatch_id, a positive id from dispatch_list", "dispatch_id %d is not a delivery id", in.DispatchID)
+		return DispatchRetryOutput{}, invalidOnCLI("give dispatch_id, a positive id from dispatch_list", "give ID, a positive id from aicr dispatch list", "dispatch_id %d is not a delivery id", in.DispatchID)
 	}
 	out, err := a.run(ctx, mutation{
 		tool: "dispatch_retry",
@@ -266,7 +268,7 @@ func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (Dispa
 func getDispatch(ctx context.Context, store *audit.Store, id int64) (audit.Dispatch, error) {
 	d, err := store.GetDispatch(ctx, id)
 	if errors.Is(err, audit.ErrNotFound) {
-		return audit.Dispatch{}, mcperr.New(mcperr.NotFound, "list deliveries with dispatch_list (aicr dispatch list)", "no dispatch %d in %s", id, store.Path())
+		return audit.Dispatch{}, mcperr.New(mcperr.NotFound, "list deliveries with dispatch_list", "no dispatch %d in %s", id, store.Path()).OnCLI("list deliveries with aicr dispatch list")
 	}
 	if err != nil {
 		return audit.Dispatch{}, storeErr(err)
@@ -329,7 +331,7 @@ func (a *Admin) RepoPause(ctx context.Context, in RepoPauseInput) (Outcome, erro
 // RepoResume releases a paused repo's held runs, in queue order.
 func (a *Admin) RepoResume(ctx context.Context, in RepoInput) (Outcome, error) {
 	if in.Repo == "" {
-		return Outcome{}, invalid("give repo, a paused repo's name (queue_status lists them)", "repo is required")
+		return Outcome{}, invalidOnCLI("give repo, a paused repo's name (queue_status lists them)", "give NAME, a paused repo's name (aicr queue status lists them)", "repo is required")
 	}
 	return a.run(ctx, mutation{
 		tool: "repo_resume",

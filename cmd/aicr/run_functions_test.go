@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -356,8 +357,20 @@ func TestAdminVerbsPrintTheEnvelopeWithFormatJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &env); err != nil || env.Code != tc.code || env.Message == "" || env.Remedy == "" || exit != tc.exit || errOut != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want the %s envelope, exit %d", strings.Join(tc.args, " "), exit, out, errOut, tc.code, tc.exit)
 		}
+		// The CLI speaks its own words: verbs, never the MCP tools' names.
+		textArgs := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--format" || a == "json" })
+		_, textErr, _ := runCLI(t, textArgs...)
+		for _, said := range []string{env.Remedy, textErr} {
+			if tool := mcpToolName.FindString(said); tool != "" {
+				t.Errorf("%s: the CLI names the MCP tool %s: %q", strings.Join(tc.args, " "), tool, said)
+			}
+		}
 	}
 }
+
+// mcpToolName matches the admin tools' names (runs_list, run_inspect,
+// repo_pause, ...), which only the MCP surface should say.
+var mcpToolName = regexp.MustCompile(`\b(runs|run|dispatch|queue|repo)_(list|inspect|status|pause|resume|retry|cancel)\b|\b(run_id|dispatch_id|failed_since)\b`)
 
 func TestConfigCheckJSON(t *testing.T) {
 	configPath, _, _ := writeFileChannelConfig(t)
