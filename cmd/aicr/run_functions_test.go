@@ -182,7 +182,7 @@ func TestWritingCommandsRefuseAnotherOwner(t *testing.T) {
 			chownDataDir(t, dataDir)
 			f, out, errOut := testFactory(t, configPath)
 			err := tc.run(context.Background(), f)
-			if err == nil || !strings.Contains(err.Error(), "belongs to nobody") || !strings.Contains(err.Error(), "run as `sudo -u nobody aicr") {
+			if err == nil || !strings.Contains(err.Error(), "belongs to nobody") || !strings.Contains(err.Error(), "run as `runuser -u nobody -- aicr") || !strings.Contains(err.Error(), "`sudo -u nobody aicr") {
 				t.Fatalf("err = %v, want a refusal naming the owner", err)
 			}
 			if code := exitCode(err, errOut); code != exitError || out.Len() != 0 {
