@@ -153,6 +153,21 @@ func dispatchShowRun(ctx context.Context, opts *DispatchShowOptions) error {
 	})
 }
 
+// partsNote tells how much of a split report went out. The parts count
+// is kept for reports sent in several messages only, so a sent dispatch
+// with none recorded went out whole, as one message.
+func partsNote(d audit.Dispatch) string {
+	switch {
+	case d.PartsDelivered > 1:
+		return fmt.Sprintf(" (%d parts delivered)", d.PartsDelivered)
+	case d.PartsDelivered == 1:
+		return " (1 part delivered)"
+	case d.Status == audit.DispatchSent:
+		return " (delivered as one message)"
+	}
+	return ""
+}
+
 func printDispatch(w io.Writer, v dispatchView) {
 	fmt.Fprintf(w, "dispatch %d: run %d to %s (%s) — %s\n", v.ID, v.RunID, v.Channel, v.Purpose, v.Status)
 	if v.LastError != "" {
@@ -160,7 +175,7 @@ func printDispatch(w io.Writer, v dispatchView) {
 	}
 	fmt.Fprintf(w, "created %s, updated %s, next attempt %s\n", v.CreatedAt.Local().Format(time.DateTime), v.UpdatedAt.Local().Format(time.DateTime), nextAttempt(v.Dispatch))
 	if v.MessageID != "" {
-		fmt.Fprintf(w, "message id: %s (%d parts delivered)\n", v.MessageID, v.PartsDelivered)
+		fmt.Fprintf(w, "message id: %s%s\n", v.MessageID, partsNote(v.Dispatch))
 	}
 	fmt.Fprintf(w, "\nattempts (%d):\n", len(v.AttemptLog))
 	for _, a := range v.AttemptLog {

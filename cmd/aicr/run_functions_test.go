@@ -457,4 +457,20 @@ func TestInstallAndUninstallJSON(t *testing.T) {
 	if _, err := os.Stat(got.Hook); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the hook held only the aicr block and should be gone: %v", err)
 	}
+	if un.Outcome != triggers.UninstallRemovedFile {
+		t.Errorf("outcome %q, want %q", un.Outcome, triggers.UninstallRemovedFile)
+	}
+	// In text it says what happened to the file: gone, not trimmed.
+	f, out, _ = testFactory(t, configPath)
+	f.Executable = func() (string, error) { return bin, nil }
+	if err := installSVNHookRun(context.Background(), &InstallSVNHookOptions{Factory: f, ReposPath: repos, Name: "main", Format: formatJSON}); err != nil {
+		t.Fatal(err)
+	}
+	f, out, _ = testFactory(t, configPath)
+	if err := uninstallSVNHookRun(context.Background(), &UninstallSVNHookOptions{IO: f.IOStreams, ReposPath: repos, Format: formatText}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "removed " + got.Hook + ": it held only the aicr block\n"; out.String() != want {
+		t.Errorf("uninstall said %q, want %q", out.String(), want)
+	}
 }
