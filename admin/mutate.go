@@ -369,11 +369,7 @@ func (a *Admin) RepoResume(ctx context.Context, in RepoInput) (Outcome, error) {
 }
 
 func unknownRepo(cfg *daemon.Config, name string) error {
-	names := make([]string, 0, len(cfg.Repos))
-	for _, r := range cfg.Repos {
-		names = append(names, r.Name)
-	}
-	return mcperr.New(mcperr.NotFound, "use one of: "+strings.Join(names, ", "), "no [[repo]] named %q in %s", name, cfg.Path)
+	return mcperr.New(mcperr.NotFound, "use one of: "+strings.Join(cfg.RepoNames(), ", "), "no [[repo]] named %q in %s", name, cfg.Path)
 }
 
 func queuedOf(q audit.QueueStatus, repo string) int {

@@ -260,3 +260,4 @@ func TestLoadConfigAgentErrorsNameTheirKey(t *testing.T) {
 		})
 	}
 }
+
