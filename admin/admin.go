@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aicr-dev/aicr/vcs"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
@@ -156,5 +157,5 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 
 // describe is a short "run 4 (main r7)" for plans and messages.
 func describe(r audit.RunSummary) string {
-	return fmt.Sprintf("run %d (%s r%s)", r.ID, r.Repo, r.Revision)
+	return fmt.Sprintf("run %d (%s %s)", r.ID, r.Repo, vcs.RevisionText(vcs.Kind(r.VCS), r.Revision))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aicr-dev/aicr/vcs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -107,7 +108,7 @@ func (a *Admin) RunRetry(ctx context.Context, in RunRetryInput) (RunRetryOutput,
 
 func retryChange(r audit.RunSummary) Change {
 	return Change{Action: "retry_run", Kind: "run", ID: r.ID, Repo: r.Repo, From: string(audit.RunFailed), To: string(audit.RunQueued),
-		Detail: fmt.Sprintf("r%s, failed %s: %s", r.Revision, r.FinishedAt.UTC().Format(time.RFC3339), firstLine(r.Error, 200))}
+		Detail: fmt.Sprintf("%s, failed %s: %s", vcs.RevisionText(vcs.Kind(r.VCS), r.Revision), r.FinishedAt.UTC().Format(time.RFC3339), firstLine(r.Error, 200))}
 }
 
 func getRun(ctx context.Context, store *audit.Store, id int64) (*audit.RunDetail, error) {
@@ -167,7 +168,7 @@ func (a *Admin) RunCancel(ctx context.Context, in RunCancelInput) (Outcome, erro
 				from = "queued (retrying)"
 			}
 			return []Change{{Action: "cancel_run", Kind: "run", ID: r.ID, Repo: r.Repo, From: from,
-				To: "skipped (" + audit.SkipCancelled + ")", Detail: "r" + r.Revision + prefixed(": ", in.Reason)}}, "", nil
+				To: "skipped (" + audit.SkipCancelled + ")", Detail: vcs.RevisionText(vcs.Kind(r.VCS), r.Revision) + prefixed(": ", in.Reason)}}, "", nil
 		},
 		apply: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
 			err := store.CancelRun(ctx, c.ID, why)

@@ -260,4 +260,3 @@ func TestLoadConfigAgentErrorsNameTheirKey(t *testing.T) {
 		})
 	}
 }
-

@@ -79,3 +79,17 @@ func TestConfigPermissionDeniedHints(t *testing.T) {
 		t.Errorf("config check as nobody: %v\n%s\nwant permission denied with how to get access", err, out)
 	}
 }
+
+// A Perforce change reads "change 1231" in audit show, as in its reports;
+// a Subversion revision stays "r42".
+func TestAuditShowNamesAPerforceChangeAsReportsDo(t *testing.T) {
+	for _, tc := range []struct{ vcs, rev, want string }{{"p4", "1231", "depot change 1231 by"}, {"svn", "42", "main r42 by"}} {
+		d := &audit.RunDetail{}
+		d.ID, d.VCS, d.Repo, d.Revision, d.User, d.Status = 1, tc.vcs, map[string]string{"p4": "depot", "svn": "main"}[tc.vcs], tc.rev, "alice", audit.RunSucceeded
+		var b strings.Builder
+		printRunDetail(&b, d)
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s: audit show printed %q, want %q", tc.vcs, strings.SplitN(b.String(), "\n", 2)[0], tc.want)
+		}
+	}
+}
