@@ -279,7 +279,7 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	if err != nil {
 		return err
 	}
-	parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: f.Logger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now}, daemon.BuildOptions{})
+	parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: f.VerbLogger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now}, daemon.BuildOptions{})
 	if err != nil {
 		return err
 	}

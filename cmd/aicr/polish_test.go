@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,5 +92,16 @@ func TestAuditShowNamesAPerforceChangeAsReportsDo(t *testing.T) {
 		if !strings.Contains(b.String(), tc.want) {
 			t.Errorf("%s: audit show printed %q, want %q", tc.vcs, strings.SplitN(b.String(), "\n", 2)[0], tc.want)
 		}
+	}
+}
+
+// A verb's warnings are plain lines on stderr, never JSON log records,
+// even when stderr is a pipe: they sit among the verb's human output.
+func TestVerbLogsArePlainText(t *testing.T) {
+	f, _, errOut := testFactory(t, "")
+	f.VerbLogger(slog.LevelWarn).Warn("channel slow", "channel", "slack")
+	got := errOut.String()
+	if strings.HasPrefix(strings.TrimSpace(got), "{") || strings.Contains(got, "time=") || !strings.Contains(got, `msg="channel slow" channel=slack`) {
+		t.Errorf("verb log line %q; want a plain line without time", got)
 	}
 }

@@ -130,7 +130,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	}
 	defer store.Close()
 	out := newExporter(f.IOStreams, opts.Format)
-	log := f.Logger(slog.LevelWarn)
+	log := f.VerbLogger(slog.LevelWarn)
 	// A dry run builds no channels: nothing it does can reach one.
 	parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: log, Stdout: out.reportStream(), Now: f.Now}, daemon.BuildOptions{NoChannels: opts.DryRun})
 	if err != nil {
