@@ -52,9 +52,12 @@ demo: deps build
 
 # -race needs cgo and a C compiler (deps installs gcc); the suite takes a
 # few minutes on 2 cores with it.
+# The sandbox tests run the images just built (internal/testimage): the
+# tests get this build's sandbox.Version, and a missing image fails them.
 test: deps lint image image-node agent-clis
 	@sh scripts/install-tsclient.sh
-	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m ./...
+	AICR_REQUIRE_IMAGES=1 CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m \
+		-ldflags '-X github.com/aicr-dev/aicr/sandbox.Version=$(VERSION)' ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aicr-dev/aicr/vcs"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
@@ -122,7 +123,7 @@ func storeErr(err error) error {
 	case errors.As(err, &env):
 		return env
 	case errors.Is(err, audit.ErrNotFound):
-		return mcperr.Wrap(mcperr.NotFound, "list what exists with runs_list / dispatch_list (aicr audit list, aicr dispatch list)", err)
+		return mcperr.Wrap(mcperr.NotFound, "list what exists with runs_list / dispatch_list", err).OnCLI("list what exists with aicr audit list / aicr dispatch list")
 	case errors.Is(err, audit.ErrNotFailed), errors.Is(err, audit.ErrNotQueued), errors.Is(err, audit.ErrNotRetryable):
 		// Changed under the plan by another process (a daemon, a CLI).
 		return mcperr.Wrap(mcperr.PolicyBlocked, "call again without confirm to see the current state", err)
@@ -135,6 +136,12 @@ func storeErr(err error) error {
 
 func invalid(remedy, format string, args ...any) error {
 	return mcperr.New(mcperr.InvalidInput, remedy, format, args...)
+}
+
+// invalidOnCLI is invalid with a remedy that names tools or their
+// arguments, and cli the same in the CLI's verbs and flags.
+func invalidOnCLI(remedy, cli, format string, args ...any) error {
+	return mcperr.New(mcperr.InvalidInput, remedy, format, args...).OnCLI(cli)
 }
 
 // ParseSince reads a duration back from now (24h) or an RFC 3339 time.
@@ -150,5 +157,5 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 
 // describe is a short "run 4 (main r7)" for plans and messages.
 func describe(r audit.RunSummary) string {
-	return fmt.Sprintf("run %d (%s r%s)", r.ID, r.Repo, r.Revision)
+	return fmt.Sprintf("run %d (%s %s)", r.ID, r.Repo, vcs.RevisionText(vcs.Kind(r.VCS), r.Revision))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aicr-dev/aicr/vcs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,7 +38,8 @@ func (a *Admin) RunRetry(ctx context.Context, in RunRetryInput) (RunRetryOutput,
 	case in.RunID != 0 && in.FailedSince != "":
 		return RunRetryOutput{}, invalid("give run_id or failed_since, not both", "both run_id and failed_since were given")
 	case in.RunID == 0 && in.FailedSince == "":
-		return RunRetryOutput{}, invalid("give run_id (a failed run from runs_list with status failed) or failed_since (e.g. 24h)", "no run_id and no failed_since")
+		return RunRetryOutput{}, invalidOnCLI("give run_id (a failed run from runs_list with status failed) or failed_since (e.g. 24h)",
+			"give RUN_ID (a failed run from aicr audit list --status failed) or --failed --since T (e.g. 24h)", "no run_id and no failed_since")
 	case in.RunID < 0:
 		return RunRetryOutput{}, checkRunID(in.RunID)
 	case in.Repo != "" && in.FailedSince == "":
@@ -106,13 +108,13 @@ func (a *Admin) RunRetry(ctx context.Context, in RunRetryInput) (RunRetryOutput,
 
 func retryChange(r audit.RunSummary) Change {
 	return Change{Action: "retry_run", Kind: "run", ID: r.ID, Repo: r.Repo, From: string(audit.RunFailed), To: string(audit.RunQueued),
-		Detail: fmt.Sprintf("r%s, failed %s: %s", r.Revision, r.FinishedAt.UTC().Format(time.RFC3339), firstLine(r.Error, 200))}
+		Detail: fmt.Sprintf("%s, failed %s: %s", vcs.RevisionText(vcs.Kind(r.VCS), r.Revision), r.FinishedAt.UTC().Format(time.RFC3339), firstLine(r.Error, 200))}
 }
 
 func getRun(ctx context.Context, store *audit.Store, id int64) (*audit.RunDetail, error) {
 	r, err := store.GetRun(ctx, id)
 	if errors.Is(err, audit.ErrNotFound) {
-		return nil, mcperr.New(mcperr.NotFound, "list runs with runs_list (aicr audit list)", "no run %d in %s", id, store.Path())
+		return nil, mcperr.New(mcperr.NotFound, "list runs with runs_list", "no run %d in %s", id, store.Path()).OnCLI("list runs with aicr audit list")
 	}
 	if err != nil {
 		return nil, storeErr(err)
@@ -152,7 +154,8 @@ func (a *Admin) RunCancel(ctx context.Context, in RunCancelInput) (Outcome, erro
 			case r.Status == audit.RunRunning:
 				return nil, "", mcperr.New(mcperr.PolicyBlocked,
 					"wait for it to finish (runs_list), or pause the repo (repo_pause) to hold its next runs",
-					"%s is running (pid %d on %s); a run cannot be cancelled mid-review", describe(r.RunSummary), r.Lease.PID, r.Lease.Host)
+					"%s is running (pid %d on %s); a run cannot be cancelled mid-review", describe(r.RunSummary), r.Lease.PID, r.Lease.Host).
+					OnCLI("wait for it to finish (aicr audit list), or pause the repo (aicr repo pause NAME) to hold its next runs")
 			case r.Status != audit.RunQueued:
 				return nil, "", mcperr.New(mcperr.PolicyBlocked, "only queued runs can be cancelled",
 					"%s is already %s", describe(r.RunSummary), r.Status)
@@ -165,7 +168,7 @@ func (a *Admin) RunCancel(ctx context.Context, in RunCancelInput) (Outcome, erro
 				from = "queued (retrying)"
 			}
 			return []Change{{Action: "cancel_run", Kind: "run", ID: r.ID, Repo: r.Repo, From: from,
-				To: "skipped (" + audit.SkipCancelled + ")", Detail: "r" + r.Revision + prefixed(": ", in.Reason)}}, "", nil
+				To: "skipped (" + audit.SkipCancelled + ")", Detail: vcs.RevisionText(vcs.Kind(r.VCS), r.Revision) + prefixed(": ", in.Reason)}}, "", nil
 		},
 		apply: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
 			err := store.CancelRun(ctx, c.ID, why)
@@ -206,7 +209,7 @@ type DispatchRetryOutput struct {
 // CLI without --queue also makes the first attempt itself.)
 func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (DispatchRetryOutput, error) {
 	if in.DispatchID < 1 {
-		return DispatchRetryOutput{}, invalid("give dispatch_id, a positive id from dispatch_list", "dispatch_id %d is not a delivery id", in.DispatchID)
+		return DispatchRetryOutput{}, invalidOnCLI("give dispatch_id, a positive id from dispatch_list", "give ID, a positive id from aicr dispatch list", "dispatch_id %d is not a delivery id", in.DispatchID)
 	}
 	out, err := a.run(ctx, mutation{
 		tool: "dispatch_retry",
@@ -266,7 +269,7 @@ func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (Dispa
 func getDispatch(ctx context.Context, store *audit.Store, id int64) (audit.Dispatch, error) {
 	d, err := store.GetDispatch(ctx, id)
 	if errors.Is(err, audit.ErrNotFound) {
-		return audit.Dispatch{}, mcperr.New(mcperr.NotFound, "list deliveries with dispatch_list (aicr dispatch list)", "no dispatch %d in %s", id, store.Path())
+		return audit.Dispatch{}, mcperr.New(mcperr.NotFound, "list deliveries with dispatch_list", "no dispatch %d in %s", id, store.Path()).OnCLI("list deliveries with aicr dispatch list")
 	}
 	if err != nil {
 		return audit.Dispatch{}, storeErr(err)
@@ -329,7 +332,7 @@ func (a *Admin) RepoPause(ctx context.Context, in RepoPauseInput) (Outcome, erro
 // RepoResume releases a paused repo's held runs, in queue order.
 func (a *Admin) RepoResume(ctx context.Context, in RepoInput) (Outcome, error) {
 	if in.Repo == "" {
-		return Outcome{}, invalid("give repo, a paused repo's name (queue_status lists them)", "repo is required")
+		return Outcome{}, invalidOnCLI("give repo, a paused repo's name (queue_status lists them)", "give NAME, a paused repo's name (aicr queue status lists them)", "repo is required")
 	}
 	return a.run(ctx, mutation{
 		tool: "repo_resume",
@@ -367,11 +370,7 @@ func (a *Admin) RepoResume(ctx context.Context, in RepoInput) (Outcome, error) {
 }
 
 func unknownRepo(cfg *daemon.Config, name string) error {
-	names := make([]string, 0, len(cfg.Repos))
-	for _, r := range cfg.Repos {
-		names = append(names, r.Name)
-	}
-	return mcperr.New(mcperr.NotFound, "use one of: "+strings.Join(names, ", "), "no [[repo]] named %q in %s", name, cfg.Path)
+	return mcperr.New(mcperr.NotFound, "use one of: "+strings.Join(cfg.RepoNames(), ", "), "no [[repo]] named %q in %s", name, cfg.Path)
 }
 
 func queuedOf(q audit.QueueStatus, repo string) int {

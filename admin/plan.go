@@ -115,7 +115,8 @@ func (a *Admin) run(ctx context.Context, m mutation, c TwoPhase) (Outcome, error
 		}
 		if err := m.verify(ctx, store, cfg, ch); err != nil {
 			return Outcome{}, partial(out.Applied, ch, mcperr.New(mcperr.Internal,
-				"look at the object with runs_list / run_inspect / dispatch_list / queue_status before retrying", "applied, but re-validation failed: %v", err))
+				"look at the object with runs_list / run_inspect / dispatch_list / queue_status before retrying", "applied, but re-validation failed: %v", err).
+				OnCLI("look at the object with aicr audit list / audit show / dispatch list / queue status before retrying"))
 		}
 		out.Applied = append(out.Applied, ch)
 	}

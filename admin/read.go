@@ -60,7 +60,7 @@ type RunInput struct {
 
 func checkRunID(id int64) error {
 	if id < 1 {
-		return invalid("give run_id, a positive run id from runs_list", "run_id %d is not a run id", id)
+		return invalidOnCLI("give run_id, a positive run id from runs_list", "give RUN_ID, a positive run id from aicr audit list", "run_id %d is not a run id", id)
 	}
 	return nil
 }
@@ -77,7 +77,7 @@ func (a *Admin) RunInspect(ctx context.Context, in RunInput) (*audit.RunDetail, 
 	defer store.Close()
 	d, err := store.GetRun(ctx, in.RunID)
 	if errors.Is(err, audit.ErrNotFound) {
-		return nil, mcperr.New(mcperr.NotFound, "list runs with runs_list (aicr audit list)", "no run %d in %s", in.RunID, store.Path())
+		return nil, mcperr.New(mcperr.NotFound, "list runs with runs_list", "no run %d in %s", in.RunID, store.Path()).OnCLI("list runs with aicr audit list")
 	}
 	if err != nil {
 		return nil, storeErr(err)

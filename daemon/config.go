@@ -184,6 +184,11 @@ func LoadConfig(path string) (*Config, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w (create one from configs/aicr.example.toml)", path, ErrConfigNotFound)
 		}
+		if errors.Is(err, os.ErrPermission) {
+			// The README installs it root:aicr 0640: readable by the
+			// daemon's group, which the operator's account may lack.
+			return nil, fmt.Errorf("read config: %w: run as root, as the daemon's user (runuser -u aicr -- aicr ...), or from an account in the file's group (usermod -a -G aicr USER, then log in again)", err)
+		}
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	return ParseConfig(path, abs, data)
@@ -398,6 +403,16 @@ func (c *Config) Repo(name string) (*RepoConfig, bool) {
 
 // RepoForPath finds the repo whose local path on this host is dir; the SVN
 // hook only knows the repository's filesystem path.
+// RepoNames lists the [[repo]] names, in config order, for errors that
+// must say which names exist.
+func (c *Config) RepoNames() []string {
+	names := make([]string, 0, len(c.Repos))
+	for _, r := range c.Repos {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
 func (c *Config) RepoForPath(dir string) (*RepoConfig, bool) {
 	clean := filepath.Clean(dir)
 	for i := range c.Repos {

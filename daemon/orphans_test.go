@@ -3,23 +3,17 @@ package daemon
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/aicr-dev/aicr/internal/testimage"
 )
 
 // A daemon killed mid-run leaves its aicr-run-* container; the next start
 // with [sandbox] kind = "podman" removes it.
 func TestDaemonStartRemovesOrphanedContainers(t *testing.T) {
-	if _, err := exec.LookPath("podman"); err != nil {
-		if os.Getenv("AICR_TEST_NO_PODMAN") == "1" {
-			t.Skip("podman not installed and AICR_TEST_NO_PODMAN=1")
-		}
-		t.Fatal("podman is not installed: run `make test`, which installs podman and runc")
-	}
-	_, file, _, _ := runtime.Caller(0)
-	conf := filepath.Join(filepath.Dir(file), "..", "configs", "containers.conf")
+	image := testimage.Agent(t)
+	conf := testimage.ContainersConf(t)
 	podman := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("podman", args...)
@@ -30,15 +24,9 @@ func TestDaemonStartRemovesOrphanedContainers(t *testing.T) {
 		}
 		return string(out)
 	}
-	// The container is only created, never started: any image will do.
-	const image = "localhost/aicr-daemon-orphan-test:1"
-	if exec.Command("podman", "image", "exists", image).Run() != nil {
-		dir := t.TempDir()
-		os.WriteFile(filepath.Join(dir, "marker"), []byte("x"), 0o644)
-		os.WriteFile(filepath.Join(dir, "Containerfile"), []byte("FROM scratch\nCOPY marker /marker\n"), 0o644)
-		podman("build", "-q", "-t", image, "-f", filepath.Join(dir, "Containerfile"), dir)
-	}
-	podman("create", "--name", "aicr-run-777777-2", image, "/marker")
+	// The container is only created, never started; it is of the image
+	// the daemon runs, the one `make image` ships.
+	podman("create", "--name", "aicr-run-777777-2", image, "version")
 
 	cfg, _ := newSVNConfig(t)
 	cfg.Sandbox.Kind = "podman"

@@ -197,7 +197,7 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	change, err := p.stages.Fetch.Fetch(ctx, run.Repo, run.Revision, layout)
 	p.metrics.stage("fetch", time.Since(fetchStart))
 	if err != nil {
-		return audit.Outcome{}, fmt.Errorf("fetch %s r%s: %w", run.Repo, run.Revision, err)
+		return audit.Outcome{}, fmt.Errorf("fetch %s %s: %w", run.Repo, vcs.RevisionText(vcs.Kind(run.VCS), run.Revision), err)
 	}
 	change.Repo = run.Repo
 	rep.Change = change

@@ -150,10 +150,7 @@ func RunDaemonSide(ctx context.Context, configPath, only, result string) error {
 func DaemonSide(ctx context.Context, cfg *daemon.Config, only string) []Check {
 	me := currentAccount()
 	out := []Check{checkDataDir(cfg, me)}
-	files, _ := daemonFiles(cfg, only)
-	for _, f := range files {
-		out = append(out, checkFileReadable(f, me))
-	}
+	out = append(out, checkDaemonFiles(cfg, only, me)...)
 	if !isDir(cfg.Daemon.DataDir) {
 		// The adapters keep per-repo state under data_dir (svn's
 		// config dir); doctor must not create data_dir as the wrong
@@ -173,6 +170,22 @@ func DaemonSide(ctx context.Context, cfg *daemon.Config, only string) []Check {
 		}
 	}
 	return append(out, checkTools(ctx, cfg, only, "")...)
+}
+
+// checkDaemonFiles checks every *_file the daemon reads.
+func checkDaemonFiles(cfg *daemon.Config, only string, me account) []Check {
+	files, _ := daemonFiles(cfg, only)
+	var out []Check
+	for _, f := range files {
+		c := checkFileReadable(f, me)
+		if pc := p4RepoOf(cfg, f); pc != nil && strings.HasSuffix(f.Key, " ticket_file") && !isFile(f.Path) {
+			// Only p4 login writes a tickets file; one made by hand
+			// holds no ticket.
+			c.Fix = p4TicketFix(pc, me.user)
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // checkDataDir proves data_dir is the daemon's: owned by it (the daemon
@@ -416,12 +429,45 @@ func p4LoginFix(pc *p4.Config, user, port, daemonUser string) string {
 		return fmt.Sprintf("the password in %s is not accepted for user %s: write the right one into it in place (printf '%%s' 'PASSWORD' > %s keeps its owner and mode)", pc.PasswordFile, user, shellQuote(pc.PasswordFile))
 	}
 	tickets := "~/.p4tickets of the daemon's account"
+	if pc != nil && pc.TicketFile != "" {
+		tickets = pc.TicketFile
+	}
+	return fmt.Sprintf("log the service user in again, as the daemon's account, into %s: %s (or set password_file in the [[repo]] so the ticket is not needed)",
+		tickets, p4LoginCommand(pc, user, port, daemonUser))
+}
+
+// p4TicketFix cures a ticket_file that does not exist: p4 login writes
+// it, run as the daemon's account with P4TICKETS naming it.
+func p4TicketFix(pc *p4.Config, daemonUser string) string {
+	fix := fmt.Sprintf("p4 login writes the tickets file: log the service user in as the daemon's account with P4TICKETS set: %s",
+		p4LoginCommand(pc, pc.User, pc.Port, daemonUser))
+	if pc.PasswordFile != "" || pc.PasswordEnv != "" {
+		fix += "; or start the daemon: with the repo's password it logs in by itself and writes the file"
+	}
+	return fix
+}
+
+// p4LoginCommand is `p4 login -a` as daemonUser with the daemon's
+// tickets file. runuser comes with util-linux everywhere (Debian has no
+// sudo by default); sudo is named for hosts that use it.
+func p4LoginCommand(pc *p4.Config, user, port, daemonUser string) string {
 	env := ""
 	if pc != nil && pc.TicketFile != "" {
-		tickets, env = pc.TicketFile, "P4TICKETS="+shellQuote(pc.TicketFile)+" "
+		env = "P4TICKETS=" + shellQuote(pc.TicketFile) + " "
 	}
-	return fmt.Sprintf("log the service user in again, as the daemon's account, into %s: sudo -u %s env %sp4 -p %s -u %s login -a (or set password_file in the [[repo]] so the ticket is not needed)",
-		tickets, daemonUser, env, shellQuote(port), shellQuote(user))
+	login := fmt.Sprintf("env %sp4 -p %s -u %s login -a", env, shellQuote(port), shellQuote(user))
+	return fmt.Sprintf("runuser -u %s -- %s (as root; or sudo -u %s %s)", daemonUser, login, daemonUser, login)
+}
+
+// p4RepoOf is the p4 settings of the repo f belongs to, if it is one.
+func p4RepoOf(cfg *daemon.Config, f namedFile) *p4.Config {
+	for _, r := range cfg.Repos {
+		if r.Name == f.Repo {
+			pc, _ := r.Settings.(*p4.Config)
+			return pc
+		}
+	}
+	return nil
 }
 
 func credentialNote(r daemon.RepoConfig) string {

@@ -108,3 +108,43 @@ func TestVersionCheckMinimum(t *testing.T) {
 		t.Errorf("unparseable version: %+v", c)
 	}
 }
+
+// A ticket_file that does not exist is cured by p4 login as the daemon's
+// account with P4TICKETS naming it (not by creating a file by hand), in
+// words a Debian host has: runuser, with sudo as the alternative.
+func TestMissingTicketFileFixIsP4Login(t *testing.T) {
+	dir := t.TempDir()
+	body := `[daemon]
+data_dir = "data"
+[[repo]]
+name = "depot"
+kind = "p4"
+port = "ssl:p4:1666"
+user = "svc-aicr"
+ticket_file = "p4-tickets"
+depot_paths = ["//depot/main/..."]
+`
+	path := filepath.Join(dir, "aicr.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := daemon.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := currentAccount()
+	checks := checkDaemonFiles(cfg, "", me)
+	if len(checks) != 1 || checks[0].Status == StatusOK {
+		t.Fatalf("checks = %+v; want the missing ticket file failed", checks)
+	}
+	fix := checks[0].Fix
+	tickets := filepath.Join(dir, "p4-tickets")
+	for _, want := range []string{"runuser -u " + me.user + " -- env P4TICKETS=" + shellQuote(tickets) + " p4 -p ssl:p4:1666 -u svc-aicr login -a", "sudo -u " + me.user} {
+		if !strings.Contains(fix, want) {
+			t.Errorf("fix %q lacks %q", fix, want)
+		}
+	}
+	if strings.Contains(fix, "install -m") {
+		t.Errorf("fix %q creates the tickets file by hand", fix)
+	}
+}

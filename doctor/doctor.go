@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aicr-dev/aicr/daemon"
@@ -122,7 +123,7 @@ func Diagnose(ctx context.Context, opts Options) (Report, error) {
 	cfg := opts.Config
 	if opts.Repo != "" {
 		if _, ok := cfg.Repo(opts.Repo); !ok {
-			return Report{}, fmt.Errorf("--repo %q: %w in %s", opts.Repo, ErrUnknownRepo, cfg.Path)
+			return Report{}, fmt.Errorf("--repo %q: %w in %s; configured: %s", opts.Repo, ErrUnknownRepo, cfg.Path, strings.Join(cfg.RepoNames(), ", "))
 		}
 	}
 	rep := Report{Config: cfg.Path}

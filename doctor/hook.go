@@ -78,7 +78,7 @@ func inspectHook(cfg *daemon.Config, name, repos string, owner account) (c Check
 		return c, info, path, false
 	}
 	c.Status = StatusOK
-	c.Detail = fmt.Sprintf("%s runs %s notify svn --config %s --repo %s", path, info.AicrPath, info.ConfigPath, info.RepoName)
+	c.Detail = fmt.Sprintf("%s runs %s %s --config %s --repo %s", path, info.AicrPath, triggers.NotifyCommand(info.AicrPath, triggers.KindSVN), info.ConfigPath, info.RepoName)
 	if filepath.Clean(info.ConfigPath) != filepath.Clean(cfg.Path) {
 		c.Detail += fmt.Sprintf(" (not %s, the config doctor was given; the checks below use the hook's)", cfg.Path)
 	} else if info.RepoName != name {
@@ -167,16 +167,16 @@ func runHook(ctx context.Context, opts Options, repos, hookPath string, info tri
 	}
 	found, err = waitResult(ctx, result, wait)
 	if err != nil {
-		c.Detail = fmt.Sprintf("%s ran with an empty environment as %s, but %s notify did not report within %s: %v", ran, owner.who(), info.AicrPath, wait, err)
+		c.Detail = fmt.Sprintf("%s ran with an empty environment as %s, but %s %s did not report within %s: %v", ran, owner.who(), info.AicrPath, triggers.NotifyCommand(info.AicrPath, triggers.KindSVN), wait, err)
 		if added := logSince(info.LogFile, logStart); added != "" {
 			c.Detail += "; it logged: " + added
 		}
-		c.Fix = fmt.Sprintf("check that %s is an aicr with doctor support (aicr version), then run what the hook runs as %s: env -i %s=/tmp/aicr-check.json %s notify svn --config %s --repo %s %s 0; cat /tmp/aicr-check.json",
-			info.AicrPath, owner.who(), triggers.NotifyCheckEnv, shellQuote(info.AicrPath), shellQuote(info.ConfigPath), shellQuote(info.RepoName), shellQuote(repos))
+		c.Fix = fmt.Sprintf("check that %s is an aicr with doctor support (%s --version), then run what the hook runs as %s: env -i %s=/tmp/aicr-check.json %s %s --config %s --repo %s %s 0; cat /tmp/aicr-check.json",
+			info.AicrPath, shellQuote(info.AicrPath), owner.who(), triggers.NotifyCheckEnv, shellQuote(info.AicrPath), triggers.NotifyCommand(info.AicrPath, triggers.KindSVN), shellQuote(info.ConfigPath), shellQuote(info.RepoName), shellQuote(repos))
 		return c, nil, false
 	}
 	c.Status = StatusOK
-	c.Detail = fmt.Sprintf("%s ran with an empty environment as %s and aicr notify reported back (dry run, nothing sent)", ran, owner.who())
+	c.Detail = fmt.Sprintf("%s ran with an empty environment as %s and %s %s reported back (dry run, nothing sent)", ran, owner.who(), filepath.Base(info.AicrPath), triggers.NotifyCommand(info.AicrPath, triggers.KindSVN))
 	if asNote != "" {
 		c.Detail += "; " + asNote
 	}

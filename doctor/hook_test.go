@@ -55,4 +55,8 @@ func TestInspectHookReadsTheHelperAForeignHookCalls(t *testing.T) {
 	if path != triggers.SVNHelperPath(repos) || !info.HasBlock || strings.Contains(c.Detail, "no aicr block") {
 		t.Fatalf("inspectHook read %s (block %v): %+v; want the helper %s", path, info.HasBlock, c, triggers.SVNHelperPath(repos))
 	}
+	// It describes the hook as it is: aicr-notify takes "svn", not "notify svn".
+	if !strings.Contains(c.Detail, notifier+" svn --config") || strings.Contains(c.Detail, notifier+" notify svn") {
+		t.Errorf("doctor describes the hook as %q; want %s svn --config ...", c.Detail, notifier)
+	}
 }

@@ -142,16 +142,7 @@ func Title(msg Message) string {
 }
 
 // Subversion users say "r42", Perforce users say "change 12345".
-func revisionText(kind vcs.Kind, rev string) string {
-	switch kind {
-	case vcs.KindSVN:
-		return "r" + rev
-	case vcs.KindP4:
-		return "change " + rev
-	default:
-		return "revision " + rev
-	}
-}
+func revisionText(kind vcs.Kind, rev string) string { return vcs.RevisionText(kind, rev) }
 
 // oneLine keeps header fields on one line whatever a commit author typed.
 func oneLine(s string) string {

@@ -57,6 +57,10 @@ type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Remedy  string `json:"remedy"`
+	// CLI is the remedy in the command line's words (aicr audit list
+	// where Remedy says runs_list), for the CLI verbs that share a tool's
+	// logic; empty when Remedy names no tool. It never travels.
+	CLI string `json:"-"`
 	// cause keeps the Go error behind the envelope for callers in this
 	// process (errors.Is); it never travels.
 	cause error
@@ -76,6 +80,20 @@ func Wrap(code, remedy string, err error) *Error {
 // New builds an envelope; the message is formatted, the remedy is not.
 func New(code, remedy, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Remedy: remedy}
+}
+
+// OnCLI sets the remedy the CLI shows instead of Remedy, and returns e.
+func (e *Error) OnCLI(remedy string) *Error {
+	e.CLI = remedy
+	return e
+}
+
+// CLIRemedy is the remedy for a person at the command line.
+func (e *Error) CLIRemedy() string {
+	if e.CLI != "" {
+		return e.CLI
+	}
+	return e.Remedy
 }
 
 // JSON is the envelope as the one-line JSON text clients that only show

@@ -2,33 +2,20 @@ package sandbox_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// nodeImage is the image `make image-node` builds (its :latest tag), or
-// AICR_NODE_IMAGE.
-func nodeImage() string {
-	if img := os.Getenv("AICR_NODE_IMAGE"); img != "" {
-		return img
-	}
-	return "localhost/aicr-agent-node:latest"
-}
+	"github.com/aicr-dev/aicr/internal/testimage"
+)
 
 // The Node.js image built without a registry runs node through the
 // sandbox runner (no network, read-only root, non-root user), and its
 // Node is new enough for the agent CLIs (>= 20).
 func TestNodeImageRunsNode20InSandbox(t *testing.T) {
 	_, cfg := probeSetup(t)
-	img := nodeImage()
-	cmd := exec.Command("podman", "image", "exists", img)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+cfg.Podman.ContainersConf)
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("image %s not found: build it with `make image-node` (make test does), or set AICR_NODE_IMAGE", img)
-	}
+	img := testimage.Node(t)
 	cfg.Podman.Image = img
 	s := spec(t, "", 1201)
 	s.Args = []string{"node", "--version"}

@@ -353,8 +353,19 @@ func createArgs(p PodmanConfig, s Spec, name, user, network string) (args []stri
 		args = append(args, "--env-file", file)
 	}
 	args = append(args, p.ExtraArgs...)
-	args = append(args, p.Image)
-	args = append(args, s.Args...)
+	// Spec.Args is the whole command line, so the image's own ENTRYPOINT
+	// must not run in front of it: the shipped image has
+	// ENTRYPOINT ["/opt/aicr/aicr"] (so `podman run IMAGE version` works)
+	// and an operator's image may have any other (docker-entrypoint.sh).
+	// The JSON form keeps Args[0] one word whatever it contains. Last, so
+	// no extra_args can put another entrypoint in front of the agent.
+	entrypoint, err := json.Marshal(s.Args[:1])
+	if err != nil {
+		cleanup()
+		return nil, func() {}, fmt.Errorf("sandbox: entrypoint: %w", err)
+	}
+	args = append(args, "--entrypoint", string(entrypoint), p.Image)
+	args = append(args, s.Args[1:]...)
 	return args, cleanup, nil
 }
 

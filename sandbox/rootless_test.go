@@ -48,7 +48,7 @@ func TestRootlessPodmanRunner(t *testing.T) {
 	if _, err := exec.LookPath("newuidmap"); err != nil {
 		t.Skip("rootless Podman not set up: newuidmap missing (apt-get install uidmap)")
 	}
-	probe, _ := probeSetup(t)
+	probe, cfg := probeSetup(t)
 
 	// Everything the user reads is copied where it can read it.
 	dir, err := os.MkdirTemp("", "aicr-rootless-")
@@ -68,7 +68,16 @@ func TestRootlessPodmanRunner(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "Containerfile"), []byte("FROM scratch\nCOPY probe /probe\n"), 0o644); err != nil {
+	// The user's Podman has its own storage: it loads the image `make
+	// image` ships from an archive of root's copy.
+	image := cfg.Podman.Image
+	archive := filepath.Join(dir, "image.tar")
+	save := exec.Command("podman", "--runtime", "runc", "save", "-q", "-o", archive, image)
+	save.Env = append(os.Environ(), "CONTAINERS_CONF="+cfg.Podman.ContainersConf)
+	if out, err := save.CombinedOutput(); err != nil {
+		t.Fatalf("podman save %s: %v: %s", image, err, out)
+	}
+	if err := os.Chmod(archive, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	runtimeDir := filepath.Join("/run/user", u.Uid)
@@ -78,7 +87,6 @@ func TestRootlessPodmanRunner(t *testing.T) {
 			t.Fatalf("make %s: %v: %s", runtimeDir, err, out)
 		}
 	}
-	const image = "localhost/aicr-rootless-probe:test"
 	env := []string{"HOME=" + u.HomeDir, "XDG_RUNTIME_DIR=" + runtimeDir, "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
 		"CONTAINERS_CONF=" + filepath.Join(dir, "containers.conf")}
 	as := func(args ...string) *exec.Cmd {
@@ -86,8 +94,8 @@ func TestRootlessPodmanRunner(t *testing.T) {
 		cmd.Dir = dir
 		return cmd
 	}
-	if out, err := as("podman", "--runtime", "runc", "build", "-q", "-t", image, "-f", filepath.Join(dir, "Containerfile"), dir).CombinedOutput(); err != nil {
-		t.Skipf("rootless Podman does not work for %s on this host: podman build: %v: %s", name, err, out)
+	if out, err := as("podman", "--runtime", "runc", "load", "-q", "-i", archive).CombinedOutput(); err != nil {
+		t.Skipf("rootless Podman does not work for %s on this host: podman load: %v: %s", name, err, out)
 	}
 	inner := as(rootlessInnerEnv+"=1", rootlessProbeEnv+"="+filepath.Join(dir, "probe"), rootlessImageEnv+"="+image,
 		filepath.Join(dir, "sandbox.test"), "-test.run", "^TestRootlessInner$", "-test.v", "-test.count=1")

@@ -136,12 +136,32 @@ func installSVNHook(opts SVNHookOptions, helper bool) (SVNHookResult, error) {
 // UninstallSVNHook removes the aicr block from the post-commit hook, and
 // the hook itself when nothing but a shebang and exit remain. A missing
 // hook or block is not an error.
-func UninstallSVNHook(reposPath string) error { return uninstallHook(reposPath, false) }
+func UninstallSVNHook(reposPath string) error {
+	_, err := uninstallHook(reposPath, false)
+	return err
+}
 
 // UninstallSVNCmdHook is UninstallSVNHook for the Windows post-commit.cmd.
-func UninstallSVNCmdHook(reposPath string) error { return uninstallHook(reposPath, true) }
+func UninstallSVNCmdHook(reposPath string) error {
+	_, err := uninstallHook(reposPath, true)
+	return err
+}
 
-func uninstallHook(reposPath string, windows bool) error {
+// What an uninstall did to the hook file, for the operator's message.
+const (
+	UninstallNoHook       = "no-hook"       // there was no hook file
+	UninstallNoBlock      = "no-block"      // the hook had no aicr block
+	UninstallRemovedFile  = "removed-file"  // the hook held only the block: deleted
+	UninstallRemovedBlock = "removed-block" // the block was cut, the rest kept
+)
+
+// UninstallSVNHookOutcome is UninstallSVNHook (or, with windows, its
+// .cmd variant) that also says what it did (Uninstall*).
+func UninstallSVNHookOutcome(reposPath string, windows bool) (string, error) {
+	return uninstallHook(reposPath, windows)
+}
+
+func uninstallHook(reposPath string, windows bool) (string, error) {
 	hookPath := SVNHookPath(reposPath, windows)
 	begin, end := SVNHookBegin, SVNHookEnd
 	if windows {
@@ -149,42 +169,45 @@ func uninstallHook(reposPath string, windows bool) error {
 	}
 	if !windows {
 		if err := removeHelper(reposPath); err != nil {
-			return err
+			return "", err
 		}
 	}
 	existing, err := os.ReadFile(hookPath)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return UninstallNoHook, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read hook: %w", err)
+		return "", fmt.Errorf("read hook: %w", err)
 	}
 	lines := splitLines(existing)
 	bi, ei, err := findMarkers(lines, begin, end)
 	if err != nil {
-		return fmt.Errorf("%s: %w", hookPath, err)
+		return "", fmt.Errorf("%s: %w", hookPath, err)
 	}
 	if bi < 0 {
-		return nil
+		return UninstallNoBlock, nil
 	}
 	if target, err := os.Readlink(hookPath); err == nil {
 		// Rewriting would replace the link (and whatever else shares its
 		// target) with a file.
-		return fmt.Errorf("%w: %s links to %s, which holds the aicr block; remove the block (%s ... %s) from %s by hand",
+		return "", fmt.Errorf("%w: %s links to %s, which holds the aicr block; remove the block (%s ... %s) from %s by hand",
 			ErrSymlinkHook, hookPath, target, begin, end, target)
 	}
 	rest := append(append([]string{}, lines[:bi]...), lines[ei+1:]...)
 	if onlyBoilerplate(rest) {
 		if err := os.Remove(hookPath); err != nil {
-			return fmt.Errorf("remove hook: %w", err)
+			return "", fmt.Errorf("remove hook: %w", err)
 		}
-		return nil
+		return UninstallRemovedFile, nil
 	}
 	info, err := os.Stat(hookPath)
 	if err != nil {
-		return fmt.Errorf("stat hook: %w", err)
+		return "", fmt.Errorf("stat hook: %w", err)
 	}
-	return writeHook(hookPath, joinLines(rest), info)
+	if err := writeHook(hookPath, joinLines(rest), info); err != nil {
+		return "", err
+	}
+	return UninstallRemovedBlock, nil
 }
 
 func (opts SVNHookOptions) resolve() (SVNHookOptions, error) {

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -12,30 +11,16 @@ import (
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/sandboxed"
+	"github.com/aicr-dev/aicr/internal/testimage"
 	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/sandbox/egress"
 )
 
-// nodeImage is the image `make image-node` builds (AICR_NODE_IMAGE
-// overrides), which the agent CLIs run in.
+// nodeImage is the image `make image-node` builds, which the agent CLIs
+// run in.
 func nodeImage(t testing.TB) string {
 	t.Helper()
-	if _, err := exec.LookPath("podman"); err != nil {
-		if os.Getenv("AICR_TEST_NO_PODMAN") == "1" {
-			t.Skip("podman not installed and AICR_TEST_NO_PODMAN=1")
-		}
-		t.Fatal("podman is not installed: run `make test`, which installs podman and runc (or set AICR_TEST_NO_PODMAN=1 to skip the sandbox tests explicitly)")
-	}
-	img := os.Getenv("AICR_NODE_IMAGE")
-	if img == "" {
-		img = "localhost/aicr-agent-node:latest"
-	}
-	cmd := exec.Command("podman", "image", "exists", img)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+containersConf(t))
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("image %s not found: build it with `make image-node` (make test does), or set AICR_NODE_IMAGE", img)
-	}
-	return img
+	return testimage.Node(t)
 }
 
 func containersConf(t testing.TB) string {

@@ -11,12 +11,9 @@ package sandboxed_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -25,45 +22,24 @@ import (
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/sandboxed"
 	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/internal/testimage"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-// benchSandbox builds the static aicr binary the runner mounts and an
-// image FROM scratch to run it in, tagged by the binary's hash.
+// benchSandbox builds the static aicr binary the runner mounts and
+// runs it in the image `make image` ships.
 func benchSandbox(b *testing.B) (string, sandbox.Config) {
 	b.Helper()
-	if _, err := exec.LookPath("podman"); err != nil {
-		b.Skip("podman not installed")
-	}
-	_, file, _, _ := runtime.Caller(0)
-	conf := filepath.Join(filepath.Dir(file), "..", "..", "configs", "containers.conf")
+	image := testimage.Agent(b)
+	conf := testimage.ContainersConf(b)
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "aicr")
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/aicr-dev/aicr/cmd/aicr")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build aicr: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	image := "localhost/aicr-bench-agent:" + hex.EncodeToString(sum[:6])
-	podman := func(args ...string) ([]byte, error) {
-		cmd := exec.Command("podman", append([]string{"--runtime", "runc"}, args...)...)
-		cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+conf)
-		return cmd.CombinedOutput()
-	}
-	if _, err := podman("image", "exists", image); err != nil {
-		if err := os.WriteFile(filepath.Join(dir, "Containerfile"), []byte("FROM scratch\nCOPY aicr /opt/aicr/aicr\n"), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if out, err := podman("build", "-q", "-t", image, "-f", filepath.Join(dir, "Containerfile"), dir); err != nil {
-			b.Fatalf("podman build: %v: %s", err, out)
-		}
 	}
 	cfg := sandbox.Config{Kind: "podman", Network: "llm-only", Podman: sandbox.PodmanConfig{Runtime: "runc", Image: image, ContainersConf: conf}}
 	cfg.ApplyDefaults(0)

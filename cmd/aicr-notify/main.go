@@ -30,12 +30,14 @@ var version = "dev"
 const usage = `usage:
   aicr-notify svn [--config FILE] [--repo NAME] REPOS_PATH REV [TXN]
   aicr-notify p4 --config FILE --repo NAME --change N [--user U] [--client C]
-                 [--serverport P] [--serverid S] [--foreground]
+                 [--serverport P] [--serverid S] [--foreground] [--shelve]
   aicr-notify version
 
 The hook and trigger client of aicr, as 'aicr notify svn|p4' (see 'aicr notify
 --help'). --config defaults to $AICR_CONFIG, else /etc/aicr/aicr.toml.
 It always exits 0 so a commit is never blocked; problems go to stderr.
+--shelve marks a shelved change (the shelve-commit trigger) for review
+before it is submitted.
 `
 
 func main() {

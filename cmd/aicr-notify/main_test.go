@@ -72,3 +72,13 @@ func TestSVNWithBrokenConfigSpools(t *testing.T) {
 		t.Fatalf("spooled %v; stderr:\n%s", names, stderr.String())
 	}
 }
+
+// --help lists every flag the p4 trigger line may carry, --shelve too
+// (the shelve-commit line aicr install p4-trigger prints uses it).
+func TestHelpListsShelve(t *testing.T) {
+	var stdout, stderr strings.Builder
+	run(context.Background(), []string{"--help"}, &stdout, &stderr)
+	if help := stdout.String() + stderr.String(); !strings.Contains(help, "--shelve") {
+		t.Errorf("aicr-notify --help omits --shelve:\n%s", help)
+	}
+}

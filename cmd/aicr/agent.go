@@ -134,7 +134,7 @@ func agentTestRun(ctx context.Context, opts *AgentTestOptions) error {
 	if err != nil {
 		return err
 	}
-	deps := daemon.Deps{Logger: f.Logger(slog.LevelWarn), Now: f.Now}
+	deps := daemon.Deps{Logger: f.VerbLogger(slog.LevelWarn), Now: f.Now}
 	if exe, err := f.Executable(); err == nil && cfg.Daemon.AicrBinary == "" {
 		deps.AicrBinary = exe
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/aicr-dev/aicr/vcs"
 	"io"
 	"net"
 	"strconv"
@@ -167,7 +168,7 @@ func parseID(arg, noun, list string) (int64, error) {
 }
 
 func printRunDetail(w io.Writer, d *audit.RunDetail) {
-	fmt.Fprintf(w, "run %d: %s %s r%s by %s — %s", d.ID, d.VCS, d.Repo, d.Revision, dash(oneLine(d.User)), d.Status)
+	fmt.Fprintf(w, "run %d: %s %s %s by %s — %s", d.ID, d.VCS, d.Repo, vcs.RevisionText(vcs.Kind(d.VCS), d.Revision), dash(oneLine(d.User)), d.Status)
 	if d.SkipReason != "" {
 		fmt.Fprintf(w, " (%s)", d.SkipReason)
 	}

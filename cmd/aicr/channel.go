@@ -92,7 +92,7 @@ func channelTestRun(ctx context.Context, opts *ChannelTestOptions) error {
 		return err
 	}
 	out := newExporter(f.IOStreams, opts.Format)
-	ch, err := daemon.BuildChannel(cfg, opts.Name, daemon.Deps{Logger: f.Logger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now})
+	ch, err := daemon.BuildChannel(cfg, opts.Name, daemon.Deps{Logger: f.VerbLogger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now})
 	if err != nil {
 		return asUsage(err)
 	}

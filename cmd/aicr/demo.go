@@ -122,7 +122,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	done := make(chan error, 1)
 	go func() {
 		done <- serveDaemon(daemonCtx, daemon.Options{
-			Config: cfg, Logger: f.Logger(slog.LevelWarn), Stdout: ios.Out, Now: f.Now,
+			Config: cfg, Logger: f.VerbLogger(slog.LevelWarn), Stdout: ios.Out, Now: f.Now,
 			Ready: func(a string) { ready <- a }, IdlePoll: 200 * time.Millisecond,
 		})
 	}()

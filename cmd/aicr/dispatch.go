@@ -153,6 +153,19 @@ func dispatchShowRun(ctx context.Context, opts *DispatchShowOptions) error {
 	})
 }
 
+// partsNote tells how much of a split report went out. The parts count
+// is kept for reports sent in several messages only, so a sent dispatch
+// with none recorded went out whole, as one message.
+func partsNote(d audit.Dispatch) string {
+	switch {
+	case d.PartsDelivered > 0:
+		return " (" + partsCount(d.PartsDelivered) + " delivered)"
+	case d.Status == audit.DispatchSent:
+		return " (delivered as one message)"
+	}
+	return ""
+}
+
 func printDispatch(w io.Writer, v dispatchView) {
 	fmt.Fprintf(w, "dispatch %d: run %d to %s (%s) — %s\n", v.ID, v.RunID, v.Channel, v.Purpose, v.Status)
 	if v.LastError != "" {
@@ -163,9 +176,11 @@ func printDispatch(w io.Writer, v dispatchView) {
 	// what is there even while an attempt is under way or was killed.
 	switch {
 	case v.MessageID != "":
-		fmt.Fprintf(w, "message id: %s (%s delivered)\n", v.MessageID, partsCount(v.PartsDelivered))
+		fmt.Fprintf(w, "message id: %s%s\n", v.MessageID, partsNote(v.Dispatch))
 	case v.PartsDelivered > 0:
 		fmt.Fprintf(w, "%s delivered\n", partsCount(v.PartsDelivered))
+	case v.Status == audit.DispatchSent:
+		fmt.Fprintln(w, "delivered as one message")
 	}
 	fmt.Fprintf(w, "\nattempts (%d):\n", len(v.AttemptLog))
 	for _, a := range v.AttemptLog {
@@ -276,7 +291,7 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	if err != nil {
 		return err
 	}
-	parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: f.Logger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now}, daemon.BuildOptions{})
+	parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: f.VerbLogger(slog.LevelWarn), Stdout: out.reportStream(), Now: f.Now}, daemon.BuildOptions{})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/doctor"
 	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/internal/testimage"
 )
 
 // cliCache is where agent CLIs are installed for tests: outside the repo
@@ -48,17 +49,7 @@ func installCLI(t *testing.T, e *env, kind string) {
 // nodeImageForE2E is the image `make image-node` builds.
 func nodeImageForE2E(t *testing.T) string {
 	t.Helper()
-	requireAgentImage(t) // fails without podman, as every sandbox test does
-	img := os.Getenv("AICR_NODE_IMAGE")
-	if img == "" {
-		img = "localhost/aicr-agent-node:latest"
-	}
-	cmd := exec.Command("podman", "image", "exists", img)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+sandboxContainersConf(t))
-	if cmd.Run() != nil {
-		t.Fatalf("image %s not found: build it with `make image-node` (make test does), or set AICR_NODE_IMAGE", img)
-	}
-	return img
+	return testimage.Node(t)
 }
 
 // cliReviewer is the reviewing model behind any CLI: offered the aicr

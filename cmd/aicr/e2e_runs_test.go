@@ -165,7 +165,7 @@ func TestCommandsAsAnotherUserLeaveNoForeignFiles(t *testing.T) {
 		{"daemon", "--config", e.config},
 	} {
 		out, err := e.aicrFails(args...)
-		if err == nil || !strings.Contains(out, "sudo -u") {
+		if err == nil || !strings.Contains(out, "runuser -u") {
 			t.Fatalf("aicr %s as root on a data_dir owned by uid 4242: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}

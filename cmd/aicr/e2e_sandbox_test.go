@@ -1,99 +1,39 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/internal/testimage"
 	"github.com/aicr-dev/aicr/sandbox"
-)
-
-var (
-	agentImageOnce sync.Once
-	agentImage     string
-	agentImageErr  error
 )
 
 // sandboxContainersConf is the repo's containers.conf (runc, no default
 // ulimits), the one `make test` exports.
-func sandboxContainersConf(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "configs", "containers.conf")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("configs/containers.conf: %v", err)
-	}
-	return p
-}
+func sandboxContainersConf(t *testing.T) string { return testimage.ContainersConf(t) }
 
-// requireAgentImage fails (never skips) without podman unless
-// AICR_TEST_NO_PODMAN=1, and builds an image FROM scratch holding the
-// static test binary, tagged by its hash.
+// requireAgentImage is the image `make image` ships; aicrBin was built
+// with its tag as sandbox.Version, so it is also the daemon's default.
 func requireAgentImage(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("podman"); err != nil {
-		if os.Getenv("AICR_TEST_NO_PODMAN") == "1" {
-			t.Skip("podman not installed and AICR_TEST_NO_PODMAN=1")
-		}
-		t.Fatal("podman is not installed: run `make test`, which installs podman and runc (or set AICR_TEST_NO_PODMAN=1 to skip the sandbox tests explicitly)")
-	}
-	conf := sandboxContainersConf(t)
-	agentImageOnce.Do(func() {
-		data, err := os.ReadFile(aicrBin)
-		if err != nil {
-			agentImageErr = err
-			return
-		}
-		sum := sha256.Sum256(data)
-		agentImage = "localhost/aicr-e2e-agent:" + hex.EncodeToString(sum[:6])
-		podman := func(args ...string) ([]byte, error) {
-			cmd := exec.Command("podman", append([]string{"--runtime", "runc"}, args...)...)
-			cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+conf)
-			return cmd.CombinedOutput()
-		}
-		if _, err := podman("image", "exists", agentImage); err == nil {
-			return
-		}
-		ctx, err := os.MkdirTemp("", "aicr-e2e-image-")
-		if err != nil {
-			agentImageErr = err
-			return
-		}
-		defer os.RemoveAll(ctx)
-		if err := os.WriteFile(filepath.Join(ctx, "aicr"), data, 0o755); err != nil {
-			agentImageErr = err
-			return
-		}
-		if err := os.WriteFile(filepath.Join(ctx, "Containerfile"), []byte("FROM scratch\nCOPY aicr /opt/aicr/aicr\n"), 0o644); err != nil {
-			agentImageErr = err
-			return
-		}
-		if out, err := podman("build", "-q", "-t", agentImage, "-f", filepath.Join(ctx, "Containerfile"), ctx); err != nil {
-			agentImageErr = fmt.Errorf("podman build: %v: %s", err, out)
-		}
-	})
-	if agentImageErr != nil {
-		t.Fatal(agentImageErr)
-	}
-	return agentImage
+	return testimage.Agent(t)
 }
 
-// useSandbox appends [sandbox] with kind podman to e's config.
+// useSandbox appends [sandbox] with kind podman to e's config, with no
+// image key: the daemon runs its default image, the one `make image`
+// ships, as an installation does.
 func useSandbox(t *testing.T, e *env, network, podmanBinary string) {
 	t.Helper()
-	image := requireAgentImage(t)
+	requireAgentImage(t)
 	f, err := os.OpenFile(e.config, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -107,9 +47,8 @@ network = %q
 [sandbox.podman]
 binary = %q
 runtime = "runc"
-image = %q
 containers_conf = %q
-`, network, podmanBinary, image, sandboxContainersConf(t))
+`, network, podmanBinary, sandboxContainersConf(t))
 }
 
 // runContainers lists the run containers podman still has that e's
@@ -395,18 +334,6 @@ func appendConfig(t *testing.T, e *env, lines string) {
 // context the agent asked for and the repository's rules reach the model.
 func TestSVNLLMFollowUpPassInPodman(t *testing.T) {
 	followUpReview(t, func(e *env) { useSandbox(t, e, "llm-only", "podman") })
-}
-
-// removeAgentImage removes the image requireAgentImage built: it is tagged
-// by this test binary's hash, so no later run would use it again.
-func removeAgentImage() {
-	if agentImage == "" || agentImageErr != nil {
-		return
-	}
-	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.Command("podman", "--runtime", "runc", "rmi", "--force", agentImage)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+filepath.Join(filepath.Dir(file), "..", "..", "configs", "containers.conf"))
-	_ = cmd.Run()
 }
 
 // [agent.llm] headers_file under Podman: the daemon reads the headers at

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/internal/pgtest"
+	"github.com/aicr-dev/aicr/internal/testimage"
 	"github.com/aicr-dev/aicr/review"
 )
 
@@ -32,9 +33,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	aicrBin = filepath.Join(dir, "aicr")
-	build := exec.Command("go", "build", "-o", aicrBin, ".")
 	// Static, as `make build` makes it: the sandbox e2e tests mount this
-	// binary into a FROM scratch image.
+	// binary into the image `make image` ships, and its default image
+	// (sandbox.Version) is that image's tag.
+	build := exec.Command("go", append(append([]string{"build"}, testimage.BuildFlags()...), "-o", aicrBin, ".")...)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -43,7 +45,6 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	pgtest.Stop()
-	removeAgentImage()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -121,6 +121,20 @@ func (f *Factory) ReadOnlyStore(ctx context.Context) (*audit.Store, error) {
 }
 
 // Logger logs to ErrOut: JSON unless it is a terminal.
+// VerbLogger is the logger of a command a person runs (review, channel
+// test, dispatch retry, session): plain "level=WARN msg=..." lines on
+// stderr, even when stderr is not a terminal, so no JSON log line lands
+// among the verb's human output. The daemon logs JSON (Logger).
+func (f *Factory) VerbLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(f.IOStreams.ErrOut, &slog.HandlerOptions{Level: level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
+}
+
 func (f *Factory) Logger(level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if f.IOStreams.ErrIsTerminal {

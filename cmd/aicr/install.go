@@ -194,7 +194,7 @@ func installOneSVNHook(cfg *daemon.Config, opts *InstallSVNHookOptions, reposPat
 		}
 		res.Repo = repo.Name
 	} else if repo, ok := cfg.Repo(res.Repo); !ok {
-		return res, usageErrorf("--name %q: no such [[repo]] in %s", res.Repo, cfg.Path)
+		return res, usageErrorf("--name %q: no such [[repo]] in %s; configured: %s", res.Repo, cfg.Path, strings.Join(cfg.RepoNames(), ", "))
 	} else if lp, ok := repo.Settings.(vcs.LocalPather); ok && lp.LocalRepoPath() != "" && !triggers.SameRepoPath(lp.LocalRepoPath(), absRepos) {
 		// The hook will refuse every commit (it checks REPOS_PATH
 		// against local_path), so say so now.

@@ -76,7 +76,7 @@ func installP4TriggerRun(_ context.Context, o *InstallP4Options) error {
 	}
 	repo, ok := cfg.Repo(o.Repo)
 	if !ok {
-		return usageErrorf("--repo %q: no such [[repo]] in %s", o.Repo, cfg.Path)
+		return usageErrorf("--repo %q: no such [[repo]] in %s; configured: %s", o.Repo, cfg.Path, strings.Join(cfg.RepoNames(), ", "))
 	}
 	pc, ok := repo.Settings.(*p4.Config)
 	if !ok {

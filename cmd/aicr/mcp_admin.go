@@ -34,7 +34,8 @@ Failures are {code, message, remedy} with isError.
 The config is read at every call. Run it as the data_dir's owner for the
 mutations; --read-only refuses them (POLICY_BLOCKED) and still shows plans.`,
 		Example: `  aicr mcp admin --config /etc/aicr/aicr.toml
-  claude mcp add aicr-admin -- sudo -u aicr aicr mcp admin --config /etc/aicr/aicr.toml`,
+  claude mcp add aicr-admin -- sudo -u aicr aicr mcp admin --config /etc/aicr/aicr.toml
+  (a client running as root: runuser -u aicr -- aicr mcp admin ...; Debian installs no sudo)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

@@ -60,7 +60,10 @@ func cliError(out exporter, err error) error {
 	}
 	usage := env.Code == mcperr.InvalidInput || env.Code == mcperr.ConfigInvalid
 	if out.JSON() {
-		if werr := writeJSON(out.io.Out, env); werr != nil {
+		// The CLI's envelope names verbs too, not the tools behind them.
+		cli := *env
+		cli.Remedy = env.CLIRemedy()
+		if werr := writeJSON(out.io.Out, &cli); werr != nil {
 			return werr
 		}
 		if usage {
@@ -77,11 +80,13 @@ func cliError(out exporter, err error) error {
 
 type envelopeError struct{ env *mcperr.Error }
 
+// Error speaks the CLI's words: the remedy names verbs, not tools.
 func (e *envelopeError) Error() string {
-	if e.env.Remedy == "" {
+	remedy := e.env.CLIRemedy()
+	if remedy == "" {
 		return e.env.Message
 	}
-	return e.env.Message + "\n" + e.env.Remedy
+	return e.env.Message + "\n" + remedy
 }
 
 func (e *envelopeError) Unwrap() error { return e.env }

@@ -159,6 +159,8 @@ func localDaemonURL(listen string) string {
 }
 
 func short(digest string) string {
+	// The digest is "sha256:HEX"; the text already says sha256.
+	digest = strings.TrimPrefix(digest, "sha256:")
 	if len(digest) > 12 {
 		return digest[:12]
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -117,7 +118,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	}
 	repo, ok := cfg.Repo(opts.Repo)
 	if !ok {
-		return usageErrorf("--repo %q: no such [[repo]] in %s", opts.Repo, cfg.Path)
+		return usageErrorf("--repo %q: no such [[repo]] in %s; configured: %s", opts.Repo, cfg.Path, strings.Join(cfg.RepoNames(), ", "))
 	}
 	if repo.Kind != opts.Kind {
 		return usageErrorf("--repo %q is a %s repo: use aicr review %s", opts.Repo, repo.Kind, repo.Kind)
@@ -129,7 +130,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 	}
 	defer store.Close()
 	out := newExporter(f.IOStreams, opts.Format)
-	log := f.Logger(slog.LevelWarn)
+	log := f.VerbLogger(slog.LevelWarn)
 	// A dry run builds no channels: nothing it does can reach one.
 	parts, err := daemon.Build(cfg, daemon.Deps{Store: store, Logger: log, Stdout: out.reportStream(), Now: f.Now}, daemon.BuildOptions{NoChannels: opts.DryRun})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -181,7 +182,7 @@ func TestWritingCommandsRefuseAnotherOwner(t *testing.T) {
 			chownDataDir(t, dataDir)
 			f, out, errOut := testFactory(t, configPath)
 			err := tc.run(context.Background(), f)
-			if err == nil || !strings.Contains(err.Error(), "belongs to nobody") || !strings.Contains(err.Error(), "run as `sudo -u nobody aicr") {
+			if err == nil || !strings.Contains(err.Error(), "belongs to nobody") || !strings.Contains(err.Error(), "run as `runuser -u nobody -- aicr") || !strings.Contains(err.Error(), "`sudo -u nobody aicr") {
 				t.Fatalf("err = %v, want a refusal naming the owner", err)
 			}
 			if code := exitCode(err, errOut); code != exitError || out.Len() != 0 {
@@ -356,8 +357,20 @@ func TestAdminVerbsPrintTheEnvelopeWithFormatJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &env); err != nil || env.Code != tc.code || env.Message == "" || env.Remedy == "" || exit != tc.exit || errOut != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want the %s envelope, exit %d", strings.Join(tc.args, " "), exit, out, errOut, tc.code, tc.exit)
 		}
+		// The CLI speaks its own words: verbs, never the MCP tools' names.
+		textArgs := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--format" || a == "json" })
+		_, textErr, _ := runCLI(t, textArgs...)
+		for _, said := range []string{env.Remedy, textErr} {
+			if tool := mcpToolName.FindString(said); tool != "" {
+				t.Errorf("%s: the CLI names the MCP tool %s: %q", strings.Join(tc.args, " "), tool, said)
+			}
+		}
 	}
 }
+
+// mcpToolName matches the admin tools' names (runs_list, run_inspect,
+// repo_pause, ...), which only the MCP surface should say.
+var mcpToolName = regexp.MustCompile(`\b(runs|run|dispatch|queue|repo)_(list|inspect|status|pause|resume|retry|cancel)\b|\b(run_id|dispatch_id|failed_since)\b`)
 
 func TestConfigCheckJSON(t *testing.T) {
 	configPath, _, _ := writeFileChannelConfig(t)
@@ -443,5 +456,21 @@ func TestInstallAndUninstallJSON(t *testing.T) {
 	}
 	if _, err := os.Stat(got.Hook); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the hook held only the aicr block and should be gone: %v", err)
+	}
+	if un.Outcome != triggers.UninstallRemovedFile {
+		t.Errorf("outcome %q, want %q", un.Outcome, triggers.UninstallRemovedFile)
+	}
+	// In text it says what happened to the file: gone, not trimmed.
+	f, out, _ = testFactory(t, configPath)
+	f.Executable = func() (string, error) { return bin, nil }
+	if err := installSVNHookRun(context.Background(), &InstallSVNHookOptions{Factory: f, ReposPath: repos, Name: "main", Format: formatJSON}); err != nil {
+		t.Fatal(err)
+	}
+	f, out, _ = testFactory(t, configPath)
+	if err := uninstallSVNHookRun(context.Background(), &UninstallSVNHookOptions{IO: f.IOStreams, ReposPath: repos, Format: formatText}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "removed " + got.Hook + ": it held only the aicr block\n"; out.String() != want {
+		t.Errorf("uninstall said %q, want %q", out.String(), want)
 	}
 }

@@ -31,5 +31,5 @@ func checkDataDirOwner(dir string) error {
 	if u, err := user.LookupId(owner); err == nil {
 		owner = u.Username
 	}
-	return fmt.Errorf("data_dir %s belongs to %s; files this command creates would belong to uid %d and break the daemon: run as `sudo -u %s aicr ...`", dir, owner, euid, owner)
+	return fmt.Errorf("data_dir %s belongs to %s; files this command creates would belong to uid %d and break the daemon: run as `runuser -u %s -- aicr ...` (as root; or `sudo -u %s aicr ...` where sudo is installed)", dir, owner, euid, owner, owner)
 }

@@ -59,7 +59,7 @@ func sessionService(ctx context.Context, f *Factory, log *slog.Logger) (*session
 // envelope on failure (on stdout with --format json, like the tool).
 func sessionVerb(ctx context.Context, f *Factory, format string, call func(context.Context, *session.Service) (any, error), text func(io.Writer, any)) error {
 	out := newExporter(f.IOStreams, format)
-	svc, closeFn, err := sessionService(ctx, f, f.Logger(slog.LevelWarn))
+	svc, closeFn, err := sessionService(ctx, f, f.VerbLogger(slog.LevelWarn))
 	var res any
 	if err == nil {
 		defer closeFn()

@@ -65,17 +65,16 @@ type uninstallOutput struct {
 	Hook string `json:"hook"`
 	// StillCalledFrom: a foreign hook still calls the (now inert) helper.
 	StillCalledFrom string `json:"still_called_from,omitempty"`
+	// Outcome: removed-file, removed-block, no-block or no-hook.
+	Outcome string `json:"outcome"`
 }
 
 func uninstallSVNHookRun(_ context.Context, opts *UninstallSVNHookOptions) error {
-	uninstall := triggers.UninstallSVNHook
-	if opts.Windows {
-		uninstall = triggers.UninstallSVNCmdHook
-	}
-	if err := uninstall(opts.ReposPath); err != nil {
+	outcome, err := triggers.UninstallSVNHookOutcome(opts.ReposPath, opts.Windows)
+	if err != nil {
 		return err
 	}
-	res := uninstallOutput{Hook: triggers.SVNHookPath(opts.ReposPath, opts.Windows)}
+	res := uninstallOutput{Hook: triggers.SVNHookPath(opts.ReposPath, opts.Windows), Outcome: outcome}
 	if !opts.Windows && triggers.HelperStillCalled(opts.ReposPath) {
 		res.StillCalledFrom = res.Hook
 		res.Hook = triggers.SVNHelperPath(opts.ReposPath)
@@ -85,7 +84,17 @@ func uninstallSVNHookRun(_ context.Context, opts *UninstallSVNHookOptions) error
 			_, err := fmt.Fprintf(w, "%s now does nothing; remove the line calling it from %s, then delete it\n", res.Hook, res.StillCalledFrom)
 			return err
 		}
-		_, err := fmt.Fprintf(w, "removed the aicr block from %s\n", res.Hook)
+		var err error
+		switch res.Outcome {
+		case triggers.UninstallRemovedFile:
+			_, err = fmt.Fprintf(w, "removed %s: it held only the aicr block\n", res.Hook)
+		case triggers.UninstallNoHook:
+			_, err = fmt.Fprintf(w, "no hook at %s: nothing to remove\n", res.Hook)
+		case triggers.UninstallNoBlock:
+			_, err = fmt.Fprintf(w, "%s has no aicr block: left as it was\n", res.Hook)
+		default:
+			_, err = fmt.Fprintf(w, "removed the aicr block from %s; the rest of the hook is kept\n", res.Hook)
+		}
 		return err
 	})
 }

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/internal/testimage"
+	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/sandbox/egress"
 )
 
@@ -57,15 +59,9 @@ func TestPodmanLLMOnlyEgress(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build probe: %v\n%s", err, out)
 	}
-	if err := os.WriteFile(filepath.Join(work, "Containerfile"), []byte("FROM scratch\nCOPY probe /probe\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	image := "localhost/aicr-egress-probe:test"
-	pbuild := exec.CommandContext(ctx, bin, "build", "-q", "-t", image, work)
-	pbuild.Env = env
-	if out, err := pbuild.CombinedOutput(); err != nil {
-		t.Fatalf("podman build: %v\n%s", err, out)
-	}
+	// The image `make image` ships, with the probe where the runner
+	// mounts the daemon's binary: its ENTRYPOINT runs the probe.
+	image := testimage.Agent(t)
 
 	allowedSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "reached") }))
 	defer allowedSrv.Close()
@@ -95,8 +91,9 @@ func TestPodmanLLMOnlyEgress(t *testing.T) {
 
 	cmd := exec.CommandContext(ctx, bin, "run", "--rm", "--network", "none", "--read-only",
 		"--cap-drop", "all", "--security-opt", "no-new-privileges", "--user", "65534:65534",
-		"-v", m.HostDir+":"+m.ContainerDir+":ro", image,
-		"/probe", m.ContainerSocket, allowedSrv.URL+"/", otherSrv.URL+"/")
+		"-v", m.HostDir+":"+m.ContainerDir+":ro",
+		"-v", filepath.Join(work, "probe")+":"+sandbox.BinaryMount+":ro", image,
+		m.ContainerSocket, allowedSrv.URL+"/", otherSrv.URL+"/")
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	t.Logf("probe:\n%s", out)

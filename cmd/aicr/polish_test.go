@@ -1,0 +1,107 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aicr-dev/aicr/audit"
+)
+
+// `aicr reload` names the hash once: "sha256 0123456789ab", never
+// "sha256 sha256:…".
+func TestReloadDigestSaysSHA256Once(t *testing.T) {
+	got := short("sha256:0123456789abcdef0123")
+	if got != "0123456789ab" {
+		t.Errorf("short = %q, want the hex digits only", got)
+	}
+}
+
+// A dispatch sent as one message does not claim "0 parts delivered"
+// in dispatch show; a split one counts its parts.
+func TestDispatchShowPartsWording(t *testing.T) {
+	for _, tc := range []struct {
+		d    audit.Dispatch
+		want string
+	}{
+		{audit.Dispatch{Status: audit.DispatchSent, MessageID: "m1"}, "message id: m1 (delivered as one message)\n"},
+		{audit.Dispatch{Status: audit.DispatchSent, MessageID: "m1", PartsDelivered: 3}, "message id: m1 (3 parts delivered)\n"},
+		{audit.Dispatch{Status: audit.DispatchPending, MessageID: "m1", PartsDelivered: 1}, "message id: m1 (1 part delivered)\n"},
+	} {
+		var b strings.Builder
+		printDispatch(&b, dispatchView{Dispatch: tc.d})
+		if got := b.String(); !strings.Contains(got, tc.want) || strings.Contains(got, "0 parts") {
+			t.Errorf("%+v: dispatch show printed\n%s\nwant a line %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+// A wrong --repo names the repos the config has.
+func TestWrongRepoListsTheConfiguredNames(t *testing.T) {
+	configPath, _, _ := writeFileChannelConfig(t)
+	_, errOut, exit := runCLI(t, "review", "svn", "--repo", "nope", "--rev", "1", "--dry-run", "--config", configPath)
+	if exit != 2 || !strings.Contains(errOut, `--repo "nope": no such [[repo]]`) || !strings.Contains(errOut, "configured: main") {
+		t.Errorf("exit %d, stderr %q; want the configured names", exit, errOut)
+	}
+}
+
+// A config the account may not read says how to get access (the README
+// installs it root:aicr 0640), run as an account that lacks it.
+func TestConfigPermissionDeniedHints(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run aicr as nobody")
+	}
+	if _, err := exec.LookPath("runuser"); err != nil {
+		t.Skip("needs runuser")
+	}
+	dir, err := os.MkdirTemp("", "aicr-perm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "aicr")
+	data, err := os.ReadFile(aicrBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "aicr.toml")
+	if err := os.WriteFile(cfg, []byte("[daemon]\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("runuser", "-u", "nobody", "--", bin, "config", "check", cfg).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "permission denied") || !strings.Contains(string(out), "usermod -a -G aicr") {
+		t.Errorf("config check as nobody: %v\n%s\nwant permission denied with how to get access", err, out)
+	}
+}
+
+// A Perforce change reads "change 1231" in audit show, as in its reports;
+// a Subversion revision stays "r42".
+func TestAuditShowNamesAPerforceChangeAsReportsDo(t *testing.T) {
+	for _, tc := range []struct{ vcs, rev, want string }{{"p4", "1231", "depot change 1231 by"}, {"svn", "42", "main r42 by"}} {
+		d := &audit.RunDetail{}
+		d.ID, d.VCS, d.Repo, d.Revision, d.User, d.Status = 1, tc.vcs, map[string]string{"p4": "depot", "svn": "main"}[tc.vcs], tc.rev, "alice", audit.RunSucceeded
+		var b strings.Builder
+		printRunDetail(&b, d)
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s: audit show printed %q, want %q", tc.vcs, strings.SplitN(b.String(), "\n", 2)[0], tc.want)
+		}
+	}
+}
+
+// A verb's warnings are plain lines on stderr, never JSON log records,
+// even when stderr is a pipe: they sit among the verb's human output.
+func TestVerbLogsArePlainText(t *testing.T) {
+	f, _, errOut := testFactory(t, "")
+	f.VerbLogger(slog.LevelWarn).Warn("channel slow", "channel", "slack")
+	got := errOut.String()
+	if strings.HasPrefix(strings.TrimSpace(got), "{") || strings.Contains(got, "time=") || !strings.Contains(got, `msg="channel slow" channel=slack`) {
+		t.Errorf("verb log line %q; want a plain line without time", got)
+	}
+}
