@@ -848,3 +848,59 @@ func TestEnqueueClaimedIsNeverClaimedByWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A failed run's delivery (partial review or notice) is superseded by the
+// report a retry plans, whatever became of it: a fresh dispatch with its
+// own attempts, thread and parts, while its attempt history is kept. A
+// report does not supersede a report, and a second failure does not
+// replace the first one's delivery.
+func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	run := mustEnqueue(t, s, svnEvent("main", "9"), triggers.SourceTrigger).RunID
+	for _, end := range []AttemptResult{
+		{Status: DispatchSent, MessageID: "1700000000.000100", PartsDelivered: 1},
+		{Status: DispatchFailed, Error: "403 forbidden"},
+	} {
+		ch := "slack-" + string(end.Status)
+		d, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.ClaimDispatch(ctx, d.ID, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.FinishAttempt(ctx, c, end); err != nil {
+			t.Fatal(err)
+		}
+		// The run fails again: its delivery stays as it was.
+		if again, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, ""); err != nil || again.Status != end.Status || again.Attempts != 1 {
+			t.Errorf("%s: a second failure replanned the delivery: %+v %v", ch, again, err)
+		}
+		rep, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.ID != d.ID || rep.Purpose != PurposeReport || rep.Status != DispatchPending || rep.Attempts != 0 || rep.MessageID != "" ||
+			rep.PartsDelivered != 0 || !rep.SentAt.IsZero() || !rep.FirstAttemptAt.IsZero() || rep.LastError != "" {
+			t.Errorf("%s: the report after the failure delivery: %+v", ch, rep)
+		}
+		// The report is sent as attempt 2: the history goes on.
+		c, err = s.ClaimDispatch(ctx, d.ID, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Attempt != 2 {
+			t.Errorf("%s: the report's first attempt is number %d, want 2", ch, c.Attempt)
+		}
+		sent, err := s.FinishAttempt(ctx, c, AttemptResult{Status: DispatchSent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A report is never sent twice.
+		if again, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, ""); err != nil || again.Status != DispatchSent || again.Attempts != sent.Attempts {
+			t.Errorf("%s: a sent report was planned again: %+v %v", ch, again, err)
+		}
+	}
+}
