@@ -904,3 +904,40 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 		}
 	}
 }
+
+// --status takes every label the list shows: a retrying run is listed as
+// retrying and not as queued, a held one as held, and each label's filter
+// returns exactly the runs Label gives it.
+func TestListRunsByLabel(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	queued := mustEnqueue(t, s, svnEvent("main", "1"), triggers.SourceTrigger).RunID
+	retry := mustEnqueue(t, s, svnEvent("main", "2"), triggers.SourceTrigger).RunID
+	held := mustEnqueue(t, s, svnEvent("other", "3"), triggers.SourceTrigger).RunID
+	// Claim runs oldest first; put the second back as a transient failure.
+	first, second := mustClaim(t, s), mustClaim(t, s)
+	if first.ID != queued || second.ID != retry {
+		t.Fatalf("claimed %d and %d", first.ID, second.ID)
+	}
+	if err := s.RetryLater(ctx, retry, "svn: E170013: unreachable", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.PauseRepo(ctx, "other", "test", "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	for status, want := range map[RunStatus]int64{RunRetrying: retry, RunHeld: held, RunRunning: queued} {
+		runs, err := s.ListRuns(ctx, ListOptions{Status: status})
+		if err != nil {
+			t.Fatalf("%s: %v", status, err)
+		}
+		if len(runs) != 1 || runs[0].ID != want || runs[0].Label() != status {
+			t.Errorf("--status %s: %+v, want run %d", status, runs, want)
+		}
+	}
+	if runs, err := s.ListRuns(ctx, ListOptions{Status: RunQueued}); err != nil || len(runs) != 0 {
+		t.Errorf("queued lists the retrying or held run: %+v %v", runs, err)
+	}
+	if _, err := s.ListRuns(ctx, ListOptions{Status: "waiting"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown status: %v", err)
+	}
+}

@@ -152,7 +152,11 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 		// failure, so the audit trail shows what the partial review said.
 		outcome = audit.Outcome{Status: audit.RunFailed, Error: err.Error(), Problems: outcome.Problems}
 		rep.Status, rep.Error = audit.RunFailed, err.Error()
-		runsFailed.Add(1)
+		// A dry run's failure is the operator's to read, not a failing
+		// review: it counts in no failure metric or alert.
+		if !opts.DryRun {
+			runsFailed.Add(1)
+		}
 		log.Error("review failed for good", "attempts", run.Attempts, "problems", len(outcome.Problems),
 			"runs_failed_total", runsFailed.Value(), "err", err)
 		if !opts.DryRun {
@@ -165,7 +169,9 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 	if err := p.store.FinishRun(context.WithoutCancel(ctx), run.ID, outcome); err != nil {
 		return rep, fmt.Errorf("record run %d: %w", run.ID, err)
 	}
-	p.metrics.runFinished(outcome.Status, outcome.SkipReason)
+	if !opts.DryRun {
+		p.metrics.runFinished(outcome.Status, outcome.SkipReason)
+	}
 	p.metrics.stage("total", time.Since(started))
 	if !opts.DryRun {
 		// Delivery happens after the run is recorded, outside this worker.
@@ -228,9 +234,16 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	}
 	rep.Result = result
 
+	// A clean review is a review that succeeded with no problems, whether
+	// the agent said so with a summary or with skip "lgtm": one outcome,
+	// one status. "skipped" means the change was not reviewed.
 	outcome := audit.Outcome{Status: audit.RunSucceeded, Problems: result.Problems, Summaries: result.Summaries}
+	reviewed := result.Skip == nil || result.Skip.Reason == review.SkipReasonLGTM
 	if result.Skip != nil {
-		outcome.Status, outcome.SkipReason = audit.RunSkipped, result.Skip.Reason
+		outcome.SkipReason = result.Skip.Reason
+		if !reviewed {
+			outcome.Status = audit.RunSkipped
+		}
 	}
 	if !opts.DryRun {
 		planned, planErr := p.stages.Publish.Plan(ctx, run, change, result)
@@ -238,9 +251,9 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 			outcome.Error = planErr.Error()
 		}
 		// Every selected channel suppressed the report: nobody hears of
-		// this run, and the audit trail says why.
-		if planned.Selected > 0 && planned.Publishing == 0 && planErr == nil && result.Skip == nil {
-			outcome.Status, outcome.SkipReason = audit.RunSkipped, im.ReasonNoProblemsSuppressed
+		// this review, and the audit trail says why; it still succeeded.
+		if planned.Selected > 0 && planned.Publishing == 0 && planErr == nil && reviewed {
+			outcome.SkipReason = im.ReasonNoProblemsSuppressed
 		}
 	}
 	rep.Status, rep.SkipReason, rep.Error = outcome.Status, outcome.SkipReason, outcome.Error
