@@ -288,3 +288,31 @@ func TestRetryAfterModelFailureDeliversTheFullReportEverywhere(t *testing.T) {
 		t.Errorf("oncall: %d messages, want the notice and the report", n)
 	}
 }
+
+// In the sandbox the ladder stays on the host, so the builtin findings of
+// a review whose sandboxed model pass is refused survive the same way.
+func TestModelFailureInPodmanKeepsTheBuiltinFindings(t *testing.T) {
+	sim := modelsim.Start(t)
+	sim.RequireKey("sk-the-right-key-9d2c")
+	e, _, oncall := partialEnv(t, sim.URL, "scripted-coder", "sk-a-wrong-key-1b7e", "")
+	useSandbox(t, e, "llm-only", "podman")
+	e.startDaemon()
+	e.commit("wire the production account", map[string]string{"src/config.go": plantedFile})
+	run := e.waitFinished(e.store(), 1, 180*time.Second)[0]
+	if run.Status != audit.RunFailed || !strings.Contains(run.Error, "refused the credentials") {
+		log, _ := os.ReadFile(e.daemonLog)
+		t.Fatalf("run: %+v\n%s", run, log)
+	}
+	if len(sim.Requests()) == 0 {
+		t.Fatalf("the sandboxed pass never reached the model")
+	}
+	reports := waitChannelFile(t, e, e.reports, 1)
+	if got := problemsAt(reports[0].Problems); got["src/config.go:4"] != "hard-coded-credential" || !strings.Contains(reports[0].Text, "Partial review") {
+		t.Errorf("reports: %v\n%s", got, reports[0].Text)
+	}
+	checkFailureText(t, reports[0], run.ID)
+	checkFailureText(t, waitChannelFile(t, e, oncall, 1)[0], run.ID)
+	if left := runContainers(t, e); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}
