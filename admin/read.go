@@ -14,7 +14,7 @@ import (
 // RunsListInput filters runs_list (aicr audit list).
 type RunsListInput struct {
 	Repo   string `json:"repo,omitempty" jsonschema:"only runs of this repo"`
-	Status string `json:"status,omitempty" jsonschema:"only runs with this status: queued, running, succeeded, failed or skipped"`
+	Status string `json:"status,omitempty" jsonschema:"only runs with this status: queued, retrying (queued for its next attempt), held (queued, repo paused), running, succeeded, failed or skipped"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many runs, newest first (default 20)"`
 }
 
@@ -29,8 +29,8 @@ const DefaultRunsLimit = 20
 
 // RunsList lists runs, newest first.
 func (a *Admin) RunsList(ctx context.Context, in RunsListInput) (RunsListOutput, error) {
-	if in.Status != "" && !audit.RunStatus(in.Status).Valid() {
-		return RunsListOutput{}, invalid("use queued, running, succeeded, failed or skipped", "status %q is not a run status", in.Status)
+	if in.Status != "" && !audit.RunStatus(in.Status).Listable() {
+		return RunsListOutput{}, invalid("use queued, retrying, held, running, succeeded, failed or skipped", "status %q is not a run status", in.Status)
 	}
 	if in.Limit < 0 {
 		return RunsListOutput{}, invalid("give a positive limit, or leave it out for 20", "limit %d is negative", in.Limit)

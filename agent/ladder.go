@@ -113,6 +113,11 @@ type Outcome struct {
 	RepoRules bool `json:"repo_rules"`
 	// Rejected counts refused tool calls over the whole review.
 	Rejected int `json:"rejected"`
+	// Partial is, when Run fails after the pre-pass ran, what the pre-pass
+	// found, validated as the server validates a report: a model that
+	// fails for good must not take a leaked credential down with it. Nil
+	// when Run succeeds or no pre-pass ran.
+	Partial *review.Result `json:"partial,omitempty"`
 }
 
 // Run reviews run's change: it clears the state file, reads the repo's
@@ -136,6 +141,16 @@ func (l *Ladder) Run(ctx context.Context, run rundir.Layout, tgt Target) (Outcom
 		}
 	}
 
+	out, err := l.climb(ctx, run, tgt, pre, out, log)
+	if err != nil && l.PrePass != nil {
+		out.Partial = l.partial(run, pre, log)
+	}
+	return out, err
+}
+
+// climb runs the agent's passes, the repair and the merge of the pre-pass
+// findings pre.
+func (l *Ladder) climb(ctx context.Context, run rundir.Layout, tgt Target, pre []review.Problem, out Outcome, log *slog.Logger) (Outcome, error) {
 	st, last, err := l.pass(ctx, run, pass.Pass{Number: 1, Kind: pass.Review}, &out)
 	if err != nil {
 		return out, err
@@ -190,6 +205,33 @@ func (l *Ladder) Run(ctx context.Context, run rundir.Layout, tgt Target) (Outcom
 	out.Rejected = st.RejectedTotal
 	out.Result = st.Result()
 	return out, nil
+}
+
+// partial validates the pre-pass findings on their own, for a run whose
+// agent failed: what the agent recorded before it failed is left out, so
+// the partial review is exactly what its notice says ran.
+func (l *Ladder) partial(run rundir.Layout, pre []review.Problem, log *slog.Logger) *review.Result {
+	st := review.NewState()
+	if len(pre) > 0 {
+		lim := l.Limits.WithDefaults()
+		lim.MaxProblems = max(lim.MaxProblems, len(pre))
+		change, err := run.ReadChange()
+		if err != nil {
+			log.Warn("pre-pass findings of a failed review", "err", err)
+			return nil
+		}
+		calls := make([]review.ToolCall, len(pre))
+		for i, p := range pre {
+			calls[i] = review.ToolCall{Name: review.ToolReportProblem, Arguments: problemArgs(p)}
+		}
+		for _, o := range review.ApplyCalls(review.NewValidator(change, run.SrcDir(), lim), st, calls) {
+			if o.Err != nil {
+				log.Warn("pre-pass finding refused", "code", o.Err.Code, "message", o.Err.Message)
+			}
+		}
+	}
+	res := st.Result()
+	return &res
 }
 
 // passNumber is the Number of the next pass.

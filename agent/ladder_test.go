@@ -489,3 +489,33 @@ func TestLadderFailsWhenTheClaimIsRepeated(t *testing.T) {
 		t.Errorf("steps %v", out.Steps)
 	}
 }
+
+// A model pass that fails (a refused key, a refused request, no result)
+// hands back the pre-pass findings, validated, for the pipeline's partial
+// review; what the model recorded before failing is not among them, and a
+// ladder without a pre-pass has none.
+func TestLadderFailureKeepsThePrePassFindings(t *testing.T) {
+	modelFinding := call(review.ToolReportProblem, map[string]any{"file": "main.go", "line": 2, "severity": "medium",
+		"category": "logic", "message": "the model's finding"})
+	for name, steps := range map[string][]step{
+		"refused key":     {{err: fmt.Errorf("401 invalid key: %w", llm.ErrAuth)}},
+		"refused request": {{err: fmt.Errorf("404 no such model: %w", llm.ErrBadRequest)}},
+		"no result":       {{text: "hmm"}, {text: "still thinking"}},
+		"failed follow-up": {{calls: []review.ToolCall{modelFinding, call(review.ToolFetchMoreContext, map[string]any{"path": "main.go", "reason": "more"})}},
+			{err: fmt.Errorf("503: %w", llm.ErrTransient)}},
+	} {
+		s := &scripted{t: t, steps: steps}
+		out, err := agent.NewLadder(agent.Config{Kind: "llm"}, s, nil).Run(context.Background(), newRun(t), agent.Target{Revision: "7"})
+		if err == nil {
+			t.Fatalf("%s: the ladder succeeded", name)
+		}
+		if out.Partial == nil || len(out.Partial.Problems) != 1 || out.Partial.Problems[0].Line != 4 ||
+			out.Partial.Problems[0].Category != builtin.CategoryCredential || out.Partial.Problems[0].Fingerprint == "" {
+			t.Errorf("%s: partial = %+v", name, out.Partial)
+		}
+	}
+	s := &scripted{t: t, steps: []step{{err: fmt.Errorf("401 invalid key: %w", llm.ErrAuth)}}}
+	if _, out, err := runLadder(t, s, agent.Target{Revision: "7"}); err == nil || out.Partial != nil {
+		t.Errorf("no pre-pass, yet a partial result: %+v (%v)", out.Partial, err)
+	}
+}

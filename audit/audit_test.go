@@ -848,3 +848,96 @@ func TestEnqueueClaimedIsNeverClaimedByWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A failed run's delivery (partial review or notice) is superseded by the
+// report a retry plans, whatever became of it: a fresh dispatch with its
+// own attempts, thread and parts, while its attempt history is kept. A
+// report does not supersede a report, and a second failure does not
+// replace the first one's delivery.
+func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	run := mustEnqueue(t, s, svnEvent("main", "9"), triggers.SourceTrigger).RunID
+	for _, end := range []AttemptResult{
+		{Status: DispatchSent, MessageID: "1700000000.000100", PartsDelivered: 1},
+		{Status: DispatchFailed, Error: "403 forbidden"},
+	} {
+		ch := "slack-" + string(end.Status)
+		d, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.ClaimDispatch(ctx, d.ID, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.FinishAttempt(ctx, c, end); err != nil {
+			t.Fatal(err)
+		}
+		// The run fails again: its delivery stays as it was.
+		if again, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, ""); err != nil || again.Status != end.Status || again.Attempts != 1 {
+			t.Errorf("%s: a second failure replanned the delivery: %+v %v", ch, again, err)
+		}
+		rep, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.ID != d.ID || rep.Purpose != PurposeReport || rep.Status != DispatchPending || rep.Attempts != 0 || rep.MessageID != "" ||
+			rep.PartsDelivered != 0 || !rep.SentAt.IsZero() || !rep.FirstAttemptAt.IsZero() || rep.LastError != "" {
+			t.Errorf("%s: the report after the failure delivery: %+v", ch, rep)
+		}
+		// The report is sent as attempt 2: the history goes on.
+		c, err = s.ClaimDispatch(ctx, d.ID, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Attempt != 2 {
+			t.Errorf("%s: the report's first attempt is number %d, want 2", ch, c.Attempt)
+		}
+		sent, err := s.FinishAttempt(ctx, c, AttemptResult{Status: DispatchSent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A report is never sent twice.
+		if again, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, ""); err != nil || again.Status != DispatchSent || again.Attempts != sent.Attempts {
+			t.Errorf("%s: a sent report was planned again: %+v %v", ch, again, err)
+		}
+	}
+}
+
+// --status takes every label the list shows: a retrying run is listed as
+// retrying and not as queued, a held one as held, and each label's filter
+// returns exactly the runs Label gives it.
+func TestListRunsByLabel(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	queued := mustEnqueue(t, s, svnEvent("main", "1"), triggers.SourceTrigger).RunID
+	retry := mustEnqueue(t, s, svnEvent("main", "2"), triggers.SourceTrigger).RunID
+	held := mustEnqueue(t, s, svnEvent("other", "3"), triggers.SourceTrigger).RunID
+	// Claim runs oldest first; put the second back as a transient failure.
+	first, second := mustClaim(t, s), mustClaim(t, s)
+	if first.ID != queued || second.ID != retry {
+		t.Fatalf("claimed %d and %d", first.ID, second.ID)
+	}
+	if err := s.RetryLater(ctx, retry, "svn: E170013: unreachable", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.PauseRepo(ctx, "other", "test", "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	for status, want := range map[RunStatus]int64{RunRetrying: retry, RunHeld: held, RunRunning: queued} {
+		runs, err := s.ListRuns(ctx, ListOptions{Status: status})
+		if err != nil {
+			t.Fatalf("%s: %v", status, err)
+		}
+		if len(runs) != 1 || runs[0].ID != want || runs[0].Label() != status {
+			t.Errorf("--status %s: %+v, want run %d", status, runs, want)
+		}
+	}
+	if runs, err := s.ListRuns(ctx, ListOptions{Status: RunQueued}); err != nil || len(runs) != 0 {
+		t.Errorf("queued lists the retrying or held run: %+v %v", runs, err)
+	}
+	if _, err := s.ListRuns(ctx, ListOptions{Status: "waiting"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown status: %v", err)
+	}
+}

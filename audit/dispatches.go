@@ -34,7 +34,10 @@ type DispatchFilter struct {
 // pending (to be sent) or suppressed (policy), with purpose and reason. A
 // row that already exists keeps its status when it was sent, failed or
 // dead, or is being sent right now, so a resumed run never posts twice;
-// otherwise the new plan replaces the old one.
+// otherwise the new plan replaces the old one. One exception: a report
+// replaces a failed run's delivery (purpose error) in any state but mid
+// send, as a fresh dispatch with its own attempts, so a run retried
+// after its failure notice went out still delivers its real report.
 func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, purpose DispatchPurpose, status DispatchStatus, reason string) (Dispatch, error) {
 	if channel == "" {
 		return Dispatch{}, fmt.Errorf("plan dispatch: %w: channel is required", ErrInvalid)
@@ -54,8 +57,16 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 	if _, err := tx.ExecContext(ctx, `INSERT INTO dispatches (run_id, channel, status, purpose, last_error, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, channel) DO UPDATE SET status = excluded.status, purpose = excluded.purpose,
-			last_error = excluded.last_error, updated_at = excluded.updated_at
-		WHERE dispatches.status IN ('pending', 'suppressed')
+			last_error = excluded.last_error, updated_at = excluded.updated_at,
+			attempts = CASE WHEN `+supersedes+` THEN 0 ELSE dispatches.attempts END,
+			sent_at = CASE WHEN `+supersedes+` THEN NULL ELSE dispatches.sent_at END,
+			next_attempt_at = CASE WHEN `+supersedes+` THEN NULL ELSE dispatches.next_attempt_at END,
+			first_attempt_at = CASE WHEN `+supersedes+` THEN NULL ELSE dispatches.first_attempt_at END,
+			rendered = CASE WHEN `+supersedes+` THEN '' ELSE dispatches.rendered END,
+			message_id = CASE WHEN `+supersedes+` THEN '' ELSE dispatches.message_id END,
+			parts_delivered = CASE WHEN `+supersedes+` THEN 0 ELSE dispatches.parts_delivered END,
+			unknown_outcomes = CASE WHEN `+supersedes+` THEN 0 ELSE dispatches.unknown_outcomes END
+		WHERE (dispatches.status IN ('pending', 'suppressed') OR `+supersedes+`)
 			AND (dispatches.lease_until IS NULL OR dispatches.lease_until <= excluded.updated_at)`,
 		runID, channel, string(status), string(purpose), reason, now, now); err != nil {
 		if isForeignKeyViolation(err) {
@@ -73,6 +84,11 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 	}
 	return d, nil
 }
+
+// supersedes is true in PlanDispatch's upsert when the new plan is a
+// report and the row a failed run's partial review or notice: the
+// report is a new message (its own dedupe key, thread and parts).
+const supersedes = `(excluded.purpose = 'report' AND dispatches.purpose = 'error')`
 
 // claimable is the condition for taking a pending dispatch at time ?1:
 // not leased, due, and not queued behind an earlier dispatch to the same

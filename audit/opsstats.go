@@ -22,7 +22,8 @@ type QueueStats struct {
 	// queue.
 	OldestQueuedAt time.Time `json:"oldest_queued_at,omitzero"`
 	Running        int       `json:"running"`
-	// FailedRuns are runs that failed for good; DeadDispatches and
+	// FailedRuns are runs that failed for good, dry runs left out (an
+	// operator's try is no failing review); DeadDispatches and
 	// UnknownDispatches are deliveries given up on or left with an
 	// unknown outcome. All three stay until retried or pruned.
 	FailedRuns        int `json:"failed_runs"`
@@ -43,7 +44,7 @@ func (s *Store) QueueStats(ctx context.Context) (QueueStats, error) {
 	err = tx.QueryRowContext(ctx, `SELECT
 			COALESCE(SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN status = 'running' THEN 1 ELSE 0 END), 0),
-			COALESCE(SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN status = 'failed' AND dry_run = 0 THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN status = 'queued' AND repo IN (SELECT repo FROM repo_pauses) THEN 1 ELSE 0 END), 0),
 			MIN(CASE WHEN status = 'queued' AND repo NOT IN (SELECT repo FROM repo_pauses) THEN queued_at END)
 		FROM runs WHERE status IN ('queued', 'running', 'failed')`).Scan(&st.Queued, &st.Running, &st.FailedRuns, &st.Held, &oldest)

@@ -92,7 +92,7 @@ func getRun(ctx context.Context, q querier, runID int64) (*Run, error) {
 
 // ListRuns returns runs newest first, filtered by opts.
 func (s *Store) ListRuns(ctx context.Context, opts ListOptions) ([]RunSummary, error) {
-	if opts.Status != "" && !opts.Status.Valid() {
+	if opts.Status != "" && !opts.Status.Listable() {
 		return nil, fmt.Errorf("list runs: %w: status %q", ErrInvalid, opts.Status)
 	}
 	limit := opts.Limit
@@ -107,7 +107,20 @@ func (s *Store) ListRuns(ctx context.Context, opts ListOptions) ([]RunSummary, e
 		where = append(where, "r.repo = ?")
 		args = append(args, opts.Repo)
 	}
-	if opts.Status != "" {
+	// The labels as RunSummary.Label gives them: held before retrying.
+	const (
+		paused   = `r.repo IN (SELECT repo FROM repo_pauses)`
+		retrying = `(r.attempts > 0 AND r.error <> '')`
+	)
+	switch opts.Status {
+	case "":
+	case RunHeld:
+		where = append(where, "r.status = 'queued' AND "+paused)
+	case RunRetrying:
+		where = append(where, "r.status = 'queued' AND NOT "+paused+" AND "+retrying)
+	case RunQueued:
+		where = append(where, "r.status = 'queued' AND NOT "+paused+" AND NOT "+retrying)
+	default:
 		where = append(where, "r.status = ?")
 		args = append(args, string(opts.Status))
 	}

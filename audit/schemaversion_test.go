@@ -107,3 +107,26 @@ func TestQueueStats(t *testing.T) {
 		t.Fatalf("with a paused repo: stats %+v, want %+v", st, want)
 	}
 }
+
+// A failed dry run (`aicr review --dry-run`) is recorded but counts in no
+// failure: failed_runs, and so the AicrRunsFailing alert, leave it out.
+func TestQueueStatsLeaveOutFailedDryRuns(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	for _, dry := range []bool{true, false} {
+		run, err := s.EnqueueClaimedWith(ctx, svnEvent("main", "5"), time.Now(), ClaimOptions{DryRun: dry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishRun(ctx, run.ID, Outcome{Status: RunFailed, Error: "model server refused the credentials"}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.QueueStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: 0, false: 1}[dry]; st.FailedRuns != want {
+			t.Errorf("after a failed run (dry run %v): failed_runs %d, want %d", dry, st.FailedRuns, want)
+		}
+	}
+}

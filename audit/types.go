@@ -31,6 +31,31 @@ func (s RunStatus) Valid() bool {
 	return false
 }
 
+// The labels `aicr audit list` shows for a queued run that waits for
+// something: its next attempt after a transient failure (Retrying), or
+// its paused repo (RepoPaused). They are never stored; ListOptions.Status
+// takes them so that every label the list shows can be listed alone.
+const (
+	RunRetrying RunStatus = "retrying"
+	RunHeld     RunStatus = "held"
+)
+
+// Listable reports whether s is a status or label ListRuns filters on.
+func (s RunStatus) Listable() bool { return s.Valid() || s == RunRetrying || s == RunHeld }
+
+// Label is the run's status as a person reads it: "retrying" for a queued
+// run waiting for its next attempt, "held" for a queued run of a paused
+// repo, else its status.
+func (r RunSummary) Label() RunStatus {
+	switch {
+	case r.Status == RunQueued && r.RepoPaused:
+		return RunHeld
+	case r.Retrying():
+		return RunRetrying
+	}
+	return r.Status
+}
+
 // Final reports whether s ends a run (a status FinishRun accepts).
 func (s RunStatus) Final() bool {
 	return s == RunSucceeded || s == RunFailed || s == RunSkipped
@@ -133,7 +158,7 @@ type Run struct {
 // Outcome is how a run ended, given to FinishRun.
 type Outcome struct {
 	Status     RunStatus // succeeded, failed or skipped
-	SkipReason string    // for skipped (lgtm, no_problems_suppressed, ...)
+	SkipReason string    // why skipped (no_reviewable_code, ...); lgtm and no_problems_suppressed on a clean succeeded review
 	Error      string    // for failed
 	Problems   []review.Problem
 	Summaries  []review.Summary
@@ -183,7 +208,8 @@ func (d *RunDetail) Result() review.Result {
 	if r.Summaries == nil {
 		r.Summaries = []review.Summary{}
 	}
-	if d.Status == RunSkipped && d.SkipReason != "" {
+	// A clean review keeps the agent's "lgtm" for machine formats.
+	if d.SkipReason != "" && (d.Status == RunSkipped || d.SkipReason == review.SkipReasonLGTM) {
 		r.Skip = &review.Skip{Reason: d.SkipReason}
 	}
 	return r
@@ -191,8 +217,10 @@ func (d *RunDetail) Result() review.Result {
 
 // ListOptions filters ListRuns. Empty strings match everything.
 type ListOptions struct {
-	Limit  int // <= 0 means DefaultListLimit
-	Repo   string
+	Limit int // <= 0 means DefaultListLimit
+	Repo  string
+	// Status is a stored status or a label (RunRetrying, RunHeld); a
+	// queued filter leaves out the runs those labels show.
 	Status RunStatus
 	// Revision is a canonical revision or changelist number.
 	Revision string

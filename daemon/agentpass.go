@@ -40,13 +40,19 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 	log := a.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
 	a.record(ctx, run, out, log)
 	if err != nil {
+		// What the builtin rules found survives the agent's failure: the
+		// pipeline publishes it as a partial review if the run fails for good.
+		var partial review.Result
+		if out.Partial != nil {
+			partial = *out.Partial
+		}
 		if errors.Is(err, sandbox.ErrUnavailable) || errors.Is(err, cli.ErrNotInstalled) || errors.Is(err, cli.ErrMisconfigured) ||
 			errors.Is(err, sandboxed.ErrMemoryLimit) {
 			// Waiting does not install podman or build the image: the run
 			// fails now with the remedy, and never runs the agent natively.
-			return review.Result{}, fmt.Errorf("%w (%w)", err, errPermanent)
+			return partial, fmt.Errorf("%w (%w)", err, errPermanent)
 		}
-		return review.Result{}, err
+		return partial, err
 	}
 	if out.Rejected > 0 {
 		log.Warn("agent tool calls were refused; findings may be missing",

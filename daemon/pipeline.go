@@ -26,7 +26,8 @@ type Fetcher interface {
 }
 
 // Reviewer runs the agent's pass over a fetched run directory and returns
-// the validated result it recorded.
+// the validated result it recorded. With an error, the result holds what
+// survived the failure (the builtin pre-pass findings), if anything.
 type Reviewer interface {
 	Review(ctx context.Context, run *audit.Run, dir rundir.Layout) (review.Result, error)
 }
@@ -38,9 +39,11 @@ type Publisher interface {
 	// Plan stores the validated result and one dispatch row per channel
 	// selected for the change, pending or suppressed under its policy.
 	Plan(ctx context.Context, run *audit.Run, change *vcs.Change, result review.Result) (Planned, error)
-	// PlanFailure plans the short notice of a failed run for the selected
-	// channels whose on_error is notify; failures are logged.
-	PlanFailure(ctx context.Context, run *audit.Run, change *vcs.Change)
+	// PlanFailure plans what a run that failed for good delivers: partial,
+	// the builtin findings that survived, to the selected channels whose
+	// policy publishes them; the short failure notice to the others whose
+	// on_error is notify. Failures are logged.
+	PlanFailure(ctx context.Context, run *audit.Run, change *vcs.Change, partial review.Result)
 	// Release hands the run's planned rows to the dispatcher; foreground
 	// sends each once now (`aicr review`). It reports where each stands.
 	Release(ctx context.Context, runID int64, foreground bool) ([]DispatchNote, error)
@@ -145,20 +148,32 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 			p.metrics.retry("run")
 			return rep, nil
 		}
-		outcome = audit.Outcome{Status: audit.RunFailed, Error: err.Error()}
+		// The builtin findings that survived are recorded with the
+		// failure, so the audit trail shows what the partial review said.
+		outcome = audit.Outcome{Status: audit.RunFailed, Error: err.Error(), Problems: outcome.Problems}
 		rep.Status, rep.Error = audit.RunFailed, err.Error()
-		runsFailed.Add(1)
-		log.Error("review failed for good", "attempts", run.Attempts, "runs_failed_total", runsFailed.Value(), "err", err)
+		// A dry run's failure is the operator's to read, not a failing
+		// review: it counts in no failure metric or alert.
+		if !opts.DryRun {
+			runsFailed.Add(1)
+		}
+		log.Error("review failed for good", "attempts", run.Attempts, "problems", len(outcome.Problems),
+			"runs_failed_total", runsFailed.Value(), "err", err)
+		if !opts.DryRun {
+			// Planned while the run is still running, like a report: the
+			// dispatcher takes no row of an unfinished run, and a crash
+			// before FinishRun redoes the run rather than losing its notice.
+			p.stages.Publish.PlanFailure(ctx, run, rep.Change, rep.Result)
+		}
 	}
 	if err := p.store.FinishRun(context.WithoutCancel(ctx), run.ID, outcome); err != nil {
 		return rep, fmt.Errorf("record run %d: %w", run.ID, err)
 	}
-	p.metrics.runFinished(outcome.Status, outcome.SkipReason)
+	if !opts.DryRun {
+		p.metrics.runFinished(outcome.Status, outcome.SkipReason)
+	}
 	p.metrics.stage("total", time.Since(started))
 	if !opts.DryRun {
-		if outcome.Status == audit.RunFailed {
-			p.stages.Publish.PlanFailure(ctx, run, rep.Change)
-		}
 		// Delivery happens after the run is recorded, outside this worker.
 		notes, err := p.stages.Publish.Release(ctx, run.ID, opts.Foreground)
 		rep.Dispatches = notes
@@ -214,13 +229,21 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	result, err := p.stages.Review.Review(ctx, run, layout)
 	p.metrics.stage("review", time.Since(reviewStart))
 	if err != nil {
-		return audit.Outcome{}, err
+		rep.Result = result
+		return audit.Outcome{Problems: result.Problems}, err
 	}
 	rep.Result = result
 
+	// A clean review is a review that succeeded with no problems, whether
+	// the agent said so with a summary or with skip "lgtm": one outcome,
+	// one status. "skipped" means the change was not reviewed.
 	outcome := audit.Outcome{Status: audit.RunSucceeded, Problems: result.Problems, Summaries: result.Summaries}
+	reviewed := result.Skip == nil || result.Skip.Reason == review.SkipReasonLGTM
 	if result.Skip != nil {
-		outcome.Status, outcome.SkipReason = audit.RunSkipped, result.Skip.Reason
+		outcome.SkipReason = result.Skip.Reason
+		if !reviewed {
+			outcome.Status = audit.RunSkipped
+		}
 	}
 	if !opts.DryRun {
 		planned, planErr := p.stages.Publish.Plan(ctx, run, change, result)
@@ -228,9 +251,9 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 			outcome.Error = planErr.Error()
 		}
 		// Every selected channel suppressed the report: nobody hears of
-		// this run, and the audit trail says why.
-		if planned.Selected > 0 && planned.Publishing == 0 && planErr == nil && result.Skip == nil {
-			outcome.Status, outcome.SkipReason = audit.RunSkipped, im.ReasonNoProblemsSuppressed
+		// this review, and the audit trail says why; it still succeeded.
+		if planned.Selected > 0 && planned.Publishing == 0 && planErr == nil && reviewed {
+			outcome.SkipReason = im.ReasonNoProblemsSuppressed
 		}
 	}
 	rep.Status, rep.SkipReason, rep.Error = outcome.Status, outcome.SkipReason, outcome.Error

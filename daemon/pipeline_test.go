@@ -100,10 +100,10 @@ func (f *pipelineFixture) claim(t *testing.T, rev string) *audit.Run {
 }
 
 // When every selected channel's policy suppresses the report, the run is
-// recorded as skipped with no_problems_suppressed, so the audit trail says
-// why nobody heard of it. (Since deliveries moved out of the worker, the
-// pipeline looked for this in dispatch notes that were not filled yet,
-// and such runs were recorded as succeeded.)
+// recorded with reason no_problems_suppressed, so the audit trail says
+// why nobody heard of it; the review itself succeeded, as a clean review
+// does. (Since deliveries moved out of the worker, the pipeline looked for
+// this in dispatch notes that were not filled yet.)
 func TestPipelineAllChannelsSuppressedSkipsTheRun(t *testing.T) {
 	f := newPipelineFixture(t)
 	pipe := NewPipeline(f.cfg, f.deps(), Stages{Fetch: fakeFetch{}, Review: fakeReview{review.Result{Problems: []review.Problem{}}},
@@ -117,8 +117,8 @@ func TestPipelineAllChannelsSuppressedSkipsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != audit.RunSkipped || got.SkipReason != im.ReasonNoProblemsSuppressed {
-		t.Errorf("run recorded as %s %q, want skipped %q", got.Status, got.SkipReason, im.ReasonNoProblemsSuppressed)
+	if got.Status != audit.RunSucceeded || got.SkipReason != im.ReasonNoProblemsSuppressed {
+		t.Errorf("run recorded as %s %q, want succeeded %q", got.Status, got.SkipReason, im.ReasonNoProblemsSuppressed)
 	}
 	if len(rep.Dispatches) != 1 || rep.Dispatches[0].Status != audit.DispatchSuppressed {
 		t.Errorf("dispatches = %+v, want one suppressed", rep.Dispatches)
@@ -192,5 +192,41 @@ func TestPipelineRecordsTheFetchedAuthor(t *testing.T) {
 	}
 	if len(runs) != 1 || runs[0].User != "alice" {
 		t.Errorf("ListRuns = %+v, want one run by alice", runs)
+	}
+}
+
+// A clean review is one outcome whatever the agent said it with: a
+// summary, or skip "lgtm". Both are succeeded with no problems (lgtm kept
+// as the reason, for machine formats); only a change that was not
+// reviewed is skipped.
+func TestPipelineCleanReviewHasOneStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		result review.Result
+		status audit.RunStatus
+		reason string
+	}{
+		{"summary", review.Result{Problems: []review.Problem{}, Summaries: []review.Summary{{Title: "All good", Markdown: "Nothing to report."}}}, audit.RunSucceeded, ""},
+		{"lgtm", review.Result{Problems: []review.Problem{}, Skip: &review.Skip{Reason: review.SkipReasonLGTM}}, audit.RunSucceeded, review.SkipReasonLGTM},
+		{"not reviewed", review.Result{Problems: []review.Problem{}, Skip: &review.Skip{Reason: review.SkipReasonNoReviewableCode}}, audit.RunSkipped, review.SkipReasonNoReviewableCode},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newPipelineFixture(t)
+			pipe := NewPipeline(f.cfg, f.deps(), Stages{Fetch: fakeFetch{}, Review: fakeReview{tc.result}})
+			run := f.claim(t, "7")
+			if _, err := pipe.Process(context.Background(), run, ProcessOptions{DryRun: true}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.store.GetRun(context.Background(), run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != tc.status || got.SkipReason != tc.reason || got.ProblemCount != 0 {
+				t.Errorf("recorded as %s %q (%d problems), want %s %q", got.Status, got.SkipReason, got.ProblemCount, tc.status, tc.reason)
+			}
+			if r := got.Result(); (tc.reason == "") != (r.Skip == nil) {
+				t.Errorf("the stored result's skip: %+v", r.Skip)
+			}
+		})
 	}
 }

@@ -52,7 +52,14 @@ func (rs *Resolver) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Cha
 		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)
 	}
 	if disp.Purpose == audit.PurposeError {
-		msg.Result = errorReport(run.Error)
+		// A failed run: its builtin findings under the channel's policy
+		// (a partial review), or none (the failure notice). Either way
+		// the words are BuildReport's; the reviewer is not named, since
+		// it did not finish.
+		msg.Reviewer = im.Reviewer{}
+		msg.Failure = failureReason(run.Error)
+		filtered, _, _ := rs.cfg.PolicyFor(repo, disp.Channel).Apply(review.Result{Problems: run.Problems})
+		msg.Result = review.Result{Problems: filtered.Problems, Summaries: []review.Summary{}}
 		return ch, msg, nil
 	}
 	res := review.Result{Problems: run.Problems, Summaries: run.Summaries}
@@ -92,8 +99,9 @@ func expandChangeURL(tmpl string, c *vcs.Change) string {
 // the whole error.
 const maxErrorReport = 300
 
-// errorReport is what on_error = "notify" channels get for a failed run.
-func errorReport(errText string) review.Result {
+// failureReason is the first line of a failed run's error, capped, for
+// its notice.
+func failureReason(errText string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(errText), "\n")
 	if len(line) > maxErrorReport {
 		line = strings.ToValidUTF8(line[:maxErrorReport], "") + "…"
@@ -101,10 +109,7 @@ func errorReport(errText string) review.Result {
 	if line == "" {
 		line = "unknown error"
 	}
-	return review.Result{Problems: []review.Problem{}, Summaries: []review.Summary{{
-		Title:    "Review failed",
-		Markdown: "The review could not be completed: " + line + "\n\nSee `aicr audit show` for details.",
-	}}}
+	return line
 }
 
 // changedPaths lists the paths of a change, for routes.
@@ -167,20 +172,27 @@ func (p *publisher) Plan(ctx context.Context, run *audit.Run, change *vcs.Change
 	return planned, errors.Join(errs...)
 }
 
-// PlanFailure plans the short error report of a failed run for every
-// selected channel whose on_error is notify; Release sends it.
-func (p *publisher) PlanFailure(ctx context.Context, run *audit.Run, change *vcs.Change) {
+// PlanFailure plans what a run that failed for good delivers, under each
+// selected channel's normal policy: the builtin findings that survived
+// (partial) where the policy publishes them, else the short failure notice
+// where on_error is notify. Both are PurposeError rows, which a report
+// planned by a later successful retry replaces (PlanDispatch).
+func (p *publisher) PlanFailure(ctx context.Context, run *audit.Run, change *vcs.Change, partial review.Result) {
 	repo, ok := p.cfg.Repo(run.Repo)
 	if !ok {
 		return
 	}
 	for _, name := range p.cfg.channelsForRun(repo, run, change) {
 		ch, ok := p.cfg.Channel(name)
-		if !ok || ch.OnError != im.OnErrorNotify {
+		if !ok {
+			continue
+		}
+		filtered, _, _ := p.cfg.PolicyFor(repo, name).Apply(review.Result{Problems: partial.Problems})
+		if len(filtered.Problems) == 0 && ch.OnError != im.OnErrorNotify {
 			continue
 		}
 		if _, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeError, audit.DispatchPending, ""); err != nil {
-			p.log.Error("plan error report", "run_id", run.ID, "channel", name, "err", err)
+			p.log.Error("plan failure report", "run_id", run.ID, "channel", name, "err", err)
 		}
 	}
 }

@@ -337,6 +337,11 @@ func (d *Dispatcher) attempt(ctx, sendCtx context.Context, c *Claim) (Dispatch, 
 		return d.store.FinishAttempt(record, c, r)
 	}
 	msg.DedupeKey = DedupeKey(disp.RunID, disp.Channel)
+	if disp.Purpose == PurposeError {
+		// A failed run's notice and the report a retry later sends are two
+		// messages: a receiver that dedupes must not drop the report.
+		msg.DedupeKey += "-failure"
+	}
 	msg.PriorMessageID = disp.MessageID
 	msg.MaybeDelivered = c.Interrupted || c.Attempt > 1
 	msg.PartsDelivered = disp.PartsDelivered

@@ -55,7 +55,7 @@ type Purpose string
 
 const (
 	PurposeReport Purpose = "report" // the review's findings
-	PurposeError  Purpose = "error"  // a short notice that the run failed (on_error = "notify")
+	PurposeError  Purpose = "error"  // a failed run's builtin findings (a partial review) or its notice (on_error = "notify")
 )
 
 // Outcomes of one attempt, as recorded in the attempt log.

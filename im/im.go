@@ -49,6 +49,10 @@ type Message struct {
 	// Reviewer names the agent (and model) that reviewed the change, for
 	// the report's footer; zero when unknown.
 	Reviewer Reviewer
+	// Failure is set when the run failed for good: the first line of its
+	// error. Result then holds only what the builtin rules found before
+	// the failure (a partial review), or nothing (the failure notice).
+	Failure string
 }
 
 // Reviewer is who reviewed a change: the agent kind and, for model-backed

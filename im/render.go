@@ -227,7 +227,7 @@ func PlainText(r Report) string {
 		}
 	}
 
-	tail := []string{r.SkipNote(), r.LeftOutLine(), r.Footer}
+	tail := []string{r.Notice, r.SkipNote(), r.LeftOutLine(), r.Footer}
 	if slices.ContainsFunc(tail, func(s string) bool { return s != "" }) {
 		b.WriteString("\n")
 		for _, line := range tail {

@@ -2,6 +2,7 @@ package im
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aicr-dev/aicr/redact"
@@ -20,6 +21,7 @@ const (
 	TextLeftOut     = "Left out of the review"
 	TextAuthor      = "Author"
 	TextReviewedBy  = "Reviewed by"
+	TextFailed      = "Review failed."
 )
 
 // Words are the labels a dialect shows around the report's content. A
@@ -86,8 +88,17 @@ type Report struct {
 	// Author are the author's chat identities, for mentions; may be nil.
 	Author *Identity
 	// Footer names the reviewer: "Reviewed by llm (gpt-4o)"; "" when the
-	// message did not say. Every dialect prints it last.
+	// message did not say or the review failed. Every dialect prints it
+	// last.
 	Footer string
+	// Notice says, for a run that failed, what failed, how much of the
+	// review there is, and the commands to inspect and retry the run; ""
+	// for a review that ran whole. Every dialect prints it before the
+	// skip note.
+	Notice string
+	// Failure is the failed run's reason as the message carried it
+	// (sanitized), for machine formats; "" when the review ran whole.
+	Failure string
 }
 
 // ChangeInfo is the reviewed change's metadata as a report carries it.
@@ -124,7 +135,12 @@ func BuildReport(msg Message) Report {
 	if res.Skip != nil {
 		r.Skip = SkipSentence(res.Skip.Reason)
 	}
-	if agent := oneLine(msg.Reviewer.Agent); agent != "" {
+	// The reason quotes a server's answer, which may echo a credential.
+	if r.Failure = redact.Text(oneLine(msg.Failure)); r.Failure != "" {
+		r.Notice = failureNotice(r.Failure, r.RunID, len(r.Problems) > 0)
+	}
+	// A failed run was not reviewed by the agent the footer would name.
+	if agent := oneLine(msg.Reviewer.Agent); agent != "" && r.Failure == "" {
 		r.Footer = r.Words.ReviewedBy + " " + agent
 		if model := oneLine(msg.Reviewer.Model); model != "" {
 			r.Footer += " (" + model + ")"
@@ -134,12 +150,30 @@ func BuildReport(msg Message) Report {
 	case len(r.Problems) > 0:
 		r.Counts = CountsText(r.Problems)
 		r.Verdict = r.Words.Problems + ": " + r.Counts
+	case r.Failure != "":
+		r.Verdict = TextFailed
 	case r.Skip != "":
 		r.Verdict = r.Skip
 	default:
 		r.Verdict = TextNoProblems
 	}
 	return r
+}
+
+// failureNotice is the sentence a failed run's report carries: the
+// builtin findings of a partial review come with what failed; a bare
+// notice says the review could not be done. Both name the run's commands,
+// so whoever reads it can see the whole error and retry once it is fixed.
+func failureNotice(reason string, runID int64, partial bool) string {
+	s := "The review could not be completed: " + reason + "."
+	if partial {
+		s = "Partial review: the model review failed (" + reason + "), so only the builtin rules ran."
+	}
+	if runID > 0 {
+		id := strconv.FormatInt(runID, 10)
+		s += " Inspect it with `aicr audit show " + id + "`; once the cause is fixed, `aicr run retry " + id + "` sends the full review."
+	}
+	return s
 }
 
 // SkipNote is the skip sentence when the verdict does not already say it

@@ -226,7 +226,11 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	case res.OOMKilled:
 		return stats, fmt.Errorf("%w: agent pass %d was killed by the sandbox's memory limit; raise [sandbox.podman] memory", ErrMemoryLimit, p.Number)
 	case res.ExitCode != 0:
-		return stats, fmt.Errorf("agent pass %d exited %d in the sandbox: %s", p.Number, res.ExitCode, stderrTail(spec.StderrPath))
+		err := fmt.Errorf("agent pass %d exited %d in the sandbox: %s", p.Number, res.ExitCode, stderrTail(spec.StderrPath))
+		if sentinel := sentinelOf(ps.ErrorClass); sentinel != nil {
+			err = fmt.Errorf("%w (%w)", err, sentinel)
+		}
+		return stats, err
 	}
 	return stats, nil
 }

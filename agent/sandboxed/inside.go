@@ -47,7 +47,7 @@ func RunPass(ctx context.Context, o InsideOptions) error {
 		return err
 	}
 	stats, err := a.Review(ctx, run, pf.Pass)
-	if werr := writeJSON(filepath.Join(run.AgentDir(), StatsFileName), PassStats{Stats: stats, Text: stats.Text}); werr != nil && err == nil {
+	if werr := writeJSON(filepath.Join(run.AgentDir(), StatsFileName), PassStats{Stats: stats, Text: stats.Text, ErrorClass: classOf(err)}); werr != nil && err == nil {
 		err = fmt.Errorf("write %s: %w", StatsFileName, werr)
 	}
 	return err

@@ -8,11 +8,13 @@ package sandboxed
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/aicr-dev/aicr/agent"
+	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/pass"
 )
 
@@ -66,6 +68,42 @@ type PassFile struct {
 type PassStats struct {
 	pass.Stats
 	Text string `json:"text"`
+	// ErrorClass names the model error the pass failed with (errorClasses),
+	// so the host's error wraps the same sentinel and the pipeline fails a
+	// refused key at once instead of retrying it for retry_for.
+	ErrorClass string `json:"error_class,omitempty"`
+}
+
+// errorClasses are the model errors a pass's class can name; the order
+// is the one errors.Is is tried in.
+var errorClasses = []struct {
+	name string
+	err  error
+}{
+	{"context_overflow", llm.ErrContextOverflow},
+	{"auth", llm.ErrAuth},
+	{"bad_request", llm.ErrBadRequest},
+	{"transient", llm.ErrTransient},
+}
+
+// classOf is the class of a pass's error, "" for none of errorClasses.
+func classOf(err error) string {
+	for _, c := range errorClasses {
+		if errors.Is(err, c.err) {
+			return c.name
+		}
+	}
+	return ""
+}
+
+// sentinelOf is the error a class names; nil for an unknown one.
+func sentinelOf(class string) error {
+	for _, c := range errorClasses {
+		if c.name == class {
+			return c.err
+		}
+	}
+	return nil
 }
 
 func writeJSON(path string, v any) error {

@@ -49,8 +49,8 @@ func newCmdAuditList(f *Factory, runF func(context.Context, *AuditListOptions) e
 			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			if opts.Status != "" && !audit.RunStatus(opts.Status).Valid() {
-				return usageErrorf("--status must be queued, running, succeeded, failed or skipped, got %q", opts.Status)
+			if opts.Status != "" && !audit.RunStatus(opts.Status).Listable() {
+				return usageErrorf("--status must be one the list shows: %s; got %q", listStatuses, opts.Status)
 			}
 			if opts.Revision != "" {
 				rev, err := triggers.CanonicalRevision(opts.Revision)
@@ -69,10 +69,13 @@ func newCmdAuditList(f *Factory, runF func(context.Context, *AuditListOptions) e
 	cmd.Flags().IntVar(&opts.Limit, "limit", 20, "show at most N runs")
 	addFormatFlag(cmd, &opts.Format)
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "only runs of this repo")
-	cmd.Flags().StringVar(&opts.Status, "status", "", "only runs with this status (queued, running, succeeded, failed, skipped)")
+	cmd.Flags().StringVar(&opts.Status, "status", "", "only runs with this status as the list shows it ("+listStatuses+")")
 	cmd.Flags().StringVar(&opts.Revision, "rev", "", "only runs of this revision or changelist number (every run of it: manual re-reviews too)")
 	return cmd
 }
+
+// listStatuses are the statuses `audit list` shows, each a --status value.
+const listStatuses = "queued, retrying, held, running, succeeded, failed, skipped"
 
 func auditListRun(ctx context.Context, opts *AuditListOptions) error {
 	store, err := opts.Factory.ReadOnlyStore(ctx)
@@ -97,13 +100,12 @@ func auditListRun(ctx context.Context, opts *AuditListOptions) error {
 			if reason == "" {
 				reason = oneLine(r.Error)
 			}
-			status := string(r.Status)
-			if r.Retrying() {
-				status = "retrying"
+			status := r.Label()
+			switch status {
+			case audit.RunRetrying:
 				reason = fmt.Sprintf("attempt %d, next %s: %s", r.Attempts, r.NotBefore.Local().Format(time.DateTime), reason)
-			}
-			if r.Status == audit.RunQueued && r.RepoPaused {
-				status, reason = "held", "repo paused (aicr repo resume "+r.Repo+")"
+			case audit.RunHeld:
+				reason = "repo paused (aicr repo resume " + r.Repo + ")"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Repo, r.Revision, dash(oneLine(r.User)), status, r.ProblemCount, r.Source, r.QueuedAt.Local().Format(time.DateTime), duration(r.StartedAt, r.FinishedAt), dash(reason))
 		}

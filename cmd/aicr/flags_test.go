@@ -22,7 +22,10 @@ func TestAuditFlags(t *testing.T) {
 		{name: "bad format", args: []string{"--format", "yaml"}, code: exitUsage, errSays: "--format must be text or json"},
 		{name: "argument", args: []string{"7"}, code: exitUsage, errSays: "unknown command"},
 		{name: "unknown flag", args: []string{"--bogus"}, code: exitUsage, errSays: "unknown flag: --bogus"},
-		{name: "bad status", args: []string{"--status", "done"}, code: exitUsage, errSays: "--status must be queued"},
+		{name: "bad status", args: []string{"--status", "done"}, code: exitUsage, errSays: "--status must be one the list shows: queued, retrying, held, running"},
+		// Every status the list shows can be asked for.
+		{name: "retrying", args: []string{"--status", "retrying"}, want: AuditListOptions{Limit: 20, Status: "retrying", Format: "text"}},
+		{name: "held", args: []string{"--status", "held"}, want: AuditListOptions{Limit: 20, Status: "held", Format: "text"}},
 		{name: "bad limit", args: []string{"--limit", "many"}, code: exitUsage, errSays: "--limit"},
 	})
 	checkFlags(t, newCmdAuditShow, []flagCase[AuditShowOptions]{

@@ -65,7 +65,9 @@ type Record struct {
 	Problems  []review.Problem `json:"problems"`
 	Summaries []review.Summary `json:"summaries"`
 	Skip      *review.Skip     `json:"skip"`
-	SentAt    time.Time        `json:"sent_at"`
+	// Failure: see webhook.Payload.Failure.
+	Failure string    `json:"failure,omitempty"`
+	SentAt  time.Time `json:"sent_at"`
 }
 
 // Channel appends Records to a file.
@@ -174,16 +176,18 @@ func (c *Channel) appendLine(line []byte) error {
 
 func (c *Channel) encode(msg im.Message) ([]byte, error) {
 	res := im.SanitizeResult(msg.Result)
+	rep := im.BuildReport(msg)
 	rec := Record{
 		Channel:   c.name,
 		Kind:      KindName,
 		RunID:     msg.RunID,
 		DedupeKey: msg.DedupeKey,
 		ChangeURL: msg.ChangeURL,
-		Text:      im.RenderText(msg),
+		Text:      im.PlainText(rep),
 		Problems:  res.Problems,
 		Summaries: res.Summaries,
 		Skip:      res.Skip,
+		Failure:   rep.Failure,
 		SentAt:    c.now().UTC(),
 	}
 	if ch := msg.Change; ch != nil {

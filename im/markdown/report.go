@@ -36,6 +36,9 @@ func Blocks(rep im.Report, d Dialect) []im.Block {
 		blocks = append(blocks, im.Block{Text: b.String()})
 	}
 	var tail []string
+	if rep.Notice != "" {
+		tail = append(tail, Escape(rep.Notice, d))
+	}
 	if note := rep.SkipNote(); note != "" {
 		tail = append(tail, Escape(note, d))
 	}

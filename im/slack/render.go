@@ -78,6 +78,9 @@ func RenderSummary(rep im.Report, mention string, inlineProblems bool) Post {
 		section(strings.Join(meta, "\n")),
 	}
 	var tail []slack.Block
+	if rep.Notice != "" {
+		tail = append(tail, section(Escape(rep.Notice)))
+	}
 	if note := rep.SkipNote(); note != "" {
 		tail = append(tail, section(Escape(note)))
 	}

@@ -96,8 +96,11 @@ type Payload struct {
 	Problems       []review.Problem `json:"problems"`
 	Summaries      []review.Summary `json:"summaries"`
 	Skip           *review.Skip     `json:"skip"`
-	Text           string           `json:"text"`
-	SentAt         time.Time        `json:"sent_at"`
+	// Failure is the reason of a run that failed for good ("" for a
+	// review): problems are then only the builtin rules' (a partial review).
+	Failure string    `json:"failure,omitempty"`
+	Text    string    `json:"text"`
+	SentAt  time.Time `json:"sent_at"`
 }
 
 // Change is the reviewed change's metadata in a Payload.
@@ -162,6 +165,7 @@ func NewPayload(rep im.Report, channel, dedupeKey string, sentAt time.Time) Payl
 		Problems:  rep.Problems,
 		Summaries: rep.Summaries,
 		Skip:      rep.SkipReason,
+		Failure:   rep.Failure,
 		Text:      im.PlainText(rep),
 		SentAt:    sentAt.UTC(),
 	}
