@@ -219,8 +219,24 @@ func CheckConfig(path string) ConfigCheckOutput {
 	} else {
 		res.Repos, res.Channels, res.DataDir = len(cfg.Repos), len(cfg.Channels), cfg.Daemon.DataDir
 		warnings, err := daemon.Preflight(cfg)
-		res.Warnings = append(res.Warnings, warnings...)
-		for _, e := range splitJoined(err) {
+		// An agent key that cannot be read lets the daemon start but fails
+		// every review: for the admin checking the file, it is an error.
+		keyErr := daemon.AgentKeyError(cfg)
+		for _, w := range warnings {
+			if keyErr == nil || w != keyErr.Error() {
+				res.Warnings = append(res.Warnings, w)
+			}
+		}
+		errs := splitJoined(err)
+		if keyErr != nil {
+			errs = append(errs, fmt.Errorf("%w (every review fails until it can be read)", keyErr))
+		}
+		for _, e := range errs {
+			var located *daemon.ConfigError
+			if errors.As(e, &located) {
+				res.Errors = append(res.Errors, e.Error())
+				continue
+			}
 			res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", path, e))
 		}
 	}

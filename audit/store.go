@@ -135,17 +135,20 @@ func (s *Store) Self() Lease { return s.self }
 // plain wait under busy_timeout. Read-only transactions use a plain BEGIN
 // and, thanks to WAL, never wait for the writer.
 func Open(ctx context.Context, path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	// SQLite would create the file under the umask (usually 0644) and
 	// gives -wal and -shm the database's mode: the audit trail holds code
 	// excerpts and must not be world-readable.
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640); err == nil {
+	// 0600: the hook's account shares a group with the daemon (for the
+	// config and the spool), and must not read the audit trail.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
 		f.Close()
 	} else if !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("create database %s: %w", path, err)
 	}
+	privateFiles(path, path+"-wal", path+"-shm")
 	q := url.Values{}
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	q.Set("_journal_mode", "WAL")
@@ -412,4 +415,14 @@ func (s *Store) SetClock(now func() time.Time) {
 		now = time.Now
 	}
 	s.now = now
+}
+
+// privateFiles takes group and other access off the database files this
+// process owns (an older aicr made them 0640); others are left alone.
+func privateFiles(paths ...string) {
+	for _, p := range paths {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o077 != 0 && ownedByMe(st) {
+			_ = os.Chmod(p, st.Mode().Perm()&^0o077)
+		}
+	}
 }

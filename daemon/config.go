@@ -62,6 +62,9 @@ type Config struct {
 	// deprecations are warnings about keys still accepted under an old
 	// name; Preflight reports them.
 	deprecations []string
+	// file and keys locate Preflight's problems as file:line.
+	file string
+	keys keyIndex
 
 	// Store is the database of the queue and the audit trail (store.go).
 	Store StoreConfig `toml:"store"`
@@ -182,7 +185,7 @@ func LoadConfig(path string) (*Config, error) {
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w (create one from configs/aicr.example.toml)", path, ErrConfigNotFound)
+			return nil, fmt.Errorf("%s: %w (create one from %s, or configs/aicr.example.toml in a checkout)", path, ErrConfigNotFound, ExampleConfigPath)
 		}
 		if errors.Is(err, os.ErrPermission) {
 			// The README installs it root:aicr 0640: readable by the
@@ -214,6 +217,7 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	cfg.Path = abs
 	cfg.Digest = ConfigDigest(data)
 	keys := indexKeys(data)
+	cfg.file, cfg.keys = name, keys
 	var errs []error
 	fail := func(key, format string, args ...any) {
 		errs = append(errs, &ConfigError{File: name, Line: keys.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
@@ -267,15 +271,32 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 		}
 		cfg.Channels = append(cfg.Channels, ch)
 	}
+	// Undecoded names a key of an array of tables once per table that
+	// has it, and keys.lines has every line already: one error per line.
+	var known map[string]bool
+	reported := map[string]bool{}
 	for _, k := range md.Undecoded() {
 		ks := k.String()
+		if reported[ks] {
+			continue
+		}
+		reported[ks] = true
+		if known == nil {
+			known = knownKeys()
+		}
+		msg := "unknown key"
+		if s := closestKey(ks, known); s != "" {
+			msg += fmt.Sprintf(" (did you mean `%s`?)", s)
+		} else {
+			msg += " (check the spelling against " + ExampleConfigPath + ", configs/aicr.example.toml in a checkout)"
+		}
 		lines := keys.lines[ks]
 		if len(lines) == 0 {
-			fail(ks, "unknown key")
+			fail(ks, "%s", msg)
 			continue
 		}
 		for _, l := range lines {
-			errs = append(errs, &ConfigError{File: name, Line: l, Key: ks, Msg: "unknown key (check the spelling against configs/aicr.example.toml)"})
+			errs = append(errs, &ConfigError{File: name, Line: l, Key: ks, Msg: msg})
 		}
 	}
 	if !md.IsDefined("daemon", "workers") {
@@ -425,6 +446,16 @@ func (c *Config) RepoForPath(dir string) (*RepoConfig, bool) {
 		}
 	}
 	return nil, false
+}
+
+// located gives err the file:line of key ("daemon.secret_file"), for
+// the problems found after loading (Preflight); a config that was not
+// parsed from a file returns err as it is.
+func (c *Config) located(key string, err error) error {
+	if err == nil || c.file == "" {
+		return err
+	}
+	return &ConfigError{File: c.file, Line: c.keys.line(key), Msg: err.Error()}
 }
 
 // DaemonSecret resolves the trigger-signing secret for the intake.

@@ -19,7 +19,7 @@ func TestLoadConfigAgentLLMErrors(t *testing.T) {
 	}
 	want := []string{
 		"testdata/config/bad_agent_llm.toml:22: agent.llm.base_url: must not carry credentials; put the key in api_key_env or api_key_file",
-		"testdata/config/bad_agent_llm.toml:25: agent.llm.max_turn: unknown key (check the spelling against configs/aicr.example.toml)",
+		"testdata/config/bad_agent_llm.toml:25: agent.llm.max_turn: unknown key (did you mean `max_turns`?)",
 	}
 	got := strings.Split(err.Error(), "\n")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") && !(len(got) == 2 && got[0] == want[1] && got[1] == want[0]) {

@@ -25,7 +25,11 @@ func Preflight(cfg *Config) (warnings []string, err error) {
 		errs = append(errs, fmt.Errorf("[daemon] listen: %w", err))
 	}
 	if _, err := cfg.DaemonSecret(); err != nil {
-		errs = append(errs, err)
+		key := "daemon.secret_file"
+		if cfg.Daemon.SecretEnv != "" {
+			key = "daemon.secret_env"
+		}
+		errs = append(errs, cfg.located(key, err))
 	}
 	checked := map[string]bool{}
 	for _, f := range []struct{ key, path string }{
@@ -71,7 +75,7 @@ func checkLLMFiles(cfg *Config) []string {
 	}
 	var out []string
 	l := cfg.Agent.LLM
-	if _, err := l.ReadAPIKey(); err != nil {
+	if err := AgentKeyError(cfg); err != nil {
 		out = append(out, err.Error())
 	}
 	if w := worldReadable("agent.llm.api_key_file", l.APIKeyFile); w != "" {
@@ -81,6 +85,24 @@ func checkLLMFiles(cfg *Config) []string {
 		out = append(out, err.Error())
 	}
 	return out
+}
+
+// AgentKeyError is why the llm agent's key cannot be read, located at its
+// key in the file; nil when it can (or another agent runs). The daemon
+// starts without it (fixing the file is enough), but every review fails
+// until then, so config check calls it an error.
+func AgentKeyError(cfg *Config) error {
+	if cfg.Agent.Kind != agent.KindLLM {
+		return nil
+	}
+	if _, err := cfg.Agent.LLM.ReadAPIKey(); err != nil {
+		key := "agent.llm.api_key_file"
+		if cfg.Agent.LLM.APIKeyEnv != "" {
+			key = "agent.llm.api_key_env"
+		}
+		return cfg.located(key, err)
+	}
+	return nil
 }
 
 // checkListen accepts host:port with a numeric port in 0-65535 and a host

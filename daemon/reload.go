@@ -68,6 +68,8 @@ type lifecycle struct {
 	watch   *dbWatch
 	metrics *Metrics
 	replay  *triggers.ReplayGuard
+	// adminSecret signs operator requests (reload); see AdminSecretName.
+	adminSecret []byte
 	// procCtx is what reviews run under: it outlives a retired
 	// generation and ends only when a draining stop runs out of grace.
 	procCtx context.Context
@@ -296,9 +298,10 @@ func (lc *lifecycle) running() (cfg *Config, digest, lastErr string) {
 	return lc.current.cfg, lc.current.digest, lc.lastErr
 }
 
-// postReload is POST /v1/reload: signed with the trigger secret like an
-// event (same headers, same replay window), so whoever may post events may
-// ask for the config file to be re-read, and nobody else.
+// postReload is POST /v1/reload: signed like an event (same headers, same
+// replay window), but with the operator's secret (AdminSecretName), not
+// the trigger secret: the hook's account holds that one, and re-reading
+// the config (new channels, agent, repos) is the operator's call.
 func (lc *lifecycle) postReload(w http.ResponseWriter, r *http.Request) {
 	now := lc.opts.Now()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<10))
@@ -306,14 +309,22 @@ func (lc *lifecycle) postReload(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, triggers.ErrorBody{Error: "reload body over 4 KiB", Code: "body_too_large"})
 		return
 	}
-	cfg, _, _ := lc.running()
-	secret, err := cfg.DaemonSecret()
-	if err == nil {
-		err = triggers.Verify(secret, r.Header.Get(triggers.HeaderTimestamp), r.Header.Get(triggers.HeaderSignature), body, now)
+	ts, sigHdr := r.Header.Get(triggers.HeaderTimestamp), r.Header.Get(triggers.HeaderSignature)
+	err = errors.New("no operator secret")
+	if len(lc.adminSecret) > 0 {
+		err = triggers.Verify(lc.adminSecret, ts, sigHdr, body, now)
 	}
 	if err != nil {
+		cfg, _, _ := lc.running()
+		if secret, serr := cfg.DaemonSecret(); serr == nil && triggers.Verify(secret, ts, sigHdr, body, now) == nil {
+			lc.opts.Logger.Warn("reload request signed with the trigger secret refused: reload needs the operator's secret", "remote", r.RemoteAddr)
+			writeJSON(w, http.StatusForbidden, triggers.ErrorBody{Code: "not_operator",
+				Error: "reload refused: the trigger secret (the hook's) cannot reload the daemon; aicr reload signs with the operator's secret " +
+					AdminSecretPath(cfg.Daemon.DataDir) + ", so run it as root or the daemon's user, or send SIGHUP"})
+			return
+		}
 		lc.opts.Logger.Warn("unauthenticated reload request", "remote", r.RemoteAddr, "err", err)
-		writeJSON(w, http.StatusUnauthorized, triggers.ErrorBody{Error: "reload refused: the request is not signed with the daemon's secret", Code: "bad_signature"})
+		writeJSON(w, http.StatusUnauthorized, triggers.ErrorBody{Error: "reload refused: the request is not signed with the daemon's operator secret", Code: "bad_signature"})
 		return
 	}
 	sig := r.Header.Get(triggers.HeaderSignature)

@@ -199,7 +199,14 @@ func (r *retention) pruneSpools() int {
 	now := r.now()
 	removed := 0
 	for _, dir := range r.spoolDirs {
-		removed += r.removeOlder(filepath.Join(dir, triggers.RejectedDir), now.Add(-r.cfg.SpoolLeftovers), func(string) bool { return true })
+		// The hook's account owns the spool: the spool removes what is in
+		// a real rejected/ without following links, and refuses one that
+		// is a link (to data_dir, say).
+		n, err := triggers.Spool{Dir: dir}.PruneRejected(now.Add(-r.cfg.SpoolLeftovers))
+		if err != nil {
+			r.log.Warn("remove spool leftovers", "dir", dir, "err", err)
+		}
+		removed += n
 		removed += r.removeOlder(dir, now.Add(-min(r.cfg.SpoolLeftovers, tempLeftoverAge)), func(name string) bool {
 			return strings.HasPrefix(name, ".tmp-")
 		})

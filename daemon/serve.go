@@ -37,6 +37,10 @@ func Serve(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer unlock()
+	adminSecret, err := ensureAdminSecret(cfg.Daemon.DataDir)
+	if err != nil {
+		return err
+	}
 	// Listen before anything starts in the background: a port that is
 	// taken must end the process at once with the reason, not leave it
 	// alive holding the data_dir lock.
@@ -104,7 +108,7 @@ func Serve(ctx context.Context, opts Options) error {
 	jobsCtx, stopAll := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAll()
 	lc := &lifecycle{opts: opts, store: store, watch: watch, metrics: metrics, replay: triggers.NewReplayGuard(),
-		procCtx: procCtx, jobsCtx: jobsCtx}
+		procCtx: procCtx, jobsCtx: jobsCtx, adminSecret: adminSecret}
 	if _, err := lc.start(cfg, digest, secret, parts); err != nil {
 		return err
 	}

@@ -25,6 +25,10 @@ type spoolDrainer struct {
 	metrics *Metrics
 }
 
+// afterSpoolList, when set (by tests), runs between listing a spool and
+// reading its files: where the hook's account can swap a file for a link.
+var afterSpoolList func(dir string, names []string)
+
 func (d *spoolDrainer) dirs() []string {
 	seen := map[string]bool{}
 	var out []string
@@ -64,6 +68,9 @@ func (d *spoolDrainer) drain(ctx context.Context, sp triggers.Spool) (int, error
 	if err != nil {
 		return 0, err
 	}
+	if afterSpoolList != nil {
+		afterSpoolList(sp.Dir, names)
+	}
 	if len(names) == 0 {
 		return 0, nil
 	}
@@ -82,9 +89,11 @@ func (d *spoolDrainer) drain(ctx context.Context, sp triggers.Spool) (int, error
 		ev, spooledAt, err := sp.Read(name)
 		var bad *triggers.RejectedFileError
 		if errors.As(err, &bad) {
-			// Read moved it to rejected/; keep a trace in the audit trail
-			// too, with only the start of the file.
-			if _, rerr := d.store.RecordRejectedEvent(ctx, audit.RejectedEvent{ReceivedAt: d.now(), Reason: "spool " + sp.Dir + "/" + name + ": " + bad.Reason, Payload: bad.Prefix}); rerr != nil {
+			// Read moved it to rejected/; the audit trail names it (size
+			// and hash) but keeps none of it: a file that fails the
+			// signature may be a link to a daemon-only file, and the
+			// rejected rows are for readers the secrets are not.
+			if _, rerr := d.store.RecordRejectedEvent(ctx, audit.RejectedEvent{ReceivedAt: d.now(), Reason: "spool " + sp.Dir + "/" + bad.Identity() + ": " + bad.Reason}); rerr != nil {
 				d.log.Error("record rejected spool file", "file", name, "err", rerr)
 			}
 			d.log.Warn("spooled event rejected", "dir", sp.Dir, "file", name, "reason", bad.Reason)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -192,35 +191,54 @@ func (s Spool) List() ([]string, error) {
 }
 
 // Read returns the event in the named spool file and when it was
-// spooled. A file that is too large, not an event, unsigned or signed with
-// another secret is moved to RejectedDir with its reason and a
-// *RejectedFileError (matching ErrCorruptSpoolFile) returned, so one bad
-// file never blocks a drain. Without a Secret nothing can be verified and
-// ErrNoSecret is returned, leaving the file in place.
+// spooled. A file that is not a regular file (a link, a FIFO), too large,
+// not an event, unsigned or signed with another secret is moved to
+// RejectedDir with its reason and a *RejectedFileError (matching
+// ErrCorruptSpoolFile) returned, so one bad file never blocks a drain.
+// Without a Secret nothing can be verified and ErrNoSecret is returned,
+// leaving the file in place.
+//
+// The spool is the hook's account's to write, so the entry is opened
+// without following a link or blocking on a FIFO, and what was opened is
+// checked, not what was listed. Nothing of a refused file's content is
+// kept (its size and hash identify it): it may be a link to a file only
+// the daemon can read, swapped in after the listing.
 //
 // The signature is checked but not its age: a spooled event is
 // legitimately hours old, and re-sending one twice is harmless because
 // the daemon de-duplicates by (repo, revision).
 func (s Spool) Read(name string) (Event, time.Time, error) {
-	path, err := s.path(name)
-	if err != nil {
+	if _, err := s.path(name); err != nil {
 		return Event{}, time.Time{}, err
 	}
 	if len(s.Secret) == 0 {
 		return Event{}, time.Time{}, ErrNoSecret
 	}
-	body, size, err := readCapped(path, MaxSpoolFileBytes)
+	dir, err := openDir(s.Dir)
 	if err != nil {
 		return Event{}, time.Time{}, fmt.Errorf("read spool file: %w", err)
 	}
-	ev, spooledAt, reason := s.decode(body, size)
+	defer dir.Close()
+	body, size, err := readEntryAt(dir, name, MaxSpoolFileBytes)
+	var reason string
+	var notReg *NotRegularError
+	switch {
+	case errors.As(err, &notReg):
+		reason = notReg.Error()
+	case err != nil:
+		return Event{}, time.Time{}, fmt.Errorf("read spool file: %w", err)
+	}
+	var ev Event
+	var spooledAt time.Time
+	if reason == "" {
+		ev, spooledAt, reason = s.decode(body, size)
+	}
 	if reason != "" {
-		prefix := body
-		if len(prefix) > maxRejectedPrefix {
-			prefix = prefix[:maxRejectedPrefix]
+		rerr := &RejectedFileError{Name: name, Reason: reason, Bytes: size}
+		if notReg == nil && body != nil {
+			rerr.SHA256 = sha256Hex(body)
 		}
-		rerr := &RejectedFileError{Name: name, Reason: reason, Prefix: prefix}
-		if err := s.Reject(name, reason); err != nil {
+		if err := s.reject(dir, name, reason); err != nil {
 			rerr.MoveErr = err
 		} else {
 			rerr.MovedTo = filepath.Join(s.Dir, RejectedDir)
@@ -230,16 +248,15 @@ func (s Spool) Read(name string) (Event, time.Time, error) {
 	return ev, spooledAt, nil
 }
 
-// maxRejectedPrefix is how much of a refused file is kept in the audit
-// trail: enough to see what it was, never the 300 MB someone dropped.
-const maxRejectedPrefix = 4 << 10
-
-// RejectedFileError is a spool file Read refused and moved aside.
+// RejectedFileError is a spool file Read refused and moved aside. It
+// carries what identifies the file, never its content.
 type RejectedFileError struct {
-	Name    string
-	Reason  string
-	Prefix  []byte // the start of the file, for the audit trail
-	MovedTo string // empty when moving it failed
+	Name   string
+	Reason string
+	Bytes  int64  // the size of what was read (0 for a link or FIFO)
+	SHA256 string // hex digest of the content read; empty when none was
+	// MovedTo is empty when moving it failed.
+	MovedTo string
 	MoveErr error
 }
 
@@ -251,6 +268,15 @@ func (e *RejectedFileError) Error() string {
 }
 
 func (e *RejectedFileError) Is(target error) bool { return target == ErrCorruptSpoolFile }
+
+// Identity is the file as the audit trail records it: name, size and
+// hash, enough to match it with the copy in rejected/.
+func (e *RejectedFileError) Identity() string {
+	if e.SHA256 == "" {
+		return fmt.Sprintf("%s (%d bytes)", e.Name, e.Bytes)
+	}
+	return fmt.Sprintf("%s (%d bytes, sha256 %s)", e.Name, e.Bytes, e.SHA256)
+}
 
 // encode signs ev (when there is a secret) and wraps it in the envelope.
 func (s Spool) encode(ev Event, now time.Time) ([]byte, error) {
@@ -277,7 +303,9 @@ func (s Spool) decode(body []byte, size int64) (ev Event, spooledAt time.Time, r
 	}
 	var env spoolEnvelope
 	if err := json.Unmarshal(body, &env); err != nil {
-		return ev, spooledAt, "not a spooled event (invalid JSON): " + err.Error()
+		// Not err's text: it quotes bytes of the file, which may be a
+		// daemon-only file the hook's account cannot read.
+		return ev, spooledAt, "not a spooled event (invalid JSON)"
 	}
 	if len(env.Event) == 0 {
 		return ev, spooledAt, "unsigned spool file (no signed event envelope; written by an aicr before signed spools, or not by aicr notify): check it and re-send with `aicr review` if it is genuine"
@@ -289,7 +317,7 @@ func (s Spool) decode(body []byte, size int64) (ev Event, spooledAt time.Time, r
 		return ev, spooledAt, "signature does not match this secret: the file was altered or not written by a hook sharing the daemon's secret"
 	}
 	if err := json.Unmarshal(env.Event, &ev); err != nil {
-		return ev, spooledAt, "signed event is not valid event JSON: " + err.Error()
+		return ev, spooledAt, "signed event is not valid event JSON"
 	}
 	if ev.Repo == "" || ev.Revision == "" {
 		return ev, spooledAt, "event has no repo or revision"
@@ -302,26 +330,15 @@ func validMAC(secret []byte, timestamp int64, signature string, body []byte) boo
 	return hmacsig.Verify(secret, timestamp, body, signature) == nil
 }
 
-// readCapped reads at most limit+1 bytes of path and reports its size, so
-// an oversized file is recognised without being loaded.
+// readCapped reads the spool entry at path as Read does (no links, no
+// FIFOs, at most limit bytes) and reports its size.
 func readCapped(path string, limit int64) ([]byte, int64, error) {
-	f, err := os.Open(path)
+	dir, err := openDir(filepath.Dir(path))
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
-	body, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, 0, err
-	}
-	size := int64(len(body))
-	if size > limit {
-		if st, err := f.Stat(); err == nil {
-			size = st.Size()
-		}
-		return body[:0], size, nil
-	}
-	return body, size, nil
+	defer dir.Close()
+	return readEntryAt(dir, filepath.Base(path), limit)
 }
 
 // Remove deletes a delivered event. A file already gone is not an error:
@@ -339,29 +356,79 @@ func (s Spool) Remove(name string) error {
 
 // Reject moves an event the daemon refused permanently to RejectedDir with
 // a <name>.reason file beside it, so it is kept for an operator but never
-// retried.
+// retried. A RejectedDir that is not a real directory is refused
+// (*NotDirError), and the reason file replaces whatever has its name, so
+// nothing the hook's account links there is written through.
 func (s Spool) Reject(name, reason string) error {
-	path, err := s.path(name)
-	if err != nil {
+	if _, err := s.path(name); err != nil {
 		return err
 	}
-	dir := filepath.Join(s.Dir, RejectedDir)
-	dirInfo, err := ensureSpoolDir(dir)
+	dir, err := openDir(s.Dir)
 	if err != nil {
-		return fmt.Errorf("create rejected dir: %w", err)
-	}
-	if err := os.Rename(path, filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("move to rejected: %w", err)
 	}
-	reasonPath := filepath.Join(dir, name+reasonExt)
-	if err := os.WriteFile(reasonPath, []byte(strings.TrimSpace(reason)+"\n"), spoolFileMode); err != nil {
+	defer dir.Close()
+	return s.reject(dir, name, reason)
+}
+
+func (s Spool) reject(dir *os.File, name, reason string) error {
+	rej, err := openRejected(dir, true)
+	if err != nil {
+		return fmt.Errorf("open rejected dir: %w", err)
+	}
+	defer rej.Close()
+	if err := renameAt(dir, name, rej, name); err != nil {
+		return fmt.Errorf("move to rejected: %w", err)
+	}
+	if err := writeFileAt(rej, name+reasonExt, []byte(strings.TrimSpace(reason)+"\n")); err != nil {
 		return fmt.Errorf("write reject reason: %w", err)
 	}
-	_ = shareWithDir(reasonPath, dirInfo)
-	if err := syncDir(dir); err != nil {
+	if err := rej.Sync(); err != nil {
 		return fmt.Errorf("sync rejected dir: %w", err)
 	}
 	return nil
+}
+
+// openRejected opens the spool's RejectedDir, which must be a real
+// directory; with create a missing one is made with the spool's mode,
+// owner and group.
+func openRejected(spool *os.File, create bool) (*os.File, error) {
+	rej, created, err := openSubdir(spool, RejectedDir, create)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		if err := shareSubdir(spool, rej); err != nil {
+			rej.Close()
+			return nil, err
+		}
+	}
+	return rej, nil
+}
+
+// PruneRejected removes the entries of the spool's RejectedDir last
+// modified before cutoff (the files, their reasons, and links or FIFOs
+// themselves, never what a link points to), and reports how many. A
+// missing RejectedDir is nothing to do; one that is not a real directory
+// is a *NotDirError and nothing is removed.
+func (s Spool) PruneRejected(cutoff time.Time) (int, error) {
+	dir, err := openDir(s.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer dir.Close()
+	rej, err := openRejected(dir, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer rej.Close()
+	return pruneAt(rej, cutoff)
 }
 
 // Path returns the full path of a spool file, for messages.

@@ -2,6 +2,7 @@ package triggers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,9 @@ func (s Spool) Entries() ([]SpoolEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkRejectedDir(); err != nil {
+		return nil, err
+	}
 	rejected, err := Spool{Dir: filepath.Join(s.Dir, RejectedDir)}.List()
 	if err != nil {
 		return nil, err
@@ -46,12 +50,36 @@ func (s Spool) Entries() ([]SpoolEntry, error) {
 	}
 	for _, name := range rejected {
 		e := s.entry(filepath.Join(s.Dir, RejectedDir), name, true)
-		if b, err := os.ReadFile(filepath.Join(s.Dir, RejectedDir, name+reasonExt)); err == nil {
+		if b, _, err := readCapped(filepath.Join(s.Dir, RejectedDir, name+reasonExt), maxReasonBytes); err == nil {
 			e.Reason = strings.TrimSpace(string(b))
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// maxReasonBytes bounds a .reason file read; the daemon writes one line.
+const maxReasonBytes = 16 << 10
+
+// checkRejectedDir refuses a RejectedDir that is not a real directory, so
+// a listing never reads through a link the hook's account put there.
+func (s Spool) checkRejectedDir() error {
+	dir, err := openDir(s.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	rej, err := openRejected(dir, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return rej.Close()
 }
 
 func (s Spool) entry(dir, name string, rejected bool) SpoolEntry {
@@ -85,24 +113,32 @@ func (s Spool) entry(dir, name string, rejected bool) SpoolEntry {
 // whose signature this Spool's Secret verifies comes back: re-signing a
 // forged file would launder it into an event.
 func (s Spool) Restore(name string) error {
-	rej := Spool{Dir: filepath.Join(s.Dir, RejectedDir), Secret: s.Secret}
-	path, err := rej.path(name)
-	if err != nil {
+	if _, err := s.path(name); err != nil {
 		return err
 	}
 	if len(s.Secret) == 0 {
 		return ErrNoSecret
 	}
-	body, size, err := readCapped(path, MaxSpoolFileBytes)
+	dir, err := openDir(s.Dir)
+	if err != nil {
+		return fmt.Errorf("open spool: %w", err)
+	}
+	defer dir.Close()
+	rej, err := openRejected(dir, false)
+	if err != nil {
+		return fmt.Errorf("open rejected dir: %w", err)
+	}
+	defer rej.Close()
+	body, size, err := readEntryAt(rej, name, MaxSpoolFileBytes)
 	if err != nil {
 		return fmt.Errorf("read rejected file: %w", err)
 	}
 	if _, _, reason := s.decode(body, size); reason != "" {
 		return fmt.Errorf("rejected file %s stays where it is: %s", name, reason)
 	}
-	if err := os.Rename(path, filepath.Join(s.Dir, name)); err != nil {
+	if err := renameAt(rej, name, dir, name); err != nil {
 		return fmt.Errorf("move %s back into the spool: %w", name, err)
 	}
-	_ = os.Remove(path + reasonExt)
-	return syncDir(s.Dir)
+	_ = removeAt(rej, name+reasonExt)
+	return dir.Sync()
 }

@@ -39,9 +39,11 @@ channel and repo built); a bad file keeps the running config, and aicr reload
 prints the reason and exits 1. Repos, channels, policy, the agent and workers
 change live; [daemon] listen and data_dir are listed as needing a restart.
 
-The request is signed with the daemon's secret ([daemon] secret_env or
-secret_file), so run it as a user who can read that secret. It goes to the
-daemon's [daemon] listen address on this host unless --url names another.`,
+The request is signed with the daemon's operator secret, <data_dir>/admin-secret,
+which the daemon creates at start readable only by its user (the hook's
+trigger secret cannot reload), so run it as root or as the daemon's user
+(runuser -u aicr -- aicr reload). It goes to the daemon's [daemon] listen
+address on this host unless --url names another.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(opts.Format); err != nil {
@@ -70,9 +72,11 @@ func reloadRun(ctx context.Context, opts *ReloadOptions) error {
 		return printReload(opts, daemon.ReloadResult{Status: "refused", ConfigPath: opts.Factory.ConfigPath,
 			Error: err.Error() + " (not sent to the daemon)"})
 	}
-	secret, err := cfg.DaemonSecret()
+	secret, err := daemon.ReadAdminSecret(cfg.Daemon.DataDir)
 	if err != nil {
-		return fmt.Errorf("the reload request is signed with the daemon's secret: %w", err)
+		return fmt.Errorf("the reload request is signed with the daemon's operator secret, %s, which the daemon creates at start "+
+			"readable only by its user: run aicr reload as root or as that user (runuser -u aicr -- aicr reload), or send SIGHUP (systemctl reload aicr): %w",
+			daemon.AdminSecretPath(cfg.Daemon.DataDir), err)
 	}
 	base := opts.URL
 	if base == "" {
@@ -101,8 +105,9 @@ func reloadRun(ctx context.Context, opts *ReloadOptions) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var res daemon.ReloadResult
 	if resp.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("the daemon at %s refused the reload (%s): it is signed with the secret the config names now, "+
-			"and the running daemon has another one; after changing the secret reload with SIGHUP (systemctl reload aicr)", base, resp.Status)
+		return fmt.Errorf("the daemon at %s refused the reload (%s): it is signed with the operator secret in %s, "+
+			"and the daemon there has another one (another data_dir, or another host: use --url only for a daemon sharing this data_dir); reload with SIGHUP (systemctl reload aicr)",
+			base, resp.Status, daemon.AdminSecretPath(cfg.Daemon.DataDir))
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnprocessableEntity {
 		var eb triggers.ErrorBody

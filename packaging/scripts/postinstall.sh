@@ -37,7 +37,9 @@ fix /etc/aicr/trigger-secret 0640
 # the example's [notify] spool_dir: hooks in group aicr write events there
 # (setgid, so spooled files stay readable by the daemon), the daemon
 # drains it.
-[ -d /var/lib/aicr ] || install -d -m 0750 -o aicr -g aicr /var/lib/aicr
+# data_dir is the daemon's alone: the hook's account is in group aicr.
+[ -d /var/lib/aicr ] || install -d -m 0700 -o aicr -g aicr /var/lib/aicr
+chmod go-rwx /var/lib/aicr
 [ -d /var/spool/aicr ] || install -d -m 2770 -o root -g aicr /var/spool/aicr
 
 upgrade=no
