@@ -17,7 +17,14 @@ import (
 // uses maps to a database of its own on a real PostgreSQL server.
 const envTestStore = "AICR_TEST_STORE"
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain gives every Store the suite opens (both backends: the
+// PostgreSQL run inherits the environment) a pool of one connection, so a
+// query on the pool from inside a transaction panics (pool.go) instead of
+// passing here and deadlocking a busy daemon.
+func TestMain(m *testing.M) {
+	os.Setenv(EnvTestPool, "1")
+	os.Exit(pgtest.Main(m))
+}
 
 func onPostgres() bool { return os.Getenv(envTestStore) == "postgres" }
 

@@ -273,7 +273,14 @@ func TestDispatchClaimSkipsLockedRows(t *testing.T) {
 		ids = append(ids, d.ID)
 	}
 
-	other, err := s.pool.Begin(ctx)
+	// The other session is another daemon's: a pool of its own (the
+	// suite's stores have one connection each).
+	o, err := OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	other, err := o.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,7 +167,7 @@ func TestCopyAllFromSQLiteKeepsEveryRow(t *testing.T) {
 			t.Errorf("%s: %d of %d rows", c.Table, c.Copied, c.Source)
 		}
 	}
-	before, after := dump(t, src.db, srcTables), dump(t, dst.db, srcTables)
+	before, after := dump(t, src.db.DB, srcTables), dump(t, dst.db.DB, srcTables)
 	for _, tb := range srcTables {
 		if len(before[tb]) == 0 {
 			t.Errorf("populate left %s empty; the test would prove nothing for it", tb)

@@ -26,7 +26,7 @@ type writeOp func(ctx context.Context, tx *sql.Tx) error
 // batch commits, the next one gathers, so a lone request is never delayed
 // and a burst shares fsyncs.
 type groupCommitter struct {
-	db    *sql.DB
+	db    *pool
 	stmts *hotStmts
 
 	start    sync.Once
@@ -50,7 +50,7 @@ type pendingOp struct {
 // errReadOnly: a write through a Store from OpenReadOnly.
 var errReadOnly = errors.New("the store was opened read-only")
 
-func newGroupCommitter(db *sql.DB, stmts *hotStmts) *groupCommitter {
+func newGroupCommitter(db *pool, stmts *hotStmts) *groupCommitter {
 	return &groupCommitter{db: db, stmts: stmts, reqs: make(chan *pendingOp), quit: make(chan struct{}), done: make(chan struct{})}
 }
 

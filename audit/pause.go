@@ -53,8 +53,12 @@ func (s *Store) ResumeRepo(ctx context.Context, repo string) (changed bool, err 
 
 // RepoPaused returns repo's pause; ok is false when it is not paused.
 func (s *Store) RepoPaused(ctx context.Context, repo string) (p RepoPause, ok bool, err error) {
+	return repoPaused(ctx, s.db, repo)
+}
+
+func repoPaused(ctx context.Context, q querier, repo string) (p RepoPause, ok bool, err error) {
 	var at string
-	err = s.db.QueryRowContext(ctx, `SELECT repo, paused_at, paused_by, reason FROM repo_pauses WHERE repo = ?`, repo).
+	err = q.QueryRowContext(ctx, `SELECT repo, paused_at, paused_by, reason FROM repo_pauses WHERE repo = ?`, repo).
 		Scan(&p.Repo, &at, &p.PausedBy, &p.Reason)
 	if errors.Is(err, sql.ErrNoRows) {
 		return RepoPause{}, false, nil

@@ -43,7 +43,7 @@ func openPostgres(ctx context.Context, dsn string, readOnly bool) (*Store, error
 		// pgx's message may quote the DSN, password included.
 		return nil, fmt.Errorf("postgres dsn %s: %w: not a valid connection string or URL (postgres://user@host:5432/db?sslmode=...)", where, ErrInvalid)
 	}
-	cfg.MaxConns = pgMaxConns
+	cfg.MaxConns = int32(poolSize(pgMaxConns))
 	if cfg.ConnConfig.RuntimeParams == nil {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
@@ -59,13 +59,13 @@ func openPostgres(ctx context.Context, dsn string, readOnly bool) (*Store, error
 	// The pool owns the connections (see stdlib.GetPoolConnector).
 	db.SetMaxIdleConns(0)
 	closeAll := func() { db.Close(); pool.Close() }
-	s := &Store{db: db, backend: BackendPostgres, pool: pool, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
+	s := &Store{db: newPool(db, testPoolSize()), backend: BackendPostgres, pool: pool, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
 	if err := db.PingContext(ctx); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("connect to postgres %s: %w", where, err)
 	}
 	if readOnly {
-		s.writes = newGroupCommitter(db, nil)
+		s.writes = newGroupCommitter(s.db, nil)
 		if v, err := s.SchemaVersion(ctx); err != nil || v < len(migrations) {
 			closeAll()
 			if err != nil {
@@ -86,7 +86,7 @@ func openPostgres(ctx context.Context, dsn string, readOnly bool) (*Store, error
 		closeAll()
 		return nil, fmt.Errorf("open postgres %s: %w", where, err)
 	}
-	s.writes = newGroupCommitter(db, s.stmts)
+	s.writes = newGroupCommitter(s.db, s.stmts)
 	return s, nil
 }
 
@@ -286,7 +286,8 @@ func openPostgresRaw(ctx context.Context, dsn string) (*Store, error) {
 	}
 	db := sql.OpenDB(pgConnector{inner: stdlib.GetPoolConnector(pool)})
 	db.SetMaxIdleConns(0)
-	s := &Store{db: db, backend: BackendPostgres, pool: pool, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, writes: newGroupCommitter(db, nil)}
+	s := &Store{db: newPool(db, testPoolSize()), backend: BackendPostgres, pool: pool, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
+	s.writes = newGroupCommitter(s.db, nil)
 	if err := db.PingContext(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("connect to postgres %s: %w", RedactDSN(dsn), err)

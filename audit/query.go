@@ -200,7 +200,10 @@ func (s *Store) GetRun(ctx context.Context, runID int64) (*RunDetail, error) {
 	if d.Egress, err = runEgress(ctx, tx, runID); err != nil {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}
-	if _, d.RepoPaused, err = s.RepoPaused(ctx, d.Repo); err != nil {
+	// Through the Tx: a pool query here would wait for a second connection
+	// while this one is held, and one GetRun per channel at once exhausted
+	// the pool and stopped the daemon.
+	if _, d.RepoPaused, err = repoPaused(ctx, tx, d.Repo); err != nil {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}
 	return d, nil

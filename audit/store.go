@@ -55,7 +55,7 @@ const timeFormat = "2006-01-02T15:04:05.000000000Z"
 // Store is the audit database. It is safe for concurrent use by many
 // goroutines, and other processes may open the same file at the same time.
 type Store struct {
-	db   *sql.DB
+	db   *pool
 	path string
 	// backend is BackendSQLite for a Store from Open or OpenReadOnly,
 	// BackendPostgres for one from OpenPostgres.
@@ -174,8 +174,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db.SetMaxOpenConns(maxOpenConns)
-	s := &Store{db: db, path: path, backend: BackendSQLite, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
+	s := &Store{db: newPool(db, poolSize(maxOpenConns)), path: path, backend: BackendSQLite, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
 	if err := pingUntilUnlocked(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -188,7 +187,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s.writes = newGroupCommitter(db, s.stmts)
+	s.writes = newGroupCommitter(s.db, s.stmts)
 	return s, nil
 }
 
@@ -214,8 +213,8 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db.SetMaxOpenConns(maxOpenConns)
-	s := &Store{db: db, path: path, backend: BackendSQLite, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL, writes: newGroupCommitter(db, nil)}
+	s := &Store{db: newPool(db, poolSize(maxOpenConns)), path: path, backend: BackendSQLite, now: time.Now, self: newLeaseIdentity(), leaseTTL: DefaultLeaseTTL}
+	s.writes = newGroupCommitter(s.db, nil)
 	if err := pingUntilUnlocked(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s read-only: %w", path, err)

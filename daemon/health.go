@@ -2,9 +2,12 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"time"
+
+	"github.com/aicr-dev/aicr/audit"
 )
 
 // Health is GET /healthz: 200 while the daemon takes work, 503 while it
@@ -38,9 +41,7 @@ func (lc *lifecycle) healthz(w http.ResponseWriter, r *http.Request) {
 	if lc.isDraining() {
 		h.Status, h.Reason, status = "draining", "the daemon is stopping: it finishes the reviews in hand and takes no new ones", http.StatusServiceUnavailable
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
-	st, err := lc.store.QueueStats(ctx)
+	st, err := lc.queueStats(r.Context())
 	if err != nil {
 		h.Status, h.Reason = "unhealthy", "audit database: "+err.Error()
 		writeJSON(w, http.StatusServiceUnavailable, h)
@@ -50,6 +51,40 @@ func (lc *lifecycle) healthz(w http.ResponseWriter, r *http.Request) {
 	h.DeadDispatches, h.UnknownDispatches = st.DeadDispatches, st.UnknownDispatches
 	h.OldestQueuedAgeS = math.Round(oldestAge(st, lc.opts.Now()).Seconds()*1000) / 1000
 	writeJSON(w, status, h)
+}
+
+// healthDeadline is how long /healthz waits for the store. A probe must
+// get its answer in time, above all when the store is what is wrong.
+const healthDeadline = 2 * time.Second
+
+// errStoreSlow: the store did not answer /healthz within healthDeadline.
+var errStoreSlow = fmt.Errorf("the store did not answer within %s (connections all busy, a lock held, or the server unreachable)", healthDeadline)
+
+// queueStats reads the queue's numbers within healthDeadline. The read
+// runs on its own goroutine so the answer keeps its deadline even where
+// the wait is not one the context can end (a driver stuck in a lock); it
+// ends with its context.
+func (lc *lifecycle) queueStats(ctx context.Context) (audit.QueueStats, error) {
+	ctx, cancel := context.WithTimeout(ctx, healthDeadline)
+	defer cancel()
+	type answer struct {
+		st  audit.QueueStats
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		st, err := lc.store.QueueStats(ctx)
+		got <- answer{st, err}
+	}()
+	select {
+	case a := <-got:
+		if a.err != nil && ctx.Err() != nil {
+			return a.st, errStoreSlow
+		}
+		return a.st, a.err
+	case <-ctx.Done():
+		return audit.QueueStats{}, errStoreSlow
+	}
 }
 
 // routes are the daemon's HTTP endpoints: health, metrics and reload
