@@ -31,9 +31,12 @@ type received struct {
 }
 
 var (
-	runRE     = regexp.MustCompile(`\(run (\d+)\)`)
-	partRE    = regexp.MustCompile(`\((\d+)/(\d+)\)`)
-	dedupeRE  = regexp.MustCompile(`^aicr-(\d+)-(.+)$`)
+	runRE  = regexp.MustCompile(`\(run (\d+)\)`)
+	partRE = regexp.MustCompile(`\((\d+)/(\d+)\)`)
+	// A failed run's delivery (its notice or partial review) carries the
+	// key with "-failure" (delivery: the retry's full report is another
+	// message); it is still that run's one delivery to the channel.
+	dedupeRE  = regexp.MustCompile(`^aicr-(\d+)-(.+?)(?:-failure)?$`)
 	refusalRE = regexp.MustCompile(`40058|460101|19024|9499|msg_too_long|invalid_blocks|44004|40008`)
 )
 
@@ -102,7 +105,7 @@ func (s *soak) collect() (index, []string) {
 			RunID int64 `json:"run_id"`
 		}
 		_ = json.Unmarshal(d.Body, &body)
-		if d.IdempotencyKey != fmt.Sprintf("aicr-%d-webhook", body.RunID) {
+		if key := fmt.Sprintf("aicr-%d-webhook", body.RunID); d.IdempotencyKey != key && d.IdempotencyKey != key+"-failure" {
 			odd = append(odd, fmt.Sprintf("webhook: run %d came with Idempotency-Key %q", body.RunID, d.IdempotencyKey))
 		}
 		ix.add("webhook", body.RunID, 1, 1, string(d.Body))

@@ -117,7 +117,7 @@ type delivery struct {
 var (
 	headRE     = regexp.MustCompile(`\(run (\d+)\)(?: \((\d+)/(\d+)\))?`)
 	runIDRE    = regexp.MustCompile(`"run_id":(\d+)`)
-	slackMDRE  = regexp.MustCompile(`"dedupe_key":"aicr-(\d+)-slack-bot","part":(\d+)`)
+	slackMDRE  = regexp.MustCompile(`"dedupe_key":"aicr-(\d+)-slack-bot(?:-failure)?","part":(\d+)`)
 	pathChanRE = map[string]string{"/open-apis/": "feishu", "/robot/": "dingtalk", "/cgi-bin/": "wecom",
 		"/services/": "slack-hook", "/hooks/": "webhook", "/api/chat.postMessage": "slack-bot"}
 )
