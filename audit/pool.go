@@ -111,14 +111,14 @@ func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.
 
 func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if p.wait == 0 {
-		return p.DB.QueryContext(ctx, query, args...)
+		return p.DB.QueryContext(ctx, query, args...) //nolint:sqlclosecheck // the caller closes the rows
 	}
 	c, err := p.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release(c)
-	return c.QueryContext(ctx, query, args...)
+	return c.QueryContext(ctx, query, args...) //nolint:sqlclosecheck // the caller closes the rows
 }
 
 func (p *pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {

@@ -45,7 +45,7 @@ func TestHealthzAnswersWithinItsDeadlineWhenTheStoreIsStuck(t *testing.T) {
 	lc := &lifecycle{store: store, current: &generation{}, opts: Options{Now: time.Now}}
 	start := time.Now()
 	rec := httptest.NewRecorder()
-	lc.healthz(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	lc.healthz(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/healthz", nil))
 	took := time.Since(start)
 	var h Health
 	if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil {
