@@ -528,7 +528,9 @@ func TestIdleRunSkipsQueriesUntilACommit(t *testing.T) {
 // send takes a free one and is not a wait (it was reported as one, so
 // aicr_rate_limit_waits_total counted every delivery).
 func TestOnRateLimitWaitOnlyForRealWaits(t *testing.T) {
-	const perMinute = 600 // 100ms apart, burst 1
+	// A second apart, burst 1: the second send finds no token even when a
+	// loaded machine takes a few hundred milliseconds over the first.
+	const perMinute = 60
 	f := newFixture(t, perMinute)
 	var mu sync.Mutex
 	var waits []time.Duration
@@ -548,7 +550,7 @@ func TestOnRateLimitWaitOnlyForRealWaits(t *testing.T) {
 			t.Fatalf("after send %d: %d rate-limit waits reported (%v), want %d", rev, n, waits, want)
 		}
 	}
-	if waits[0] < 50*time.Millisecond || waits[0] > time.Minute/perMinute {
+	if waits[0] <= 0 || waits[0] > time.Minute/perMinute {
 		t.Errorf("second send waited %v, want about %v", waits[0], time.Minute/perMinute)
 	}
 }

@@ -163,7 +163,7 @@ func TestModelFailureDeliversTheBuiltinFindingsAsAPartialReview(t *testing.T) {
 			sim := modelsim.Start(t, reviewScript("src/config.go", 7)...)
 			sim.RequireKey("sk-the-right-key-9d2c")
 			return sim.URL, "scripted-coder", "sk-a-wrong-key-1b7e"
-		}, reason: "check the API key", fixedKey: "sk-the-right-key-9d2c"},
+		}, reason: "check the key in the file", fixedKey: "sk-the-right-key-9d2c"},
 		{name: "unknown model (404)", setup: func(t *testing.T) (string, string, string) {
 			sim := modelsim.Start(t, modelsim.Step{Status: 404, ErrorType: "model_not_found"})
 			return sim.URL, "no-such-model", "sk-any-key-4e1f"

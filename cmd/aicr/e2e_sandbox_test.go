@@ -225,8 +225,13 @@ func TestHostilePassInPodmanIsContained(t *testing.T) {
 	byRev := map[string]audit.RunSummary{}
 	for _, r := range runs {
 		byRev[r.Revision] = r
-		if r.Status == audit.RunSucceeded || r.ProblemCount != 0 {
-			t.Errorf("r%s: a hostile pass succeeded or recorded findings: %+v", r.Revision, r)
+		// r1's file holds a planted credential: the builtin pre-pass on the
+		// host finds its two lines, and a failed pass keeps them (a partial
+		// review). Nothing else may be recorded: the hostile passes report
+		// nothing.
+		prePass := map[string]int{"1": 2}[r.Revision]
+		if r.Status == audit.RunSucceeded || r.ProblemCount != prePass {
+			t.Errorf("r%s: a hostile pass succeeded or recorded findings beyond the pre-pass's %d: %+v", r.Revision, prePass, r)
 		}
 	}
 	escape := byRev["1"]

@@ -348,7 +348,7 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(fx.dataDir, "runs", fmt.Sprint(fx.old))); !os.IsNotExist(err) {
 		t.Errorf("prune: run directory still there: %v", err)
 	}
-	if list := runAdminTSClient(t, node, fx.config, adminPlan(t, tsCall{Name: admin.ToolRunsList, Arguments: map[string]any{"repo": "main", "status": "queued"}})); !list.Calls[0].IsError {
+	if list := runAdminTSClient(t, node, fx.config, adminPlan(t, tsCall{Name: admin.ToolRunsList, Arguments: map[string]any{"repo": "main", "status": "held"}})); !list.Calls[0].IsError {
 		runs := decodeAs[admin.RunsListOutput](t, list.Calls[0].StructuredContent).Runs
 		if len(runs) != 1 || runs[0].ID != fx.failed || !runs[0].RepoPaused {
 			t.Errorf("runs_list of the paused repo: %+v", runs)
