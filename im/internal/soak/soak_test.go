@@ -25,6 +25,7 @@ import (
 	"github.com/aicr-dev/aicr/im/internal/imtest"
 	"github.com/aicr-dev/aicr/internal/modelsim"
 	"github.com/aicr-dev/aicr/internal/p4emu"
+	"github.com/aicr-dev/aicr/internal/testimage"
 )
 
 // Knobs, from the environment (make soak passes them through).
@@ -33,7 +34,7 @@ import (
 //	              default. Commits: 15 per minute; committing takes 60% of
 //	              the time, the rest drains.
 //	SOAK_SANDBOX  1: reviews run in Podman with the image make image
-//	              builds (localhost/aicr-agent:latest).
+//	              builds (testimage.Agent: this build's tag, else :latest).
 //	SOAK_BIN_DIR  where make build put aicr and aicr-notify; without it
 //	              the test builds them the same way.
 //	SOAK_KEEP     1: keep the work directory even when the soak passes.
@@ -443,9 +444,10 @@ func (s *soak) sandboxConfig() string {
 	if !s.sandbox {
 		return ""
 	}
+	testimage.RequirePodman(s.t)
 	conf := os.Getenv("CONTAINERS_CONF")
 	if conf == "" {
-		conf, _ = filepath.Abs("../../../configs/containers.conf")
+		conf = testimage.ContainersConf(s.t)
 	}
 	return fmt.Sprintf(`
 [sandbox]
@@ -453,10 +455,10 @@ kind = "podman"
 network = "llm-only"
 
 [sandbox.podman]
-image = "localhost/aicr-agent:latest"
+image = %q
 runtime = "runc"
 containers_conf = %q
-`, conf)
+`, testimage.Agent(s.t), conf)
 }
 
 func (s *soak) aicr(args ...string) (string, error) {
