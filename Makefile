@@ -84,6 +84,7 @@ lint: $(GOLANGCI)
 # image make image builds.
 soak: build $(if $(filter 1,$(SOAK_SANDBOX)),image)
 	SOAK_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -run '^TestSoak$$' -v \
+		-ldflags '-X github.com/aicr-dev/aicr/sandbox.Version=$(VERSION)' \
 		-timeout $$(( $${SOAK_MINUTES:-3} * 3 + 20 ))m ./im/internal/soak/
 
 # aicr's own overhead per llm review against a builtin review, as a
