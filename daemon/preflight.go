@@ -117,7 +117,9 @@ func checkListen(addr string) error {
 		return fmt.Errorf("%q: port %q must be a number from 0 to 65535", addr, port)
 	}
 	if host != "" && net.ParseIP(host) == nil {
-		if _, err := net.LookupHost(host); err != nil {
+		// Preflight is a config check with no caller context (config check,
+		// reload, startup); the resolver's own timeout bounds the lookup.
+		if _, err := net.LookupHost(host); err != nil { //nolint:noctx // see above
 			return fmt.Errorf("%q: host %q does not resolve: %w", addr, host, err)
 		}
 	}

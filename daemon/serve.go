@@ -44,7 +44,7 @@ func Serve(ctx context.Context, opts Options) error {
 	// Listen before anything starts in the background: a port that is
 	// taken must end the process at once with the reason, not leave it
 	// alive holding the data_dir lock.
-	ln, err := net.Listen("tcp", cfg.Daemon.Listen)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Daemon.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another daemon running? change [daemon] listen)", cfg.Daemon.Listen, err)
 	}

@@ -168,7 +168,7 @@ func handleSession[In any](tools *reviewTools, call func(context.Context, *sessi
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
 			return sessionErrorResult(&session.Error{Code: session.CodeInvalidInput, Message: "arguments: " + err.Error(),
-				Remedy: "pass only the parameters the tool's input schema lists, with their types"}), nil
+				Remedy: "pass only the parameters the tool's input schema lists, with their types"}), nil //nolint:nilerr // the error is the answer: MCP carries it to the agent as the tool's error envelope
 		}
 		svc, err := tools.service(ctx)
 		if err != nil {
