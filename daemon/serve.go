@@ -152,7 +152,7 @@ wait:
 	// re-queueing.
 	stopAt := time.Now().Add(grace)
 	reserve, cutWait := min(2*time.Second, grace/5), min(time.Second, grace/5)
-	if lc.drain(stopAt.Add(-reserve-cutWait), cutWait, abort) {
+	if lc.drain(ctx, stopAt.Add(-reserve-cutWait), cutWait, abort) {
 		log.Warn("reviews still running after the grace period were cut short; they are re-queued", "grace", grace.String())
 	}
 	shutdownCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), stopAt)
