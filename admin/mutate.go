@@ -321,8 +321,12 @@ func (a *Admin) RepoPause(ctx context.Context, in RepoPauseInput) (Outcome, erro
 			return storeErr(err)
 		},
 		verify: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
-			if _, paused, err := store.RepoPaused(ctx, c.Repo); err != nil || !paused {
-				return fmt.Errorf("repo %s is not paused (%v)", c.Repo, err)
+			_, paused, err := store.RepoPaused(ctx, c.Repo)
+			if err != nil {
+				return fmt.Errorf("repo %s is not paused (%w)", c.Repo, err)
+			}
+			if !paused {
+				return fmt.Errorf("repo %s is not paused", c.Repo)
 			}
 			return nil
 		},
@@ -361,8 +365,12 @@ func (a *Admin) RepoResume(ctx context.Context, in RepoInput) (Outcome, error) {
 			return storeErr(err)
 		},
 		verify: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
-			if _, paused, err := store.RepoPaused(ctx, c.Repo); err != nil || paused {
-				return fmt.Errorf("repo %s is still paused (%v)", c.Repo, err)
+			_, paused, err := store.RepoPaused(ctx, c.Repo)
+			if err != nil {
+				return fmt.Errorf("repo %s is still paused (%w)", c.Repo, err)
+			}
+			if paused {
+				return fmt.Errorf("repo %s is still paused", c.Repo)
 			}
 			return nil
 		},
@@ -446,8 +454,12 @@ func (a *Admin) Prune(ctx context.Context, in PruneInput) (Outcome, error) {
 			return nil
 		},
 		verify: func(_ context.Context, _ *audit.Store, cfg *daemon.Config, c Change) error {
-			if _, err := os.Lstat(runDir(cfg, c.ID)); !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("%s still exists (%v)", runDir(cfg, c.ID), err)
+			_, err := os.Lstat(runDir(cfg, c.ID))
+			if err == nil {
+				return fmt.Errorf("%s still exists", runDir(cfg, c.ID))
+			}
+			if !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("%s still exists (%w)", runDir(cfg, c.ID), err)
 			}
 			return nil
 		},

@@ -59,7 +59,7 @@ func dsnFor(t testing.TB, path string) string {
 // openPath is Open on the test's backend.
 func openPath(ctx context.Context, t testing.TB, path string) (*Store, error) {
 	if onPostgres() {
-		return OpenPostgres(ctx, dsnFor(t, path))
+		return OpenPostgres(ctx, dsnFor(t, path)) //nolint:contextcheck // the database is kept per path for the whole test (pgDSNs), past this ctx
 	}
 	return Open(ctx, path)
 }
@@ -67,7 +67,7 @@ func openPath(ctx context.Context, t testing.TB, path string) (*Store, error) {
 // openReadOnlyPath is OpenReadOnly on the test's backend.
 func openReadOnlyPath(ctx context.Context, t testing.TB, path string) (*Store, error) {
 	if onPostgres() {
-		return OpenPostgresReadOnly(ctx, dsnFor(t, path))
+		return OpenPostgresReadOnly(ctx, dsnFor(t, path)) //nolint:contextcheck // the database is kept per path for the whole test (pgDSNs), past this ctx
 	}
 	return OpenReadOnly(ctx, path)
 }

@@ -105,38 +105,22 @@ func CopyAll(ctx context.Context, src, dst *Store) ([]TableCount, error) {
 // which the destination's own migrations fill) so that every table comes
 // after the tables its foreign keys point at.
 func sqliteTablesInOrder(ctx context.Context, tx *sql.Tx) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'
+	names, err := queryStrings(ctx, tx, `SELECT name FROM sqlite_master WHERE type = 'table'
 		AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("copy: list tables: %w", err)
 	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		names = append(names, n)
-	}
-	rows.Close()
 	deps := map[string][]string{}
 	for _, n := range names {
-		fk, err := tx.QueryContext(ctx, `SELECT "table" FROM pragma_foreign_key_list(?)`, n)
+		fks, err := queryStrings(ctx, tx, `SELECT "table" FROM pragma_foreign_key_list(?)`, n)
 		if err != nil {
 			return nil, fmt.Errorf("copy: foreign keys of %s: %w", n, err)
 		}
-		for fk.Next() {
-			var to string
-			if err := fk.Scan(&to); err != nil {
-				fk.Close()
-				return nil, err
-			}
+		for _, to := range fks {
 			if to != n {
 				deps[n] = append(deps[n], to)
 			}
 		}
-		fk.Close()
 	}
 	var out []string
 	done := map[string]bool{}

@@ -80,32 +80,42 @@ func dump(t *testing.T, db *sql.DB, tables []string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	for _, table := range tables {
-		rows, err := db.Query(`SELECT * FROM ` + table)
-		if err != nil {
+		out[table] = dumpTable(t, db, table)
+	}
+	return out
+}
+
+func dumpTable(t *testing.T, db *sql.DB, table string) []string {
+	t.Helper()
+	var out []string
+	rows, err := db.QueryContext(t.Context(), `SELECT * FROM `+table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
+		parts := make([]string, len(cols))
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				v = fmt.Sprintf("%x", b)
 			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			parts := make([]string, len(cols))
-			for i, v := range vals {
-				if b, ok := v.([]byte); ok {
-					v = fmt.Sprintf("%x", b)
-				}
-				parts[i] = cols[i] + "=" + fmt.Sprint(v)
-			}
-			out[table] = append(out[table], strings.Join(parts, "|"))
+			parts[i] = cols[i] + "=" + fmt.Sprint(v)
 		}
-		rows.Close()
-		sortStrings(out[table])
+		out = append(out, strings.Join(parts, "|"))
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sortStrings(out)
 	return out
 }
 

@@ -81,25 +81,21 @@ func exportPageFrom(ctx context.Context, tx *sql.Tx, opts ExportOptions, after i
 	if !opts.Until.IsZero() {
 		where, args = append(where, "r.queued_at < ?"), append(args, formatTime(opts.Until))
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+runColumns+`, r.agent, r.agent_model, r.agent_passes, r.agent_turns,
-		r.input_tokens, r.output_tokens, r.cost_usd`+runFrom+` WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY r.id LIMIT ?`, append(args, exportPage)...)
-	if err != nil {
-		return nil, err
-	}
 	var (
 		page  []ExportRun
 		index = map[int64]int{}
 	)
-	for rows.Next() {
+	rows, err := tx.QueryContext(ctx, `SELECT `+runColumns+`, r.agent, r.agent_model, r.agent_passes, r.agent_turns,
+		r.input_tokens, r.output_tokens, r.cost_usd`+runFrom+` WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY r.id LIMIT ?`, append(args, exportPage)...)
+	if err := eachRow(rows, err, func(rows *sql.Rows) error {
 		var (
 			st   AgentStats
 			cost sql.NullFloat64
 		)
 		sum, err := scanRunSummary(rows, &st.Agent, &st.Model, &st.Passes, &st.Turns, &st.InputTokens, &st.OutputTokens, &cost)
 		if err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		r := ExportRun{RunSummary: sum, Problems: []ExportProblem{}, Dispatches: []ExportDispatch{}}
 		if st.Agent != "" {
@@ -110,9 +106,8 @@ func exportPageFrom(ctx context.Context, tx *sql.Tx, opts ExportOptions, after i
 		}
 		index[r.ID] = len(page)
 		page = append(page, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	if len(page) == 0 {
@@ -125,23 +120,18 @@ func exportPageFrom(ctx context.Context, tx *sql.Tx, opts ExportOptions, after i
 	in, inArgs := inList(ids)
 	prows, err := tx.QueryContext(ctx, `SELECT run_id, file, line, severity, category, message
 		FROM problems WHERE run_id IN (`+in+`) ORDER BY run_id, seq`, inArgs...)
-	if err != nil {
-		return nil, err
-	}
-	for prows.Next() {
+	if err := eachRow(prows, err, func(prows *sql.Rows) error {
 		var (
 			id int64
 			p  ExportProblem
 		)
 		if err := prows.Scan(&id, &p.File, &p.Line, &p.Severity, &p.Category, &p.Message); err != nil {
-			prows.Close()
-			return nil, err
+			return err
 		}
 		r := &page[index[id]]
 		r.Problems = append(r.Problems, p)
-	}
-	prows.Close()
-	if err := prows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	drows, err := tx.QueryContext(ctx, `SELECT run_id, channel, status, attempts, last_error, sent_at

@@ -99,6 +99,9 @@ func (b *groupCommitter) loop() {
 	}
 }
 
+// commit runs one batch in one transaction.
+//
+//nolint:contextcheck // the batch is many callers' writes: one caller's context ending must not roll back the others' (each op is skipped if its own context has ended)
 func (b *groupCommitter) commit(batch []*pendingOp) {
 	finish := func(err error) {
 		for _, p := range batch {
@@ -118,7 +121,7 @@ func (b *groupCommitter) commit(batch []*pendingOp) {
 	// One savepoint name serves every op: each is released (or rolled
 	// back and released) before the next opens, so the statements stay
 	// constant and prepared.
-	savepoint, rollbackTo, release := b.stmts.in(ctx, tx, b.stmts.savepoint), b.stmts.in(ctx, tx, b.stmts.rollbackTo), b.stmts.in(ctx, tx, b.stmts.release)
+	savepoint, rollbackTo, release := b.stmts.in(ctx, tx, b.stmts.savepoint), b.stmts.in(ctx, tx, b.stmts.rollbackTo), b.stmts.in(ctx, tx, b.stmts.release) //nolint:sqlclosecheck // bound to tx by hotStmts.in: closed with the tx; the prepared statement lives with the store
 	for _, p := range batch {
 		if p.ctx.Err() != nil {
 			p.err = p.ctx.Err()

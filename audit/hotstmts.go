@@ -55,7 +55,7 @@ func prepareHotStmts(ctx context.Context, db *sql.DB) (*hotStmts, error) {
 		{&h.recordSignature, sqlRecordSignature},
 		{&h.pruneSignatures, sqlPruneSignatures},
 	} {
-		st, err := db.PrepareContext(ctx, p.query)
+		st, err := db.PrepareContext(ctx, p.query) //nolint:sqlclosecheck // kept in h for the store's life; h.close closes it (and does here on error)
 		if err != nil {
 			h.close()
 			return nil, fmt.Errorf("prepare %q: %w", p.query, err)

@@ -83,20 +83,15 @@ func (s *Store) recover(ctx context.Context, maxAttempts int, takeOwn bool) (req
 	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx, `SELECT id, interruptions, dry_run, lease_owner, lease_pid, lease_host, lease_until
 		FROM runs WHERE status = ? ORDER BY id`, string(RunRunning))
-	if err != nil {
-		return 0, 0, fmt.Errorf("recover runs: %w", err)
-	}
 	var runs []leasedRun
-	for rows.Next() {
+	if err := eachRow(rows, err, func(rows *sql.Rows) error {
 		var r leasedRun
 		if err := rows.Scan(&r.id, &r.interruptions, &r.dryRun, &r.lease.Owner, &r.lease.PID, &r.lease.Host, &r.until); err != nil {
-			rows.Close()
-			return 0, 0, fmt.Errorf("recover runs: scan: %w", err)
+			return fmt.Errorf("scan: %w", err)
 		}
 		runs = append(runs, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return 0, 0, fmt.Errorf("recover runs: %w", err)
 	}
 	now := s.now()

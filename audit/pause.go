@@ -153,46 +153,37 @@ func (s *Store) Queue(ctx context.Context) (QueueStatus, error) {
 			SUM(CASE WHEN status = 'running' THEN 1 ELSE 0 END),
 			MIN(CASE WHEN status = 'queued' THEN queued_at END)
 		FROM runs WHERE status IN ('queued', 'running') AND dry_run = 0 GROUP BY repo`)
-	if err != nil {
-		return QueueStatus{}, fmt.Errorf("queue status: %w", err)
-	}
 	byRepo := map[string]*QueueRepo{}
-	for rows.Next() {
+	if err := eachRow(rows, err, func(rows *sql.Rows) error {
 		var (
 			q      QueueRepo
 			oldest sql.NullString
+			err    error
 		)
 		if err := rows.Scan(&q.Repo, &q.Queued, &q.Retrying, &q.Running, &oldest); err != nil {
-			rows.Close()
-			return QueueStatus{}, fmt.Errorf("queue status: %w", err)
+			return err
 		}
 		if q.OldestQueuedAt, err = parseNullTime(oldest); err != nil {
-			rows.Close()
-			return QueueStatus{}, err
+			return err
 		}
 		byRepo[q.Repo] = &q
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return QueueStatus{}, fmt.Errorf("queue status: %w", err)
 	}
 	st := QueueStatus{Repos: []QueueRepo{}, PausedRepos: []RepoPause{}}
 	prows, err := tx.QueryContext(ctx, `SELECT repo, paused_at, paused_by, reason FROM repo_pauses ORDER BY repo`)
-	if err != nil {
-		return QueueStatus{}, fmt.Errorf("queue status: %w", err)
-	}
-	for prows.Next() {
+	if err := eachRow(prows, err, func(prows *sql.Rows) error {
 		var (
-			p  RepoPause
-			at string
+			p   RepoPause
+			at  string
+			err error
 		)
 		if err := prows.Scan(&p.Repo, &at, &p.PausedBy, &p.Reason); err != nil {
-			prows.Close()
-			return QueueStatus{}, fmt.Errorf("queue status: %w", err)
+			return err
 		}
 		if p.PausedAt, err = parseTime(at); err != nil {
-			prows.Close()
-			return QueueStatus{}, err
+			return err
 		}
 		st.PausedRepos = append(st.PausedRepos, p)
 		q := byRepo[p.Repo]
@@ -201,9 +192,8 @@ func (s *Store) Queue(ctx context.Context) (QueueStatus, error) {
 			byRepo[p.Repo] = q
 		}
 		q.Paused = &p
-	}
-	prows.Close()
-	if err := prows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return QueueStatus{}, fmt.Errorf("queue status: %w", err)
 	}
 	for _, q := range byRepo {

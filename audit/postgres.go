@@ -184,7 +184,7 @@ func (s *Store) tryAdvisoryLock(ctx context.Context, name string) (release func(
 	if !ok {
 		return nil, false, nil
 	}
-	return func() {
+	return func() { //nolint:contextcheck // the unlock runs when the job is over, its context often done; it has its own 5 s bound
 		s.lockMu.Lock()
 		defer s.lockMu.Unlock()
 		if conn != s.lockConn || conn.IsClosed() {

@@ -126,7 +126,7 @@ func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, r enqueueReq) (Enqueu
 
 	var eventID int64
 	if r.source == triggers.SourceManual {
-		res, err := s.stmts.in(ctx, tx, s.stmts.insertEvent).ExecContext(ctx, append(args, nil)...)
+		res, err := s.stmts.in(ctx, tx, s.stmts.insertEvent).ExecContext(ctx, append(args, nil)...) //nolint:sqlclosecheck // bound to tx by hotStmts.in: closed with the tx; the prepared statement lives with the store
 		if err != nil {
 			return Enqueued{}, fmt.Errorf("insert event: %w", err)
 		}
@@ -134,7 +134,7 @@ func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, r enqueueReq) (Enqueu
 			return Enqueued{}, fmt.Errorf("event id: %w", err)
 		}
 	} else {
-		err := s.stmts.in(ctx, tx, s.stmts.insertEventOnce).QueryRowContext(ctx, append(args, nil)...).Scan(&eventID)
+		err := s.stmts.in(ctx, tx, s.stmts.insertEventOnce).QueryRowContext(ctx, append(args, nil)...).Scan(&eventID) //nolint:sqlclosecheck // bound to tx by hotStmts.in: closed with the tx; the prepared statement lives with the store
 		if errors.Is(err, sql.ErrNoRows) {
 			return s.enqueueDuplicate(ctx, tx, ev, args)
 		}
@@ -143,7 +143,7 @@ func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, r enqueueReq) (Enqueu
 		}
 	}
 
-	res, err := s.stmts.in(ctx, tx, s.stmts.insertRun).ExecContext(ctx,
+	res, err := s.stmts.in(ctx, tx, s.stmts.insertRun).ExecContext(ctx, //nolint:sqlclosecheck // bound to tx by hotStmts.in: closed with the tx; the prepared statement lives with the store
 		eventID, ev.VCS, ev.Repo, ev.Revision, string(RunQueued), r.at)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("insert run: %w", err)
@@ -157,11 +157,11 @@ func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, r enqueueReq) (Enqueu
 
 func (s *Store) enqueueDuplicate(ctx context.Context, tx *sql.Tx, ev triggers.Event, args []any) (Enqueued, error) {
 	var primary Enqueued
-	err := s.stmts.in(ctx, tx, s.stmts.findPrimary).QueryRowContext(ctx, ev.Repo, ev.Revision).Scan(&primary.EventID, &primary.RunID)
+	err := s.stmts.in(ctx, tx, s.stmts.findPrimary).QueryRowContext(ctx, ev.Repo, ev.Revision).Scan(&primary.EventID, &primary.RunID) //nolint:sqlclosecheck // bound to tx by hotStmts.in: closed with the tx; the prepared statement lives with the store
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("find primary event: %w", err)
 	}
-	if _, err := s.stmts.in(ctx, tx, s.stmts.insertEvent).ExecContext(ctx, append(args, primary.EventID)...); err != nil {
+	if _, err := s.stmts.in(ctx, tx, s.stmts.insertEvent).ExecContext(ctx, append(args, primary.EventID)...); err != nil { //nolint:sqlclosecheck // bound to tx by hotStmts.in: closed with the tx; the prepared statement lives with the store
 		return Enqueued{}, fmt.Errorf("insert duplicate event: %w", err)
 	}
 	// A revision whose run finally failed (the server was down for
@@ -486,20 +486,15 @@ func (s *Store) RetryFailed(ctx context.Context, since time.Time, repo string) (
 			started_at = NULL, finished_at = NULL, lease_owner = '', lease_pid = 0, lease_host = '', lease_until = NULL
 		WHERE status = ? AND dry_run = 0 AND finished_at >= ? AND (? = '' OR repo = ?)
 		RETURNING id`, string(RunQueued), string(RunFailed), formatTime(since), repo, repo)
-	if err != nil {
-		return nil, fmt.Errorf("retry failed runs: %w", err)
-	}
 	var ids []int64
-	for rows.Next() {
+	if err := eachRow(rows, err, func(rows *sql.Rows) error {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("retry failed runs: %w", err)
+			return err
 		}
 		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("retry failed runs: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

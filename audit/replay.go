@@ -45,12 +45,12 @@ func signatureKey(signature string) (string, error) {
 // commit goroutine only (lastPrune is not locked).
 func (s *Store) recordSignatureTx(ctx context.Context, tx *sql.Tx, key string, now time.Time, window time.Duration) (replayed bool, err error) {
 	if d := now.Sub(s.lastPrune); d >= pruneEvery || d < 0 {
-		if _, err := s.stmts.in(ctx, tx, s.stmts.pruneSignatures).ExecContext(ctx, formatTime(now)); err != nil {
+		if _, err := s.stmts.in(ctx, tx, s.stmts.pruneSignatures).ExecContext(ctx, formatTime(now)); err != nil { //nolint:sqlclosecheck // bound to tx by hotStmts.in: closed with the tx; the prepared statement lives with the store
 			return false, fmt.Errorf("prune signatures: %w", err)
 		}
 		s.lastPrune = now
 	}
-	res, err := s.stmts.in(ctx, tx, s.stmts.recordSignature).ExecContext(ctx, key, formatTime(now.Add(window)))
+	res, err := s.stmts.in(ctx, tx, s.stmts.recordSignature).ExecContext(ctx, key, formatTime(now.Add(window))) //nolint:sqlclosecheck // bound to tx by hotStmts.in: closed with the tx; the prepared statement lives with the store
 	if err != nil {
 		return false, fmt.Errorf("record signature: %w", err)
 	}

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -128,20 +129,15 @@ func (s *Store) DeleteRuns(ctx context.Context, cutoff time.Time, ids []int64) (
 	rows, err := tx.QueryContext(ctx, `SELECT id, event_id FROM runs WHERE id IN (`+in+`)
 		AND finished_at IS NOT NULL AND finished_at < ? AND `+finishedUnleased+` AND NOT `+undelivered,
 		append(args, formatTime(cutoff), formatTime(s.now()))...)
-	if err != nil {
-		return nil, fmt.Errorf("delete runs: %w", err)
-	}
 	var runIDs, eventIDs []int64
-	for rows.Next() {
+	if err := eachRow(rows, err, func(rows *sql.Rows) error {
 		var id, ev int64
 		if err := rows.Scan(&id, &ev); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("delete runs: %w", err)
+			return err
 		}
 		runIDs, eventIDs = append(runIDs, id), append(eventIDs, ev)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("delete runs: %w", err)
 	}
 	if len(runIDs) == 0 {

@@ -236,6 +236,8 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 
 // Close closes the database. Runs still in status running stay so; the
 // next daemon start hands them back with RequeueInterrupted.
+//
+//nolint:contextcheck // closing must finish after the caller's context is done (a deferred Close on shutdown), so the lock session closes under its own context
 func (s *Store) Close() error {
 	s.writes.stop()
 	err := errors.Join(s.stmts.close(), s.db.Close())

@@ -156,13 +156,7 @@ func buildSandboxedAgent(cfg *Config, deps Deps, bin string) (agent.Agent, error
 	}
 	var record func(int64, egress.Event)
 	if deps.Store != nil {
-		store, log := deps.Store, deps.Logger
-		record = func(runID int64, e egress.Event) {
-			ev := audit.EgressEvent{At: e.At, Host: e.Host, Port: e.Port, Allowed: e.Allowed, Reason: e.Reason}
-			if err := store.RecordEgress(context.Background(), runID, ev); err != nil {
-				log.Warn("record egress event", "run_id", runID, "host", e.Host, "err", err)
-			}
-		}
+		record = egressRecorder(deps.Store, deps.Logger)
 	}
 	ag, err := sandboxed.New(sandboxed.Options{Config: cfg.Agent, Runner: runner, Network: cfg.Sandbox.Network,
 		Binary: bin, Env: containerEnv(), RecordEgress: record, Logger: deps.Logger, CLIInstallDir: cfg.Agent.CLI.InstallDir})
@@ -174,6 +168,19 @@ func buildSandboxedAgent(cfg *Config, deps Deps, bin string) (agent.Agent, error
 		limit = cfg.Agent.LLM.Timeout
 	}
 	return agent.WithTimeout(ag, limit), nil
+}
+
+// egressRecorder records what the sandbox's egress proxy let through or
+// refused.
+//
+//nolint:contextcheck // the proxy calls it with no context, and an attempt made as the run is cut short is still recorded
+func egressRecorder(store *audit.Store, log *slog.Logger) func(int64, egress.Event) {
+	return func(runID int64, e egress.Event) {
+		ev := audit.EgressEvent{At: e.At, Host: e.Host, Port: e.Port, Allowed: e.Allowed, Reason: e.Reason}
+		if err := store.RecordEgress(context.Background(), runID, ev); err != nil {
+			log.Warn("record egress event", "run_id", runID, "host", e.Host, "err", err)
+		}
+	}
 }
 
 // containerEnv is the daemon's locale and time zone for the container:

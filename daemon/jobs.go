@@ -46,8 +46,8 @@ func (j *jobs) wake() {
 func startJobs(ctx, sendCtx context.Context, parts *Components, store *audit.Store, watch *dbWatch, opts Options) (*jobs, error) {
 	cfg, log := parts.Config, opts.Logger
 	j := &jobs{sched: cron.New(), wakeCh: make(chan struct{}, 1)}
-	j.ctx, j.cancel = context.WithCancel(ctx)
-	ctx = j.ctx
+	ctx, cancel := context.WithCancel(ctx)
+	j.ctx, j.cancel = ctx, cancel
 
 	drainer := &spoolDrainer{cfg: cfg, store: store, log: log, now: opts.Now, wake: j.wake, metrics: parts.metrics()}
 	drainAll := singleton(ctx, store, log, "spool-drain", func() { drainer.drainAll(ctx) })

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -159,7 +160,7 @@ func TestPipelineWithoutChannelsOnlyDryRuns(t *testing.T) {
 		t.Fatalf("NoChannels built channels %v / a dispatcher", parts.Channels)
 	}
 	pipe := NewPipeline(f.cfg, f.deps(), Stages{Fetch: fakeFetch{}, Review: fakeReview{review.Result{Problems: []review.Problem{}}}})
-	if _, err := pipe.Process(context.Background(), f.claim(t, "9"), ProcessOptions{}); err != ErrNoPublisher {
+	if _, err := pipe.Process(context.Background(), f.claim(t, "9"), ProcessOptions{}); !errors.Is(err, ErrNoPublisher) {
 		t.Errorf("publishing without a publisher: err = %v, want ErrNoPublisher", err)
 	}
 	rep, err := pipe.Process(context.Background(), f.claim(t, "10"), ProcessOptions{DryRun: true})

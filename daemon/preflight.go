@@ -49,7 +49,7 @@ func Preflight(cfg *Config) (warnings []string, err error) {
 		{"[dispatch] retry_every", cfg.Dispatch.RetryEvery},
 	} {
 		if _, err := cron.ParseStandard(s.spec); err != nil {
-			errs = append(errs, fmt.Errorf("%s: bad schedule %q: %v (use cron syntax or @every 1m)", s.key, s.spec, err))
+			errs = append(errs, fmt.Errorf("%s: bad schedule %q: %w (use cron syntax or @every 1m)", s.key, s.spec, err))
 		}
 	}
 	// Channel secrets are read at every send, so one that cannot be read
@@ -110,15 +110,17 @@ func AgentKeyError(cfg *Config) error {
 func checkListen(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("%q is not host:port: %v (e.g. 127.0.0.1:8731)", addr, err)
+		return fmt.Errorf("%q is not host:port: %w (e.g. 127.0.0.1:8731)", addr, err)
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 0 || n > 65535 {
 		return fmt.Errorf("%q: port %q must be a number from 0 to 65535", addr, port)
 	}
 	if host != "" && net.ParseIP(host) == nil {
-		if _, err := net.LookupHost(host); err != nil {
-			return fmt.Errorf("%q: host %q does not resolve: %v", addr, host, err)
+		// Preflight is a config check with no caller context (config check,
+		// reload, startup); the resolver's own timeout bounds the lookup.
+		if _, err := net.LookupHost(host); err != nil { //nolint:noctx // see above
+			return fmt.Errorf("%q: host %q does not resolve: %w", addr, host, err)
 		}
 	}
 	return nil

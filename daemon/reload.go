@@ -234,8 +234,9 @@ func keepUnreloadable(running, next *Config) (restart []string) {
 // is left of it; reviews still running then are cut short (the caller
 // re-queues them). It returns by deadline plus what cut work takes to
 // notice its context, at most cutWait, so the process ends within its
-// grace even when something does not.
-func (lc *lifecycle) drain(deadline time.Time, cutWait time.Duration, abort context.CancelFunc) (cut bool) {
+// grace even when something does not. ctx is the daemon's, already done
+// when a stop drains: only its values are kept.
+func (lc *lifecycle) drain(ctx context.Context, deadline time.Time, cutWait time.Duration, abort context.CancelFunc) (cut bool) {
 	// A reload in progress finishes first, so the generation retired here
 	// is the last one.
 	lc.reloading.Lock()
@@ -266,7 +267,7 @@ func (lc *lifecycle) drain(deadline time.Time, cutWait time.Duration, abort cont
 	// generation; the reports of the reviews just finished go out now
 	// rather than at the next start.
 	if d := g.parts.Dispatcher; d != nil {
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		defer cancel()
 		if _, err := d.DriveDue(ctx); err != nil && ctx.Err() == nil {
 			lc.opts.Logger.Warn("deliver reports while stopping; the next start sends them", "err", err)

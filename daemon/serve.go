@@ -44,7 +44,7 @@ func Serve(ctx context.Context, opts Options) error {
 	// Listen before anything starts in the background: a port that is
 	// taken must end the process at once with the reason, not leave it
 	// alive holding the data_dir lock.
-	ln, err := net.Listen("tcp", cfg.Daemon.Listen)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Daemon.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another daemon running? change [daemon] listen)", cfg.Daemon.Listen, err)
 	}
@@ -152,7 +152,7 @@ wait:
 	// re-queueing.
 	stopAt := time.Now().Add(grace)
 	reserve, cutWait := min(2*time.Second, grace/5), min(time.Second, grace/5)
-	if lc.drain(stopAt.Add(-reserve-cutWait), cutWait, abort) {
+	if lc.drain(ctx, stopAt.Add(-reserve-cutWait), cutWait, abort) {
 		log.Warn("reviews still running after the grace period were cut short; they are re-queued", "grace", grace.String())
 	}
 	shutdownCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), stopAt)

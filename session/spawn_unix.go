@@ -35,7 +35,7 @@ func DetachedStarter(binary, configPath, dataDir string) Starter {
 		}
 		defer devnull.Close()
 		// Not CommandContext: the round must outlive this call's context.
-		cmd := exec.Command(binary, "session", "run-round", "--config", configPath,
+		cmd := exec.Command(binary, "session", "run-round", "--config", configPath, //nolint:noctx // the round must outlive this call's context
 			"--session", FormatID(id), "--round", strconv.Itoa(round))
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -247,7 +247,7 @@ func svnIn(ctx context.Context, dir string, args ...string) ([]byte, error) {
 		if cerr := vcs.CommandError(ctx, cctx, "svn "+args[0], svnTimeout); cerr != nil {
 			return nil, cerr
 		}
-		return nil, fmt.Errorf("svn %s in %s: %v: %s", args[0], dir, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("svn %s in %s: %w: %s", args[0], dir, err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
 }

@@ -187,6 +187,7 @@ func TestDBMigrateFromAnOlderSQLiteFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var id int64
 		var home string
@@ -195,7 +196,9 @@ func TestDBMigrateFromAnOlderSQLiteFile(t *testing.T) {
 		}
 		homes[id] = home
 	}
-	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	for id, home := range homes {
 		want := ""
 		if id == claimed.ID {

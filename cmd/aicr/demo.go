@@ -84,7 +84,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if err := runTool(ctx, dir, "svnadmin", "create", reposPath); err != nil {
 		return err
 	}
-	addr, err := freeLoopbackAddr()
+	addr, err := freeLoopbackAddr(ctx)
 	if err != nil {
 		return err
 	}
@@ -225,8 +225,8 @@ func runTool(ctx context.Context, dir, name string, args ...string) error {
 	return nil
 }
 
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func freeLoopbackAddr(ctx context.Context) (string, error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}

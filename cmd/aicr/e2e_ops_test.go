@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"os"
@@ -126,7 +127,8 @@ func (e *env) aicrExit(args ...string) (string, int) {
 	cmd := exec.Command(aicrBin, args...)
 	cmd.Dir = e.dir
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		return string(out), ee.ExitCode()
 	} else if err != nil {
 		e.t.Fatal(err)

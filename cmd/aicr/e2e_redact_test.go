@@ -115,7 +115,7 @@ webhook_url_env = "AICR_E2E_SLACK_HOOK"
 	checked := 0
 	filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil
+			return nil //nolint:nilerr // an entry gone mid-walk holds no key; checked guards against walking nothing
 		}
 		if d.IsDir() {
 			if p == e.repos || p == e.wc {
@@ -125,7 +125,7 @@ webhook_url_env = "AICR_E2E_SLACK_HOOK"
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return nil
+			return nil //nolint:nilerr // unreadable to the test is unreadable to anyone it could leak to; checked counts what was read
 		}
 		checked++
 		for _, k := range keys {

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -607,8 +608,8 @@ func TestReviewBadInputFailsClearly(t *testing.T) {
 				cmd.Dir, _ = os.Getwd()
 			}
 			out, err := cmd.CombinedOutput()
-			ee, ok := err.(*exec.ExitError)
-			if !ok || ee.ExitCode() != tc.code {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
 				t.Fatalf("want exit %d, got %v\n%s", tc.code, err, out)
 			}
 			if !strings.Contains(string(out), tc.want) {

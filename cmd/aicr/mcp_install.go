@@ -200,7 +200,7 @@ func mergeClientJSON(path, client string, entries []mcpEntry) error {
 	case err == nil:
 		if len(bytes.TrimSpace(b)) > 0 {
 			if err := json.Unmarshal(b, &doc); err != nil {
-				return fmt.Errorf("%s is not JSON (%v): fix it or give --file, or paste the output of aicr mcp install %s by hand", path, err, client)
+				return fmt.Errorf("%s is not JSON (%w): fix it or give --file, or paste the output of aicr mcp install %s by hand", path, err, client)
 			}
 		}
 		if st, err := os.Stat(path); err == nil {
@@ -270,7 +270,7 @@ func mergeCodexTOML(path string, entries []mcpEntry) error {
 		return err
 	}
 	if _, err := toml.Decode(string(existing), &doc); err != nil {
-		return fmt.Errorf("%s is not valid TOML (%v): fix it, or paste the output of aicr mcp install codex by hand", path, err)
+		return fmt.Errorf("%s is not valid TOML (%w): fix it, or paste the output of aicr mcp install codex by hand", path, err)
 	}
 	var missing []mcpEntry
 	for _, e := range entries {

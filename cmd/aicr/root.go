@@ -20,6 +20,11 @@ func Execute(ctx context.Context, args []string, ios *IOStreams) int {
 	return exitCode(root.ExecuteContext(ctx), f.IOStreams.ErrOut)
 }
 
+// newRootCmd builds the command tree. It takes no context: the one
+// Execute has reaches every command through cobra (ExecuteContext, then
+// cmd.Context() in each RunE).
+//
+//nolint:contextcheck // see above: the context flows through cobra, which the linter cannot follow
 func newRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "aicr",

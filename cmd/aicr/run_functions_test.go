@@ -298,7 +298,7 @@ func TestDispatchShowAndRetry(t *testing.T) {
 	f, out, _ = testFactory(t, configPath)
 	err = dispatchRetryRun(ctx, &DispatchRetryOptions{Factory: f, ID: id, Format: formatJSON})
 	var env mcperr.Error
-	if err != errSilentFailure || json.Unmarshal(out.Bytes(), &env) != nil || env.Code != mcperr.PolicyBlocked || !strings.Contains(env.Remedy, "only failed, dead or unknown") {
+	if !errors.Is(err, errSilentFailure) || json.Unmarshal(out.Bytes(), &env) != nil || env.Code != mcperr.PolicyBlocked || !strings.Contains(env.Remedy, "only failed, dead or unknown") {
 		t.Fatalf("second retry, json: %v\n%s", err, out)
 	}
 }

@@ -17,7 +17,7 @@ import (
 func checkDataDirOwner(dir string) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil // not created yet: whoever runs first owns it
+		return nil //nolint:nilerr // not created yet: whoever runs first owns it
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
