@@ -72,7 +72,7 @@ func available(ctx context.Context, p PodmanConfig) error {
 	}
 	if p.ContainersConf != "" {
 		if _, err := os.Stat(p.ContainersConf); err != nil {
-			return fmt.Errorf("%w: [sandbox.podman] containers_conf: %v", ErrUnavailable, err)
+			return fmt.Errorf("%w: [sandbox.podman] containers_conf: %w", ErrUnavailable, err)
 		}
 	}
 	var stderr bytes.Buffer
@@ -88,7 +88,7 @@ func available(ctx context.Context, p PodmanConfig) error {
 	case errors.As(err, &exitErr) && exitErr.ExitCode() == 1 && stderr.Len() == 0:
 		return fmt.Errorf("%w: image %s not found: build it with `make image` (no registry is used; or set [sandbox.podman] image)", ErrUnavailable, p.Image)
 	default:
-		return fmt.Errorf("%w: podman does not work: %s: %s; check `podman info`, set [sandbox.podman] runtime = \"runc\" and containers_conf (see README, Sandbox)", ErrUnavailable, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("%w: podman does not work: %w: %s; check `podman info`, set [sandbox.podman] runtime = \"runc\" and containers_conf (see README, Sandbox)", ErrUnavailable, err, strings.TrimSpace(stderr.String()))
 	}
 }
 
@@ -150,7 +150,7 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 		if strings.Contains(msg, "runtime") {
 			return Result{}, fmt.Errorf("%w: podman create: %s; set [sandbox.podman] runtime = \"runc\" (crun fails on cgroup v1 hybrid hosts) and install runc", ErrUnavailable, msg)
 		}
-		return Result{}, fmt.Errorf("sandbox: podman create %s: %v: %s", name, err, msg)
+		return Result{}, fmt.Errorf("sandbox: podman create %s: %w: %s", name, err, msg)
 	}
 
 	stdout, err := openCapped(s.StdoutPath)
@@ -170,7 +170,7 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	podmanErr := tailbuf.New(4096)
 	startCmd.Stdout, startCmd.Stderr = stdout, io.MultiWriter(stderr, podmanErr)
 	if err := startCmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("%w: podman start: %v; %s", ErrUnavailable, err, remedyInstall)
+		return Result{}, fmt.Errorf("%w: podman start: %w; %s", ErrUnavailable, err, remedyInstall)
 	}
 	done := make(chan error, 1)
 	go func() { done <- startCmd.Wait() }()
@@ -246,11 +246,11 @@ func (r *podmanRunner) inspect(name string) (containerState, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: %v: %s", name, err, strings.TrimSpace(stderr.String()))
+		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: %w: %s", name, err, strings.TrimSpace(stderr.String()))
 	}
 	var got []struct{ State containerState }
 	if err := json.Unmarshal(out, &got); err != nil || len(got) != 1 {
-		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: unexpected output: %v", name, err)
+		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: unexpected output: %w", name, err)
 	}
 	return got[0].State, nil
 }
@@ -467,7 +467,7 @@ func RemoveOrphans(ctx context.Context, cfg Config) (int, error) {
 	list.Stderr = &stderr
 	out, err := list.Output()
 	if err != nil {
-		return 0, fmt.Errorf("sandbox: list orphaned containers: %v: %s", err, strings.TrimSpace(stderr.String()))
+		return 0, fmt.Errorf("sandbox: list orphaned containers: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	removed := 0
 	var errs []error
@@ -480,7 +480,7 @@ func RemoveOrphans(ctx context.Context, cfg Config) (int, error) {
 		rm := podmanCommand(ctx, p, "rm", "-f", "--time", "0", name)
 		rm.Stderr = &stderr
 		if err := rm.Run(); err != nil {
-			errs = append(errs, fmt.Errorf("remove %s: %v: %s", name, err, strings.TrimSpace(stderr.String())))
+			errs = append(errs, fmt.Errorf("remove %s: %w: %s", name, err, strings.TrimSpace(stderr.String())))
 			continue
 		}
 		removed++

@@ -99,7 +99,7 @@ func Executable(a Adapter, prefix string) (string, error) {
 	p := filepath.Join(prefix, filepath.FromSlash(a.Spec().Bin))
 	if _, err := os.Stat(p); err != nil {
 		s := a.Spec()
-		return "", fmt.Errorf("%w: %s not found (%v); run `aicr agent install %s` (installs %s@%s)",
+		return "", fmt.Errorf("%w: %s not found (%w); run `aicr agent install %s` (installs %s@%s)",
 			ErrNotInstalled, p, err, s.Kind, s.Package, s.Version)
 	}
 	return p, nil
@@ -212,7 +212,7 @@ func (a *Agent) explain(ev Events, runErr error, stderr, eventsPath string) erro
 	case ev.Failed && ev.Reason != "":
 		return fmt.Errorf("%s stopped without recording a result: %s (events: %s)", kind, ev.Reason, eventsPath)
 	case runErr != nil:
-		return fmt.Errorf("%s exited with %v: %s (events: %s)", kind, runErr, oneLine(stderr), eventsPath)
+		return fmt.Errorf("%s exited with %w: %s (events: %s)", kind, runErr, oneLine(stderr), eventsPath)
 	}
 	// A clean run that called no aicr tool: the ladder repairs it or
 	// normalises its prose.

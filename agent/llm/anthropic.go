@@ -60,7 +60,7 @@ func (m *anthropicModel) Turn(ctx context.Context, req Request) (Response, error
 		msg = &anthropic.Message{}
 		for stream.Next() {
 			if err := msg.Accumulate(stream.Current()); err != nil {
-				return Response{}, fmt.Errorf("%w (%s: the stream does not assemble: %v)", ErrBadRequest, APIAnthropic, err)
+				return Response{}, fmt.Errorf("%w (%s: the stream does not assemble: %w)", ErrBadRequest, APIAnthropic, err)
 			}
 		}
 		if err := stream.Err(); err != nil {

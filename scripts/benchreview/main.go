@@ -237,7 +237,7 @@ func run(dir string, name string, args ...string) error {
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %v: %v\n%s", name, args, err, out)
+		return fmt.Errorf("%s %v: %w\n%s", name, args, err, out)
 	}
 	return nil
 }
