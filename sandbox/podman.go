@@ -141,7 +141,7 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	cleanupEnv()
 	// Removed on every path, including a cancelled ctx; a daemon killed
 	// here leaves it to RemoveOrphans at the next start.
-	defer r.remove(name)
+	defer r.remove(ctx, name)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
@@ -181,13 +181,13 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	case <-done:
 	case <-timer.C:
 		res.TimedOut = true
-		r.kill(name, startCmd, done)
+		r.kill(ctx, name, startCmd, done)
 	case <-ctx.Done():
-		r.kill(name, startCmd, done)
+		r.kill(ctx, name, startCmd, done)
 	}
 	res.Duration = time.Since(start)
 
-	st, err := r.inspect(name)
+	st, err := r.inspect(ctx, name)
 	if err != nil {
 		return res, err
 	}
@@ -213,8 +213,9 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 
 // kill stops a container past its time: podman kill, then wait for the
 // attached start to return (it does once the container is gone).
-func (r *podmanRunner) kill(name string, startCmd *exec.Cmd, done <-chan error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (r *podmanRunner) kill(ctx context.Context, name string, startCmd *exec.Cmd, done <-chan error) {
+	// Without ctx's cancel: the kill is what a cancelled run needs.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	_ = r.command(ctx, "kill", name).Run()
 	select {
@@ -225,8 +226,8 @@ func (r *podmanRunner) kill(name string, startCmd *exec.Cmd, done <-chan error) 
 	}
 }
 
-func (r *podmanRunner) remove(name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (r *podmanRunner) remove(ctx context.Context, name string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	_ = r.command(ctx, "rm", "-f", "--time", "0", name).Run()
 }
@@ -238,8 +239,9 @@ type containerState struct {
 	Error     string `json:"Error"`
 }
 
-func (r *podmanRunner) inspect(name string) (containerState, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (r *podmanRunner) inspect(ctx context.Context, name string) (containerState, error) {
+	// Without ctx's cancel: a cancelled run's exit code and OOM kill are still read.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
 	cmd := r.command(ctx, "inspect", "--type", "container", "--format", "json", name)
@@ -249,8 +251,11 @@ func (r *podmanRunner) inspect(name string) (containerState, error) {
 		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: %w: %s", name, err, strings.TrimSpace(stderr.String()))
 	}
 	var got []struct{ State containerState }
-	if err := json.Unmarshal(out, &got); err != nil || len(got) != 1 {
+	if err := json.Unmarshal(out, &got); err != nil {
 		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: unexpected output: %w", name, err)
+	}
+	if len(got) != 1 {
+		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: unexpected output: %d containers", name, len(got))
 	}
 	return got[0].State, nil
 }

@@ -319,7 +319,7 @@ func startEgress(ctx context.Context, socket, baseURL string) ([]string, func(),
 		if u.Hostname() == "localhost" {
 			listen = net.JoinHostPort("127.0.0.1", port)
 		}
-		ln, err := net.Listen("tcp", listen)
+		ln, err := new(net.ListenConfig).Listen(ctx, "tcp", listen)
 		if err != nil {
 			cancel()
 			return nil, nil, fmt.Errorf("egress: tunnel %s: %w", listen, err)
@@ -327,7 +327,7 @@ func startEgress(ctx context.Context, socket, baseURL string) ([]string, func(),
 		go func() { _ = egress.TunnelListener(ctx, ln, socket, target) }()
 		return []string{"NO_PROXY=*", "no_proxy=*"}, cancel, nil
 	}
-	ln, err := net.Listen("tcp", ForwardAddr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", ForwardAddr)
 	if err != nil {
 		cancel()
 		return nil, nil, fmt.Errorf("egress: forwarder %s: %w", ForwardAddr, err)
