@@ -292,7 +292,7 @@ func svndiffTargetSize(r io.Reader) (int64, error) {
 	br := bufio.NewReader(r)
 	var magic [4]byte
 	if _, err := io.ReadFull(br, magic[:]); err != nil {
-		return 0, fmt.Errorf("%w: svndiff header: %w", errDumpFormat, err)
+		return 0, fmt.Errorf("%w: svndiff header: %v", errDumpFormat, err) //nolint:errorlint // the cause is detail: a truncated stream's io.EOF must not read as a clean end to a caller checking for io.EOF
 	}
 	if string(magic[:3]) != "SVN" || magic[3] > 2 {
 		return 0, fmt.Errorf("%w: not an svndiff stream (%q)", errDumpFormat, magic[:])
@@ -306,13 +306,13 @@ func svndiffTargetSize(r io.Reader) (int64, error) {
 				return total, nil
 			}
 			if err != nil {
-				return 0, fmt.Errorf("%w: svndiff window: %w", errDumpFormat, err)
+				return 0, fmt.Errorf("%w: svndiff window: %v", errDumpFormat, err) //nolint:errorlint // the cause is detail: a truncated stream's io.EOF must not read as a clean end to a caller checking for io.EOF
 			}
 			hdr[i] = v
 		}
 		total += hdr[2]
 		if _, err := io.CopyN(io.Discard, br, hdr[3]+hdr[4]); err != nil {
-			return 0, fmt.Errorf("%w: svndiff window: %w", errDumpFormat, err)
+			return 0, fmt.Errorf("%w: svndiff window: %v", errDumpFormat, err) //nolint:errorlint // the cause is detail: a truncated stream's io.EOF must not read as a clean end to a caller checking for io.EOF
 		}
 	}
 }
