@@ -224,7 +224,7 @@ func (t *timedAgent) Review(ctx context.Context, run rundir.Layout, p pass.Pass)
 	defer cancel()
 	stats, err := t.agent.Review(ctx, run, p)
 	if err != nil && errors.Is(context.Cause(ctx), ErrTimeout) {
-		return stats, fmt.Errorf("%w (%v)", cause, err)
+		return stats, fmt.Errorf("%w (%v)", cause, err) //nolint:errorlint // the timeout is the classification; the agent's own error (often context.DeadlineExceeded) is detail, so callers do not take it for a cancel
 	}
 	return stats, err
 }

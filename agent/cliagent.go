@@ -84,12 +84,12 @@ func (f *fallbackAgent) Review(ctx context.Context, run rundir.Layout, p pass.Pa
 	}
 	fb, ferr := f.fallback()
 	if ferr != nil {
-		return stats, fmt.Errorf("%w; the llm fallback could not start: %v", err, ferr)
+		return stats, fmt.Errorf("%w; the llm fallback could not start: %v", err, ferr) //nolint:errorlint // the CLI's error is the one callers classify (overflow, timeout); the fallback's start failure is detail
 	}
 	fstats, ferr := fb.Review(ctx, run, p)
 	stats.Add(fstats)
 	if ferr != nil {
-		return stats, fmt.Errorf("%s failed (%v), and so did the llm fallback: %w", f.kind, err, ferr)
+		return stats, fmt.Errorf("%s failed (%v), and so did the llm fallback: %w", f.kind, err, ferr) //nolint:errorlint // the fallback's error is the pass's outcome; the CLI's failure before it is detail
 	}
 	return stats, nil
 }

@@ -119,7 +119,7 @@ func runDaemonSideAs(ctx context.Context, opts Options, who account) ([]Check, e
 	who.runAs(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("%v: %s", err, oneLine(string(out)))
+		return nil, fmt.Errorf("%w: %s", err, oneLine(string(out)))
 	}
 	return readResult(result)
 }

@@ -203,11 +203,11 @@ func runNotifyDirect(ctx context.Context, opts Options, configPath, repoName, re
 	owner.runAs(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("%v: %s", err, oneLine(string(out)))
+		return nil, fmt.Errorf("%w: %s", err, oneLine(string(out)))
 	}
 	found, err := readResult(result)
 	if err != nil {
-		return nil, fmt.Errorf("%v (output: %s)", err, oneLine(string(out)))
+		return nil, fmt.Errorf("%w (output: %s)", err, oneLine(string(out)))
 	}
 	for i := range found {
 		found[i].Detail += " (aicr notify run directly, without the hook)"

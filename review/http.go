@@ -89,7 +89,7 @@ func ServeHTTP(ctx context.Context, opts ServerOptions, hopts HTTPOptions) error
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve mcp http: %w", err)
 	}
@@ -114,7 +114,7 @@ func ServeHTTP(ctx context.Context, opts ServerOptions, hopts HTTPOptions) error
 	}
 	// The grace period lets in-flight answers out; then the refusals only
 	// counted in memory are written.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := h.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return errors.Join(fmt.Errorf("shut down mcp http: %w", err), th.flush())

@@ -69,7 +69,7 @@ func LoadState(path string) (*State, error) {
 	}
 	var s State
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("load state %s: %w: %v", path, ErrCorruptState, err)
+		return nil, fmt.Errorf("load state %s: %w: %w", path, ErrCorruptState, err)
 	}
 	if s.Version != StateVersion {
 		return nil, fmt.Errorf("load state %s: %w: %d (want %d)", path, ErrStateVersion, s.Version, StateVersion)

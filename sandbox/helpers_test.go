@@ -48,7 +48,7 @@ func probeSetup(t testing.TB) (binary string, cfg sandbox.Config) {
 		build := exec.Command("go", "build", "-trimpath", "-o", probePath, "./testdata/probe")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
-			probeErr = fmt.Errorf("build probe: %v: %s", err, out)
+			probeErr = fmt.Errorf("build probe: %w: %s", err, out)
 		}
 	})
 	if probeErr != nil {

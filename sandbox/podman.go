@@ -72,7 +72,7 @@ func available(ctx context.Context, p PodmanConfig) error {
 	}
 	if p.ContainersConf != "" {
 		if _, err := os.Stat(p.ContainersConf); err != nil {
-			return fmt.Errorf("%w: [sandbox.podman] containers_conf: %v", ErrUnavailable, err)
+			return fmt.Errorf("%w: [sandbox.podman] containers_conf: %w", ErrUnavailable, err)
 		}
 	}
 	var stderr bytes.Buffer
@@ -88,7 +88,7 @@ func available(ctx context.Context, p PodmanConfig) error {
 	case errors.As(err, &exitErr) && exitErr.ExitCode() == 1 && stderr.Len() == 0:
 		return fmt.Errorf("%w: image %s not found: build it with `make image` (no registry is used; or set [sandbox.podman] image)", ErrUnavailable, p.Image)
 	default:
-		return fmt.Errorf("%w: podman does not work: %s: %s; check `podman info`, set [sandbox.podman] runtime = \"runc\" and containers_conf (see README, Sandbox)", ErrUnavailable, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("%w: podman does not work: %w: %s; check `podman info`, set [sandbox.podman] runtime = \"runc\" and containers_conf (see README, Sandbox)", ErrUnavailable, err, strings.TrimSpace(stderr.String()))
 	}
 }
 
@@ -141,7 +141,7 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	cleanupEnv()
 	// Removed on every path, including a cancelled ctx; a daemon killed
 	// here leaves it to RemoveOrphans at the next start.
-	defer r.remove(name)
+	defer r.remove(ctx, name)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
@@ -150,7 +150,7 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 		if strings.Contains(msg, "runtime") {
 			return Result{}, fmt.Errorf("%w: podman create: %s; set [sandbox.podman] runtime = \"runc\" (crun fails on cgroup v1 hybrid hosts) and install runc", ErrUnavailable, msg)
 		}
-		return Result{}, fmt.Errorf("sandbox: podman create %s: %v: %s", name, err, msg)
+		return Result{}, fmt.Errorf("sandbox: podman create %s: %w: %s", name, err, msg)
 	}
 
 	stdout, err := openCapped(s.StdoutPath)
@@ -170,7 +170,7 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	podmanErr := tailbuf.New(4096)
 	startCmd.Stdout, startCmd.Stderr = stdout, io.MultiWriter(stderr, podmanErr)
 	if err := startCmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("%w: podman start: %v; %s", ErrUnavailable, err, remedyInstall)
+		return Result{}, fmt.Errorf("%w: podman start: %w; %s", ErrUnavailable, err, remedyInstall)
 	}
 	done := make(chan error, 1)
 	go func() { done <- startCmd.Wait() }()
@@ -181,13 +181,13 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	case <-done:
 	case <-timer.C:
 		res.TimedOut = true
-		r.kill(name, startCmd, done)
+		r.kill(ctx, name, startCmd, done)
 	case <-ctx.Done():
-		r.kill(name, startCmd, done)
+		r.kill(ctx, name, startCmd, done)
 	}
 	res.Duration = time.Since(start)
 
-	st, err := r.inspect(name)
+	st, err := r.inspect(ctx, name)
 	if err != nil {
 		return res, err
 	}
@@ -213,8 +213,9 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 
 // kill stops a container past its time: podman kill, then wait for the
 // attached start to return (it does once the container is gone).
-func (r *podmanRunner) kill(name string, startCmd *exec.Cmd, done <-chan error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (r *podmanRunner) kill(ctx context.Context, name string, startCmd *exec.Cmd, done <-chan error) {
+	// Without ctx's cancel: the kill is what a cancelled run needs.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	_ = r.command(ctx, "kill", name).Run()
 	select {
@@ -225,8 +226,8 @@ func (r *podmanRunner) kill(name string, startCmd *exec.Cmd, done <-chan error) 
 	}
 }
 
-func (r *podmanRunner) remove(name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (r *podmanRunner) remove(ctx context.Context, name string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	_ = r.command(ctx, "rm", "-f", "--time", "0", name).Run()
 }
@@ -238,19 +239,23 @@ type containerState struct {
 	Error     string `json:"Error"`
 }
 
-func (r *podmanRunner) inspect(name string) (containerState, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (r *podmanRunner) inspect(ctx context.Context, name string) (containerState, error) {
+	// Without ctx's cancel: a cancelled run's exit code and OOM kill are still read.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
 	cmd := r.command(ctx, "inspect", "--type", "container", "--format", "json", name)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: %v: %s", name, err, strings.TrimSpace(stderr.String()))
+		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: %w: %s", name, err, strings.TrimSpace(stderr.String()))
 	}
 	var got []struct{ State containerState }
-	if err := json.Unmarshal(out, &got); err != nil || len(got) != 1 {
-		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: unexpected output: %v", name, err)
+	if err := json.Unmarshal(out, &got); err != nil {
+		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: unexpected output: %w", name, err)
+	}
+	if len(got) != 1 {
+		return containerState{}, fmt.Errorf("sandbox: podman inspect %s: unexpected output: %d containers", name, len(got))
 	}
 	return got[0].State, nil
 }
@@ -467,7 +472,7 @@ func RemoveOrphans(ctx context.Context, cfg Config) (int, error) {
 	list.Stderr = &stderr
 	out, err := list.Output()
 	if err != nil {
-		return 0, fmt.Errorf("sandbox: list orphaned containers: %v: %s", err, strings.TrimSpace(stderr.String()))
+		return 0, fmt.Errorf("sandbox: list orphaned containers: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	removed := 0
 	var errs []error
@@ -480,7 +485,7 @@ func RemoveOrphans(ctx context.Context, cfg Config) (int, error) {
 		rm := podmanCommand(ctx, p, "rm", "-f", "--time", "0", name)
 		rm.Stderr = &stderr
 		if err := rm.Run(); err != nil {
-			errs = append(errs, fmt.Errorf("remove %s: %v: %s", name, err, strings.TrimSpace(stderr.String())))
+			errs = append(errs, fmt.Errorf("remove %s: %w: %s", name, err, strings.TrimSpace(stderr.String())))
 			continue
 		}
 		removed++

@@ -40,7 +40,7 @@ func checkRootlessLimits(ctx context.Context, p PodmanConfig) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%w: podman info: %v: %s", ErrUnavailable, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("%w: podman info: %w: %s", ErrUnavailable, err, strings.TrimSpace(stderr.String()))
 	}
 	var err error
 	if v := strings.TrimSpace(stdout.String()); v == "v1" {

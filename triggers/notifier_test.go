@@ -1,6 +1,7 @@
 package triggers
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,7 +88,7 @@ func TestSVNHookWithAicrNotifyRoundTrips(t *testing.T) {
 			t.Fatalf("%s: %+v %v", line, info, err)
 		}
 	}
-	if _, err := InspectSVNHook([]byte("#!/bin/sh\n"+SVNHookBegin+"\n  exec '/bin/aicr' svn --config '/c.toml'\n"+SVNHookEnd+"\n"), false); err != ErrNoNotifyLine {
+	if _, err := InspectSVNHook([]byte("#!/bin/sh\n"+SVNHookBegin+"\n  exec '/bin/aicr' svn --config '/c.toml'\n"+SVNHookEnd+"\n"), false); !errors.Is(err, ErrNoNotifyLine) {
 		t.Fatalf("aicr svn (not a notify line) read as one: %v", err)
 	}
 }

@@ -211,7 +211,7 @@ func detachNotify(spoolDir string, argv []string) error {
 			logw = f
 		}
 	}
-	child := exec.Command(exe, argv...)
+	child := exec.Command(exe, argv...) //nolint:noctx // the child is detached to outlive this hook process: a context would kill it
 	child.Env = append(os.Environ(), EnvNotifyDetached+"=1")
 	child.Stdin, child.Stdout, child.Stderr = devnull, devnull, logw
 	child.Dir = "/"

@@ -3,6 +3,7 @@
 package triggers
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,8 @@ func TestRejectRefusesARejectedDirThatIsALink(t *testing.T) {
 	writeRaw(t, s, hostileBad, []byte("not json"))
 
 	_, _, err := s.Read(hostileBad)
-	rf, ok := err.(*RejectedFileError)
+	var rf *RejectedFileError
+	ok := errors.As(err, &rf)
 	if !ok || rf.MoveErr == nil {
 		t.Fatalf("Read = %v; want a RejectedFileError that could not move the file", err)
 	}
@@ -123,7 +125,8 @@ func TestReadRefusesALinkSwappedInAfterListing(t *testing.T) {
 	must(t, os.Symlink(key, s.Path(names[0])))
 
 	_, _, err = s.Read(names[0])
-	rf, ok := err.(*RejectedFileError)
+	var rf *RejectedFileError
+	ok := errors.As(err, &rf)
 	if !ok {
 		t.Fatalf("Read of a link = %v, want a RejectedFileError", err)
 	}
@@ -148,7 +151,8 @@ func TestReadKeepsNothingOfARefusedFile(t *testing.T) {
 	const secretText = "sk-live-0123456789abcdef\n"
 	writeRaw(t, s, hostileBad, []byte(secretText))
 	_, _, err := s.Read(hostileBad)
-	rf, ok := err.(*RejectedFileError)
+	var rf *RejectedFileError
+	ok := errors.As(err, &rf)
 	if !ok {
 		t.Fatalf("Read = %v, want a RejectedFileError", err)
 	}
@@ -170,7 +174,8 @@ func TestReadDoesNotBlockOnAFIFO(t *testing.T) {
 	go func() { _, _, err := s.Read(hostileBad); done <- err }()
 	select {
 	case err := <-done:
-		rf, ok := err.(*RejectedFileError)
+		var rf *RejectedFileError
+		ok := errors.As(err, &rf)
 		if !ok || !strings.Contains(rf.Reason, "FIFO") {
 			t.Fatalf("Read of a FIFO = %v; want it refused as a FIFO", err)
 		}

@@ -3,6 +3,7 @@ package vcs
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -434,7 +435,7 @@ func (lr *lineReader) read() (line, bool, error) {
 		if room := maxKeptLine - len(buf); room > 0 {
 			buf = append(buf, chunk[:min(len(chunk), room)]...)
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if err == io.EOF {

@@ -99,7 +99,7 @@ func Executable(a Adapter, prefix string) (string, error) {
 	p := filepath.Join(prefix, filepath.FromSlash(a.Spec().Bin))
 	if _, err := os.Stat(p); err != nil {
 		s := a.Spec()
-		return "", fmt.Errorf("%w: %s not found (%v); run `aicr agent install %s` (installs %s@%s)",
+		return "", fmt.Errorf("%w: %s not found (%w); run `aicr agent install %s` (installs %s@%s)",
 			ErrNotInstalled, p, err, s.Kind, s.Package, s.Version)
 	}
 	return p, nil
@@ -212,7 +212,7 @@ func (a *Agent) explain(ev Events, runErr error, stderr, eventsPath string) erro
 	case ev.Failed && ev.Reason != "":
 		return fmt.Errorf("%s stopped without recording a result: %s (events: %s)", kind, ev.Reason, eventsPath)
 	case runErr != nil:
-		return fmt.Errorf("%s exited with %v: %s (events: %s)", kind, runErr, oneLine(stderr), eventsPath)
+		return fmt.Errorf("%s exited with %w: %s (events: %s)", kind, runErr, oneLine(stderr), eventsPath)
 	}
 	// A clean run that called no aicr tool: the ladder repairs it or
 	// normalises its prose.
@@ -319,7 +319,7 @@ func startEgress(ctx context.Context, socket, baseURL string) ([]string, func(),
 		if u.Hostname() == "localhost" {
 			listen = net.JoinHostPort("127.0.0.1", port)
 		}
-		ln, err := net.Listen("tcp", listen)
+		ln, err := new(net.ListenConfig).Listen(ctx, "tcp", listen)
 		if err != nil {
 			cancel()
 			return nil, nil, fmt.Errorf("egress: tunnel %s: %w", listen, err)
@@ -327,7 +327,7 @@ func startEgress(ctx context.Context, socket, baseURL string) ([]string, func(),
 		go func() { _ = egress.TunnelListener(ctx, ln, socket, target) }()
 		return []string{"NO_PROXY=*", "no_proxy=*"}, cancel, nil
 	}
-	ln, err := net.Listen("tcp", ForwardAddr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", ForwardAddr)
 	if err != nil {
 		cancel()
 		return nil, nil, fmt.Errorf("egress: forwarder %s: %w", ForwardAddr, err)

@@ -74,7 +74,7 @@ func installed(t testing.TB, kind string) string {
 		if os.Getenv("CI") == "" && os.Getenv("AICR_REQUIRE_NPM") == "" && !registryReachable() {
 			t.Skipf("the npm registry is unreachable, so %s cannot be installed (in CI this fails): %v", kind, err)
 		}
-		err = fmt.Errorf("install %s: %v\n%s", kind, err, out.String())
+		err = fmt.Errorf("install %s: %w\n%s", kind, err, out.String())
 	}
 	installErrs[kind] = err
 	if err != nil {
@@ -108,7 +108,7 @@ func aicrBinary(t testing.TB) string {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", binPath, "../../cmd/aicr")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("build aicr: %v\n%s", err, out)
+			binErr = fmt.Errorf("build aicr: %w\n%s", err, out)
 		}
 	})
 	if binErr != nil {

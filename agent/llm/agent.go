@@ -220,7 +220,7 @@ func readOptional(path string) (string, error) {
 // the credential it refused) while errors.Is still sees the chain.
 func scrub(err error, secrets ...string) error {
 	if err == nil {
-		return err
+		return nil
 	}
 	msg := err.Error()
 	for _, s := range secrets {

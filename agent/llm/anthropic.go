@@ -26,7 +26,7 @@ func newAnthropic(o ModelOptions) *anthropicModel {
 	// WithoutEnvironmentDefaults keeps ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
 	// ANTHROPIC_BASE_URL and profile files out: aicr's config is the only source.
 	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithMaxRetries(0),
-		option.WithMiddleware(limitResponses(MaxResponseBytes))}
+		option.WithMiddleware(limitResponses(MaxResponseBytes))} //nolint:bodyclose // the middleware wraps the body and hands the response on; the SDK closes it
 	if o.BaseURL != "" {
 		// The SDK appends v1/messages to the root; accept the /v1 form
 		// the OpenAI APIs use so one base_url style fits all three.
@@ -60,7 +60,7 @@ func (m *anthropicModel) Turn(ctx context.Context, req Request) (Response, error
 		msg = &anthropic.Message{}
 		for stream.Next() {
 			if err := msg.Accumulate(stream.Current()); err != nil {
-				return Response{}, fmt.Errorf("%w (%s: the stream does not assemble: %v)", ErrBadRequest, APIAnthropic, err)
+				return Response{}, fmt.Errorf("%w (%s: the stream does not assemble: %w)", ErrBadRequest, APIAnthropic, err)
 			}
 		}
 		if err := stream.Err(); err != nil {

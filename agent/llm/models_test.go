@@ -183,7 +183,7 @@ func TestErrorClasses(t *testing.T) {
 				t.Errorf("%s: %d requests (server: %v), want exactly 1", c.name, n, s.Err())
 			}
 			for _, other := range []error{ErrAuth, ErrTransient, ErrContextOverflow, ErrBadRequest} {
-				if other != c.want && errors.Is(err, other) {
+				if !errors.Is(other, c.want) && errors.Is(err, other) {
 					t.Errorf("%s: err is also %v", c.name, other)
 				}
 			}
@@ -192,7 +192,7 @@ func TestErrorClasses(t *testing.T) {
 			}
 			// The remedy is the agent's to add, once (explain), where the
 			// key's source is known.
-			if c.want == ErrAuth && strings.Contains(err.Error(), "api_key_") {
+			if errors.Is(c.want, ErrAuth) && strings.Contains(err.Error(), "api_key_") {
 				t.Errorf("%s: the model layer adds a remedy of its own: %v", c.name, err)
 			}
 			if c.name == "429" && !strings.Contains(err.Error(), "retry after") {

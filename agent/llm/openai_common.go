@@ -14,7 +14,7 @@ import (
 // which would add OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and
 // OPENAI_CUSTOM_HEADERS from the environment.
 func openAIOptions(o ModelOptions) []option.RequestOption {
-	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithMiddleware(limitResponses(MaxResponseBytes))}
+	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithMiddleware(limitResponses(MaxResponseBytes))} //nolint:bodyclose // the middleware wraps the body and hands the response on; the SDK closes it
 	if o.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(o.BaseURL))
 	} else {

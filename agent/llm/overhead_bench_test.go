@@ -121,7 +121,7 @@ func aicrBinary(b *testing.B) string {
 		aicrBinPath = filepath.Join(dir, "aicr")
 		out, err := exec.Command("go", "build", "-o", aicrBinPath, "github.com/aicr-dev/aicr/cmd/aicr").CombinedOutput()
 		if err != nil {
-			aicrBinErr = fmt.Errorf("build aicr: %v\n%s", err, out)
+			aicrBinErr = fmt.Errorf("build aicr: %w\n%s", err, out)
 		}
 	})
 	if aicrBinErr != nil {

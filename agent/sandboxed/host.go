@@ -317,7 +317,7 @@ func readRepoFiles(run rundir.Layout) (map[string][]byte, []string, error) {
 	}
 	b, err := os.ReadFile(run.RepoRulesPath())
 	if err != nil {
-		return nil, nil, nil
+		return nil, nil, nil //nolint:nilerr // a run dir without repo-rules.md has no repository rules: the pass goes on without them
 	}
 	return map[string][]byte{agent.RepoRulesFile: b}, nil, nil
 }

@@ -14,7 +14,7 @@ import (
 func TestPassErrorClassCrossesTheSandbox(t *testing.T) {
 	for _, sentinel := range []error{llm.ErrAuth, llm.ErrBadRequest, llm.ErrContextOverflow, llm.ErrTransient} {
 		class := classOf(fmt.Errorf("model turn 1: %w", sentinel))
-		if got := sentinelOf(class); got != sentinel {
+		if got := sentinelOf(class); !errors.Is(got, sentinel) {
 			t.Errorf("%v: class %q comes back as %v", sentinel, class, got)
 		}
 	}

@@ -62,7 +62,7 @@ type geminiRequest struct {
 func (geminiAPI) decode(raw []byte, req *Request) error {
 	var in geminiRequest
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return fmt.Errorf("Invalid JSON payload received. %v", err)
+		return fmt.Errorf("Invalid JSON payload received. %w", err)
 	}
 	if len(in.Contents) == 0 {
 		return fmt.Errorf("* GenerateContentRequest.contents: contents is not specified")

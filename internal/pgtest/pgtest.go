@@ -78,7 +78,7 @@ func Main(m *testing.M) int {
 // Stop stops the process's server if this process started it.
 func Stop() {
 	if shared != nil && shared.owned {
-		cmd := exec.Command(shared.pgCtl, "-D", filepath.Join(shared.dir, "data"), "-m", "immediate", "-w", "stop")
+		cmd := exec.CommandContext(context.Background(), shared.pgCtl, "-D", filepath.Join(shared.dir, "data"), "-m", "immediate", "-w", "stop")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: shared.runAs}
 		_ = cmd.Run()
 		_ = os.RemoveAll(shared.dir)
@@ -136,7 +136,9 @@ func start() (*Server, error) {
 	}
 	data := filepath.Join(dir, "data")
 	run := func(name string, args ...string) error {
-		cmd := exec.Command(name, args...)
+		// Not the first test's context: the server is shared by every
+		// test of the process and outlives the one that starts it.
+		cmd := exec.CommandContext(context.Background(), name, args...)
 		cmd.Dir = dir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.runAs}
 		// The server inherits no secrets and the locale is fixed, so
@@ -167,7 +169,7 @@ func start() (*Server, error) {
 }
 
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}

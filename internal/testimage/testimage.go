@@ -11,6 +11,7 @@
 package testimage
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -86,7 +87,7 @@ func TagOf(repo string) (tag string, ok bool) {
 		candidates = candidates[:1]
 	}
 	for _, tag := range candidates {
-		cmd := exec.Command("podman", "--runtime", "runc", "image", "exists", repo+":"+tag)
+		cmd := exec.CommandContext(context.Background(), "podman", "--runtime", "runc", "image", "exists", repo+":"+tag)
 		cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+containersConf())
 		if cmd.Run() == nil {
 			found[repo] = tag
@@ -143,7 +144,8 @@ func BuildFlags() []string {
 // Podman runs podman with the repo's containers.conf, for test set-up.
 func Podman(tb testing.TB, args ...string) (string, error) {
 	tb.Helper()
-	cmd := exec.Command("podman", append([]string{"--runtime", "runc"}, args...)...)
+	// Not tb.Context(): it ends before tb's Cleanup, where set-up is undone.
+	cmd := exec.CommandContext(context.Background(), "podman", append([]string{"--runtime", "runc"}, args...)...)
 	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+ContainersConf(tb))
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err

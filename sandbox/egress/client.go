@@ -71,7 +71,7 @@ func Forward(ctx context.Context, listenAddr, socketPath string) error {
 	if ip, err := netip.ParseAddr(host); err != nil || !ip.IsLoopback() {
 		return fmt.Errorf("egress forward: listen address %q is not a loopback IP; the forwarder must not be reachable from outside the container", listenAddr)
 	}
-	ln, err := net.Listen("tcp", listenAddr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", listenAddr)
 	if err != nil {
 		return fmt.Errorf("egress forward: listen on %s: %w", listenAddr, err)
 	}
@@ -196,7 +196,7 @@ func DialerFor(socketPath string) func(ctx context.Context, network, addr string
 			return nil, fmt.Errorf("egress dial %s: %w", addr, err)
 		}
 		br := bufio.NewReader(c)
-		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}) //nolint:bodyclose // a CONNECT answer's body is the tunnel connection itself: c.Close() ends it, or the caller gets c
 		if err != nil {
 			c.Close()
 			if ctx.Err() != nil {

@@ -157,7 +157,7 @@ func waitLines(path string, n int, deadline time.Time) (time.Time, error) {
 }
 
 func (e *e2eEnv) stages(rev int, t0, seen time.Time) ([]float64, error) {
-	out, err := exec.Command("svnlook", "propget", "--revprop", "-r", strconv.Itoa(rev), e.repo, "svn:date").Output()
+	out, err := exec.CommandContext(context.Background(), "svnlook", "propget", "--revprop", "-r", strconv.Itoa(rev), e.repo, "svn:date").Output()
 	if err != nil {
 		return nil, fmt.Errorf("svnlook date r%d: %w", rev, err)
 	}

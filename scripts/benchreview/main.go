@@ -145,7 +145,7 @@ func (in *installation) start(bin string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "daemon", "--config", in.config)
+	cmd := exec.CommandContext(context.Background(), bin, "daemon", "--config", in.config)
 	cmd.Dir = in.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -160,7 +160,11 @@ func (in *installation) start(bin string) error {
 			return fmt.Errorf("daemon exited at start; see %s", in.log)
 		default:
 		}
-		if resp, err := http.Get("http://" + in.addr + "/healthz"); err == nil {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://"+in.addr+"/healthz", nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 			return nil
 		}
@@ -219,7 +223,7 @@ func (in *installation) post(ctx context.Context, rev int) error {
 }
 
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
@@ -233,11 +237,11 @@ func auditTime(s string) (time.Time, error) {
 }
 
 func run(dir string, name string, args ...string) error {
-	cmd := exec.Command(name, args...)
+	cmd := exec.CommandContext(context.Background(), name, args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %v: %v\n%s", name, args, err, out)
+		return fmt.Errorf("%s %v: %w\n%s", name, args, err, out)
 	}
 	return nil
 }

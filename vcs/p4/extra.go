@@ -23,7 +23,7 @@ import (
 // include/exclude is vcs.ErrPathOutOfScope.
 func (a *Adapter) scopedDepotFile(path string) (string, error) {
 	if err := checkFileName(path); err != nil {
-		return "", fmt.Errorf("%w: %v", vcs.ErrPathOutOfScope, err)
+		return "", fmt.Errorf("%w: %w", vcs.ErrPathOutOfScope, err)
 	}
 	df := depotFile(path)
 	if !a.scope.contains(df) {

@@ -164,7 +164,7 @@ func DecodeMarshal(r io.Reader) ([]Record, error) {
 	var out []Record
 	for {
 		rec, err := d.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {

@@ -55,7 +55,7 @@ func New(cfg Config) (*Adapter, error) {
 	cfg = cfg.withDefaults()
 	bin, err := exec.LookPath(cfg.P4Path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: p4 client %q not found: install Helix Core's p4 command-line client, or set p4_path: %v",
+		return nil, fmt.Errorf("%w: p4 client %q not found: install Helix Core's p4 command-line client, or set p4_path: %w",
 			vcs.ErrToolMissing, cfg.P4Path, err)
 	}
 	return &Adapter{

@@ -125,7 +125,7 @@ func (a *Adapter) inSession(ctx context.Context, op func() error) error {
 			return err
 		}
 		if cured != nil {
-			return fmt.Errorf("%w (and %v)", err, cured)
+			return fmt.Errorf("%w (and %v)", err, cured) //nolint:errorlint // the server's error is the outcome; the failed cure is detail, so its errors do not classify the call
 		}
 	}
 }

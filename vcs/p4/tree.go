@@ -27,7 +27,7 @@ func (a *Adapter) List(ctx context.Context, dir, rev string) ([]string, error) {
 		return nil, err
 	}
 	if err := checkFileName(dir); err != nil {
-		return nil, fmt.Errorf("%w: %v", vcs.ErrPathOutOfScope, err)
+		return nil, fmt.Errorf("%w: %w", vcs.ErrPathOutOfScope, err)
 	}
 	df := depotFile(dir)
 	if !a.scope.contains(df + "/...") {

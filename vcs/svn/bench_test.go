@@ -150,7 +150,7 @@ func benchInChild(b *testing.B, cfg Config, rev int64) {
 // gigFiles text files of gigFileBytes each.
 func loadGigabyte(repo string) error {
 	if out, err := exec.Command("svnadmin", "create", repo).CombinedOutput(); err != nil {
-		return fmt.Errorf("svnadmin create: %v: %s", err, out)
+		return fmt.Errorf("svnadmin create: %w: %s", err, out)
 	}
 	pr, pw := io.Pipe()
 	go func() {
@@ -187,7 +187,7 @@ func loadGigabyte(repo string) error {
 	err := cmd.Run()
 	pr.Close()
 	if err != nil {
-		return fmt.Errorf("svnadmin load: %v: %s", err, stderr.String())
+		return fmt.Errorf("svnadmin load: %w: %s", err, stderr.String())
 	}
 	return nil
 }

@@ -88,7 +88,7 @@ func decodeBlame(r io.Reader, start, end int) (lines []vcs.BlameLine, target boo
 	dec := xml.NewDecoder(r)
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return lines, target, total, nil
 		}
 		if err != nil {

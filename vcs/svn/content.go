@@ -323,7 +323,7 @@ func (a *Adapter) scopedFile(p string) error {
 // checkScopedPath is checkRelPath for paths an agent chose.
 func checkScopedPath(p string) error {
 	if err := checkRelPath(p); err != nil {
-		return fmt.Errorf("%w: %v", vcs.ErrPathOutOfScope, err)
+		return fmt.Errorf("%w: %w", vcs.ErrPathOutOfScope, err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package svn
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -100,7 +101,7 @@ func relabelDiff(r io.Reader, w io.Writer, names []string) error {
 		b, err := br.ReadSlice('\n')
 		full := err == nil || err == io.EOF
 		switch {
-		case err == bufio.ErrBufferFull, err == nil, err == io.EOF:
+		case errors.Is(err, bufio.ErrBufferFull), err == nil, errors.Is(err, io.EOF):
 		default:
 			return fmt.Errorf("read svn diff: %w", err)
 		}
@@ -125,7 +126,7 @@ func relabelDiff(r io.Reader, w io.Writer, names []string) error {
 				if _, werr := w.Write(b); werr != nil {
 					return werr
 				}
-				full = err != bufio.ErrBufferFull
+				full = !errors.Is(err, bufio.ErrBufferFull)
 				if full && err != nil && err != io.EOF {
 					return fmt.Errorf("read svn diff: %w", err)
 				}

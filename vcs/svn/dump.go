@@ -58,7 +58,7 @@ func readDump(r io.Reader, rev func(props map[string]string) error, node func(n 
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		h, err := readDumpHeaders(br)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
@@ -154,17 +154,17 @@ func readDumpHeaders(br *bufio.Reader) (dumpHeaders, error) {
 	h := dumpHeaders{kv: map[string]string{}}
 	for {
 		line, err := readDumpLine(br)
-		if err == io.EOF && len(h.kv) == 0 && line == "" {
+		if errors.Is(err, io.EOF) && len(h.kv) == 0 && line == "" {
 			return h, io.EOF
 		}
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return h, err
 		}
 		if line == "" {
 			if len(h.kv) > 0 {
 				return h, nil
 			}
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return h, io.EOF
 			}
 			continue
@@ -177,7 +177,7 @@ func readDumpHeaders(br *bufio.Reader) (dumpHeaders, error) {
 			h.first = line
 		}
 		h.kv[k] = v
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return h, fmt.Errorf("%w: stream ends inside record %q", errDumpFormat, h.first)
 		}
 	}
@@ -192,7 +192,7 @@ func readDumpLine(br *bufio.Reader) (string, error) {
 			return "", fmt.Errorf("%w: header line over %d bytes", errDumpFormat, maxDumpHeader)
 		}
 		switch {
-		case err == bufio.ErrBufferFull:
+		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case err == io.EOF:
 			return string(buf), io.EOF
@@ -292,7 +292,7 @@ func svndiffTargetSize(r io.Reader) (int64, error) {
 	br := bufio.NewReader(r)
 	var magic [4]byte
 	if _, err := io.ReadFull(br, magic[:]); err != nil {
-		return 0, fmt.Errorf("%w: svndiff header: %v", errDumpFormat, err)
+		return 0, fmt.Errorf("%w: svndiff header: %v", errDumpFormat, err) //nolint:errorlint // the cause is detail: a truncated stream's io.EOF must not read as a clean end to a caller checking for io.EOF
 	}
 	if string(magic[:3]) != "SVN" || magic[3] > 2 {
 		return 0, fmt.Errorf("%w: not an svndiff stream (%q)", errDumpFormat, magic[:])
@@ -302,17 +302,17 @@ func svndiffTargetSize(r io.Reader) (int64, error) {
 		var hdr [5]int64 // source offset, source length, target length, instructions, new data
 		for i := range hdr {
 			v, err := readSvndiffInt(br)
-			if err == io.EOF && i == 0 {
+			if errors.Is(err, io.EOF) && i == 0 {
 				return total, nil
 			}
 			if err != nil {
-				return 0, fmt.Errorf("%w: svndiff window: %v", errDumpFormat, err)
+				return 0, fmt.Errorf("%w: svndiff window: %v", errDumpFormat, err) //nolint:errorlint // the cause is detail: a truncated stream's io.EOF must not read as a clean end to a caller checking for io.EOF
 			}
 			hdr[i] = v
 		}
 		total += hdr[2]
 		if _, err := io.CopyN(io.Discard, br, hdr[3]+hdr[4]); err != nil {
-			return 0, fmt.Errorf("%w: svndiff window: %v", errDumpFormat, err)
+			return 0, fmt.Errorf("%w: svndiff window: %v", errDumpFormat, err) //nolint:errorlint // the cause is detail: a truncated stream's io.EOF must not read as a clean end to a caller checking for io.EOF
 		}
 	}
 }

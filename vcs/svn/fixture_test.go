@@ -99,7 +99,7 @@ func buildFixture(tmp string) (*fixture, error) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			firstErr = fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, stderr.String())
+			firstErr = fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
 		}
 		return string(out)
 	}
@@ -233,7 +233,7 @@ func loadHuge(repo string, edit bool) error {
 	err := cmd.Run()
 	pr.Close()
 	if err != nil {
-		return fmt.Errorf("svnadmin load: %v: %s", err, stderr.String())
+		return fmt.Errorf("svnadmin load: %w: %s", err, stderr.String())
 	}
 	return nil
 }
@@ -329,7 +329,7 @@ func startSvnserve(tmp, repo string) (*svnserve, error) {
 		}
 		if i > 3000 {
 			s.stop()
-			return nil, fmt.Errorf("svnserve not listening on %d: %v", port, err)
+			return nil, fmt.Errorf("svnserve not listening on %d: %w", port, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -141,7 +141,7 @@ func (a *Adapter) password() (string, bool, error) {
 	}
 	v, err := ref.Read()
 	if err != nil {
-		return "", false, fmt.Errorf("%w: password: %v", ErrNoPassword, err)
+		return "", false, fmt.Errorf("%w: password: %w", ErrNoPassword, err)
 	}
 	return v.Reveal(), true, nil
 }

@@ -88,7 +88,7 @@ func New(cfg Config) (*Adapter, error) {
 		}
 		bin, err := exec.LookPath(cfg.SvnlookPath)
 		if err != nil {
-			return nil, fmt.Errorf("%w: svnlook %q not found: install it with apt-get install subversion, or set svnlook_path: %v",
+			return nil, fmt.Errorf("%w: svnlook %q not found: install it with apt-get install subversion, or set svnlook_path: %w",
 				vcs.ErrToolMissing, cfg.SvnlookPath, err)
 		}
 		a.svnlook = bin
@@ -114,7 +114,7 @@ func New(cfg Config) (*Adapter, error) {
 	case err == nil:
 		a.svn = bin
 	case a.access == AccessSVN:
-		return nil, fmt.Errorf("%w: svn client %q not found: install it with apt-get install subversion, or set svn_path: %v",
+		return nil, fmt.Errorf("%w: svn client %q not found: install it with apt-get install subversion, or set svn_path: %w",
 			vcs.ErrToolMissing, cfg.SvnPath, err)
 	}
 	if a.configDir, err = prepareConfigDir(cfg); err != nil {

@@ -168,7 +168,7 @@ func normalizeLookDiff(r io.Reader, w io.Writer, info *repoInfo) error {
 		}
 		b, err := br.ReadSlice('\n')
 		switch {
-		case err == bufio.ErrBufferFull:
+		case errors.Is(err, bufio.ErrBufferFull):
 			return append([]byte(nil), b...), false, true, nil
 		case err == io.EOF:
 			return append([]byte(nil), b...), true, len(b) > 0, nil
@@ -204,7 +204,7 @@ func normalizeLookDiff(r io.Reader, w io.Writer, info *repoInfo) error {
 			if werr := write(b); werr != nil {
 				return werr
 			}
-			if err == bufio.ErrBufferFull {
+			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
 			}
 			if err == io.EOF {

@@ -625,11 +625,11 @@ func (s *soak) commitSVN(c *commit, wc, msg string, files map[string]string) err
 		}
 	}
 	if out, err := exec.Command("svn", "add", "-q", "--force", wc).CombinedOutput(); err != nil {
-		return fmt.Errorf("svn add: %v: %s", err, out)
+		return fmt.Errorf("svn add: %w: %s", err, out)
 	}
 	out, err := exec.Command("svn", "commit", "--non-interactive", "--username", c.who, "-m", msg, wc).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("svn commit: %v: %s", err, out)
+		return fmt.Errorf("svn commit: %w: %s", err, out)
 	}
 	m := regexp.MustCompile(`Committed revision (\d+)\.`).FindSubmatch(out)
 	if m == nil {

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -72,7 +73,7 @@ func main() {
 			c := cands[(round+i)%len(cands)]
 			argv := c.argv(rev)
 			rev++
-			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd := exec.CommandContext(context.Background(), argv[0], argv[1:]...)
 			cmd.Env = []string{"LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
 			cmd.Dir = "/"
 			start := time.Now()
