@@ -180,7 +180,7 @@ getent passwd aicr | grep -q ':/var/lib/aicr:/usr/sbin/nologin$' || fail "user a
 want_mode /etc/aicr root:aicr 750
 want_mode /etc/aicr/aicr.toml root:aicr 640
 want_mode /etc/aicr/trigger-secret root:aicr 640
-want_mode /var/lib/aicr aicr:aicr 750
+want_mode /var/lib/aicr aicr:aicr 700
 want_mode /var/spool/aicr root:aicr 2770
 [ "$(wc -c </etc/aicr/trigger-secret)" -ge 40 ] || fail "trigger-secret holds fewer than 32 random bytes in base64"
 if [ "$scenario" = manual ]; then
