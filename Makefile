@@ -56,7 +56,7 @@ demo: deps build
 # tests get this build's sandbox.Version, and a missing image fails them.
 test: deps lint image image-node agent-clis
 	@sh scripts/install-tsclient.sh
-	AICR_REQUIRE_IMAGES=1 CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m \
+	AICR_REQUIRE_IMAGES=1 SOAK_SANDBOX=1 CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m \
 		-ldflags '-X github.com/aicr-dev/aicr/sandbox.Version=$(VERSION)' ./...
 
 # golangci-lint at a pinned version (.golangci.yml says which linters and
