@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/aicr-dev/aicr/redact"
@@ -55,7 +56,33 @@ const (
 	// they sit beside src/, never in it.
 	RepoDirName   = "repo"
 	RepoIndexName = "repo.json"
+	// RunsDirName is the folder under data_dir that holds one run
+	// directory per run, named by the run's id.
+	RunsDirName = "runs"
+	// PassFileName and PassStatsFileName live in the agent directory: the
+	// pass description the host hands a sandboxed pass, and what the pass
+	// cost, written by the agent inside.
+	PassFileName      = "pass.json"
+	PassStatsFileName = "pass-stats.json"
 )
+
+// RunsDir is <dataDir>/runs, the parent of every run directory.
+func RunsDir(dataDir string) string { return filepath.Join(dataDir, RunsDirName) }
+
+// ForRun is the layout of run id's directory, <dataDir>/runs/<id>.
+func ForRun(dataDir string, id int64) Layout {
+	return New(filepath.Join(RunsDir(dataDir), strconv.FormatInt(id, 10)))
+}
+
+// ParseRunID reads a run id from a run directory's base name; ok is false
+// for a name that is not a positive decimal id (a stray file in runs/).
+func ParseRunID(name string) (id int64, ok bool) {
+	id, err := strconv.ParseInt(name, 10, 64)
+	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != name {
+		return 0, false
+	}
+	return id, true
+}
 
 // ErrNoChange: the run directory has no change.json (never fetched, or
 // cleaned up).
@@ -79,6 +106,38 @@ func FromStatePath(statePath string) Layout {
 
 // Dir is the run directory itself.
 func (l Layout) Dir() string { return l.dir }
+
+// RunID is the run's id from the directory's name (ForRun's layout); ok
+// is false for a run directory outside data_dir/runs (aicr agent test,
+// the container's /workspace).
+func (l Layout) RunID() (id int64, ok bool) { return ParseRunID(filepath.Base(l.dir)) }
+
+// PassFilePath is pass.json in the agent directory.
+func (l Layout) PassFilePath() string { return filepath.Join(l.AgentDir(), PassFileName) }
+
+// PassStatsPath is pass-stats.json in the agent directory.
+func (l Layout) PassStatsPath() string { return filepath.Join(l.AgentDir(), PassStatsFileName) }
+
+// SandboxOutputPaths are where the container's stdout and stderr of pass
+// n are kept, beside change.json (not in agent/, which the container
+// writes).
+func (l Layout) SandboxOutputPaths(n int) (stdout, stderr string) {
+	base := filepath.Join(l.dir, "pass-"+strconv.Itoa(n))
+	return base + ".stdout", base + ".stderr"
+}
+
+// CLIEventsPaths are an agent CLI's JSON event stream and stderr of pass
+// n, in the agent directory.
+func (l Layout) CLIEventsPaths(kind string, n int) (events, stderr string) {
+	base := filepath.Join(l.AgentDir(), kind+"-pass-"+strconv.Itoa(n))
+	return base + ".jsonl", base + ".stderr"
+}
+
+// PassPromptPath is the user prompt of pass n an agent CLI reads, in the
+// agent directory.
+func (l Layout) PassPromptPath(n int) string {
+	return filepath.Join(l.AgentDir(), "prompt-pass-"+strconv.Itoa(n)+".md")
+}
 
 // ChangePath is the change.json of the run.
 func (l Layout) ChangePath() string { return filepath.Join(l.dir, ChangeFileName) }

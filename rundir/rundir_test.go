@@ -161,3 +161,29 @@ func TestWriteChangeRedactsTheCommitMessage(t *testing.T) {
 		t.Errorf("read back: %+v", got)
 	}
 }
+
+func TestForRunAndRunID(t *testing.T) {
+	l := rundir.ForRun("/var/lib/aicr", 42)
+	if l.Dir() != "/var/lib/aicr/runs/42" {
+		t.Fatalf("ForRun = %s", l.Dir())
+	}
+	if id, ok := l.RunID(); !ok || id != 42 {
+		t.Fatalf("RunID = %d, %v", id, ok)
+	}
+	for _, name := range []string{"workspace", "0", "-3", "007", "12x", ""} {
+		if id, ok := rundir.ParseRunID(name); ok {
+			t.Errorf("ParseRunID(%q) = %d, want not ok", name, id)
+		}
+	}
+	out, errp := l.SandboxOutputPaths(2)
+	if out != "/var/lib/aicr/runs/42/pass-2.stdout" || errp != "/var/lib/aicr/runs/42/pass-2.stderr" {
+		t.Errorf("SandboxOutputPaths = %s %s", out, errp)
+	}
+	ev, se := l.CLIEventsPaths("codex", 1)
+	if ev != "/var/lib/aicr/runs/42/agent/codex-pass-1.jsonl" || se != "/var/lib/aicr/runs/42/agent/codex-pass-1.stderr" {
+		t.Errorf("CLIEventsPaths = %s %s", ev, se)
+	}
+	if p := l.PassPromptPath(3); p != "/var/lib/aicr/runs/42/agent/prompt-pass-3.md" {
+		t.Errorf("PassPromptPath = %s", p)
+	}
+}
