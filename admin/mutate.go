@@ -4,16 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/aicr-dev/aicr/vcs"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/mcperr"
+	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/vcs"
 )
 
 // RunRetryInput is run_retry's input (aicr run retry): one failed run by
@@ -200,8 +200,8 @@ type DispatchRetryInput struct {
 // retry and whether it was only queued for the daemon.
 type DispatchRetryOutput struct {
 	Outcome
-	Dispatch *audit.Dispatch `json:"dispatch,omitempty"`
-	Queued   bool            `json:"queued"`
+	Dispatch *delivery.Dispatch `json:"dispatch,omitempty"`
+	Queued   bool               `json:"queued"`
 }
 
 // DispatchRetry puts a failed, dead or unknown delivery back to pending
@@ -219,12 +219,12 @@ func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (Dispa
 				return nil, "", err
 			}
 			switch d.Status {
-			case audit.DispatchFailed, audit.DispatchDead, audit.DispatchUnknown:
+			case delivery.StatusFailed, delivery.StatusDead, delivery.StatusUnknown:
 			default:
 				return nil, "", mcperr.New(mcperr.PolicyBlocked, "only failed, dead or unknown-outcome deliveries are re-driven",
 					"dispatch %d (run %d to %s) is %s", d.ID, d.RunID, d.Channel, d.Status)
 			}
-			return []Change{{Action: "retry_dispatch", Kind: "dispatch", ID: d.ID, From: string(d.Status), To: string(audit.DispatchPending),
+			return []Change{{Action: "retry_dispatch", Kind: "dispatch", ID: d.ID, From: string(d.Status), To: string(delivery.StatusPending),
 				Detail: fmt.Sprintf("run %d to %s after %d attempt(s): %s", d.RunID, d.Channel, d.Attempts, firstLine(d.LastError, 200))}}, "", nil
 		},
 		apply: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
@@ -241,7 +241,7 @@ func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (Dispa
 			}
 			// The daemon may have sent it already; still failed with no
 			// attempt since is what must not be.
-			if d.Status != audit.DispatchPending && d.Status != audit.DispatchSent && d.Attempts == 0 {
+			if d.Status != delivery.StatusPending && d.Status != delivery.StatusSent && d.Attempts == 0 {
 				return fmt.Errorf("dispatch %d is %s", c.ID, d.Status)
 			}
 			return nil
@@ -266,13 +266,13 @@ func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (Dispa
 	return res, nil
 }
 
-func getDispatch(ctx context.Context, store *audit.Store, id int64) (audit.Dispatch, error) {
+func getDispatch(ctx context.Context, store *audit.Store, id int64) (delivery.Dispatch, error) {
 	d, err := store.GetDispatch(ctx, id)
 	if errors.Is(err, audit.ErrNotFound) {
-		return audit.Dispatch{}, mcperr.New(mcperr.NotFound, "list deliveries with dispatch_list", "no dispatch %d in %s", id, store.Path()).OnCLI("list deliveries with aicr dispatch list")
+		return delivery.Dispatch{}, mcperr.New(mcperr.NotFound, "list deliveries with dispatch_list", "no dispatch %d in %s", id, store.Path()).OnCLI("list deliveries with aicr dispatch list")
 	}
 	if err != nil {
-		return audit.Dispatch{}, storeErr(err)
+		return delivery.Dispatch{}, storeErr(err)
 	}
 	return d, nil
 }
@@ -469,7 +469,7 @@ func (a *Admin) Prune(ctx context.Context, in PruneInput) (Outcome, error) {
 // runDir is derived from the id, never from the run_dir column, so a
 // row cannot point a removal elsewhere (as the retention job does).
 func runDir(cfg *daemon.Config, id int64) string {
-	return filepath.Join(cfg.Daemon.DataDir, "runs", strconv.FormatInt(id, 10))
+	return rundir.ForRun(cfg.Daemon.DataDir, id).Dir()
 }
 
 func firstLine(s string, max int) string {

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -101,9 +100,9 @@ type Report struct {
 
 // DispatchNote is the outcome of publishing to one channel.
 type DispatchNote struct {
-	Channel string               `json:"channel"`
-	Status  audit.DispatchStatus `json:"status"`
-	Detail  string               `json:"detail,omitempty"`
+	Channel string          `json:"channel"`
+	Status  delivery.Status `json:"status"`
+	Detail  string          `json:"detail,omitempty"`
 }
 
 // ProcessOptions changes how one run is processed.
@@ -194,7 +193,7 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	if _, ok := p.cfg.Repo(run.Repo); !ok {
 		return audit.Outcome{}, fmt.Errorf("%w: repo %q is no longer in the config", errPermanent, run.Repo)
 	}
-	layout := rundir.New(filepath.Join(p.cfg.Daemon.DataDir, "runs", strconv.FormatInt(run.ID, 10)))
+	layout := rundir.ForRun(p.cfg.Daemon.DataDir, run.ID)
 	// A resumed run starts from a clean directory: a half-written fetch
 	// from the interrupted attempt must not leak into this one.
 	if err := os.RemoveAll(layout.Dir()); err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/p4"
 	"github.com/aicr-dev/aicr/vcs/svn"
@@ -230,7 +231,7 @@ func checkDataDir(cfg *daemon.Config, me account) Check {
 			f.Close()
 		}
 	}
-	if runs := filepath.Join(dir, "runs"); isDir(runs) {
+	if runs := rundir.RunsDir(dir); isDir(runs) {
 		if err := probeWrite(runs); err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %s", runs, oneLine(err.Error())))
 		}

@@ -132,12 +132,12 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	defer stopEgress()
 
 	before := recorded(run.StatePath())
-	eventsPath := filepath.Join(run.AgentDir(), fmt.Sprintf("%s-pass-%d.jsonl", spec.Kind, p.Number))
+	eventsPath, stderrPath := run.CLIEventsPaths(spec.Kind, p.Number)
 	events, err := os.OpenFile(eventsPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return stats, fmt.Errorf("%s: event log: %w", spec.Kind, err)
 	}
-	stderrFile, err := os.OpenFile(strings.TrimSuffix(eventsPath, ".jsonl")+".stderr", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	stderrFile, err := os.OpenFile(stderrPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		events.Close()
 		return stats, fmt.Errorf("%s: stderr log: %w", spec.Kind, err)
@@ -237,7 +237,7 @@ func (a *Agent) setup(run rundir.Layout, p pass.Pass) (Setup, error) {
 	pr := llm.BuildPrompt(a.o.LLM, prompt.Input{Change: change, Diff: diff, OperatorRules: a.o.OperatorRules,
 		RepoRules: repoRules, Pass: p, Tools: seenNames(mangle)}, p.Scale())
 	agentDir := run.AgentDir()
-	userFile := filepath.Join(agentDir, fmt.Sprintf("prompt-pass-%d.md", p.Number))
+	userFile := run.PassPromptPath(p.Number)
 	if err := os.WriteFile(userFile, []byte(pr.User), 0o600); err != nil {
 		return Setup{}, fmt.Errorf("write the prompt: %w", err)
 	}
