@@ -7,6 +7,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/doctor"
 	"github.com/aicr-dev/aicr/mcperr"
 )
@@ -94,8 +95,8 @@ type DispatchListInput struct {
 
 // DispatchView is one delivery with its attempts.
 type DispatchView struct {
-	audit.Dispatch
-	AttemptLog []audit.Attempt `json:"attempt_log"`
+	delivery.Dispatch
+	AttemptLog []delivery.Attempt `json:"attempt_log"`
 }
 
 // DispatchListOutput is dispatch_list's result; Dispatches is exactly
@@ -109,7 +110,7 @@ const DefaultDispatchLimit = 50
 
 // DispatchList lists deliveries, newest first, each with its attempts.
 func (a *Admin) DispatchList(ctx context.Context, in DispatchListInput) (DispatchListOutput, error) {
-	if in.Status != "" && !audit.DispatchStatus(in.Status).Valid() {
+	if in.Status != "" && !delivery.Status(in.Status).Valid() {
 		return DispatchListOutput{}, invalid("use pending, sent, suppressed, failed, dead or unknown", "status %q is not a delivery status", in.Status)
 	}
 	if in.Limit < 0 {
@@ -123,7 +124,7 @@ func (a *Admin) DispatchList(ctx context.Context, in DispatchListInput) (Dispatc
 		return DispatchListOutput{}, err
 	}
 	defer store.Close()
-	list, err := store.ListDispatches(ctx, audit.DispatchFilter{Status: audit.DispatchStatus(in.Status), Channel: in.Channel, Limit: in.Limit})
+	list, err := store.ListDispatches(ctx, audit.DispatchFilter{Status: delivery.Status(in.Status), Channel: in.Channel, Limit: in.Limit})
 	if err != nil {
 		return DispatchListOutput{}, storeErr(err)
 	}
@@ -139,13 +140,13 @@ func (a *Admin) DispatchList(ctx context.Context, in DispatchListInput) (Dispatc
 }
 
 // ViewDispatch adds d's attempts.
-func ViewDispatch(ctx context.Context, store *audit.Store, d audit.Dispatch) (DispatchView, error) {
+func ViewDispatch(ctx context.Context, store *audit.Store, d delivery.Dispatch) (DispatchView, error) {
 	attempts, err := store.DispatchAttempts(ctx, d.ID)
 	if err != nil {
 		return DispatchView{}, err
 	}
 	if attempts == nil {
-		attempts = []audit.Attempt{}
+		attempts = []delivery.Attempt{}
 	}
 	return DispatchView{Dispatch: d, AttemptLog: attempts}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -547,14 +548,14 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 
 	// Concurrent resumers over two Stores all get the one row.
 	const n = 10
-	got := make([]Dispatch, n)
+	got := make([]delivery.Dispatch, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], errs[i] = []*Store{s, other}[i%2].PlanDispatch(ctx, run, "slack", PurposeReport, DispatchPending, "")
+			got[i], errs[i] = []*Store{s, other}[i%2].PlanDispatch(ctx, run, "slack", delivery.PurposeReport, delivery.StatusPending, "")
 		}()
 	}
 	wg.Wait()
@@ -567,11 +568,11 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		}
 	}
 	d := got[0]
-	if d.Status != DispatchPending || d.Attempts != 0 || d.RunID != run || d.Channel != "slack" || !d.SentAt.IsZero() {
+	if d.Status != delivery.StatusPending || d.Attempts != 0 || d.RunID != run || d.Channel != "slack" || !d.SentAt.IsZero() {
 		t.Errorf("new dispatch = %+v", d)
 	}
 
-	attempt := func(r AttemptResult) {
+	attempt := func(r delivery.AttemptResult) {
 		t.Helper()
 		c, err := s.ClaimDispatch(ctx, d.ID, time.Minute)
 		if err != nil {
@@ -581,18 +582,18 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	attempt(AttemptResult{Status: DispatchPending, Error: "502 bad gateway"})
-	attempt(AttemptResult{Status: DispatchSent})
+	attempt(delivery.AttemptResult{Status: delivery.StatusPending, Error: "502 bad gateway"})
+	attempt(delivery.AttemptResult{Status: delivery.StatusSent})
 	// A resumed run plans again: the sent row keeps its status.
-	again, err := s.PlanDispatch(ctx, run, "slack", PurposeReport, DispatchPending, "")
+	again, err := s.PlanDispatch(ctx, run, "slack", delivery.PurposeReport, delivery.StatusPending, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.ID != d.ID || again.Status != DispatchSent || again.Attempts != 2 || again.LastError != "" || again.SentAt.IsZero() || again.FirstAttemptAt.IsZero() {
+	if again.ID != d.ID || again.Status != delivery.StatusSent || again.Attempts != 2 || again.LastError != "" || again.SentAt.IsZero() || again.FirstAttemptAt.IsZero() {
 		t.Errorf("dispatch after retry+send = %+v", again)
 	}
 
-	feishu, err := s.PlanDispatch(ctx, run, "feishu", PurposeReport, DispatchSuppressed, "no problems")
+	feishu, err := s.PlanDispatch(ctx, run, "feishu", delivery.PurposeReport, delivery.StatusSuppressed, "no problems")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -603,14 +604,14 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(detail.Dispatches) != 2 || detail.Dispatches[1].Status != DispatchSuppressed || detail.Dispatches[1].Attempts != 0 {
+	if len(detail.Dispatches) != 2 || detail.Dispatches[1].Status != delivery.StatusSuppressed || detail.Dispatches[1].Attempts != 0 {
 		t.Errorf("run dispatches = %+v", detail.Dispatches)
 	}
 
-	if _, err := s.PlanDispatch(ctx, 9999, "slack", PurposeReport, DispatchPending, ""); !errors.Is(err, ErrNotFound) {
+	if _, err := s.PlanDispatch(ctx, 9999, "slack", delivery.PurposeReport, delivery.StatusPending, ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("dispatch for unknown run: err = %v, want ErrNotFound", err)
 	}
-	if _, err := s.PlanDispatch(ctx, run, "slack", PurposeReport, "delivered", ""); !errors.Is(err, ErrInvalid) {
+	if _, err := s.PlanDispatch(ctx, run, "slack", delivery.PurposeReport, "delivered", ""); !errors.Is(err, ErrInvalid) {
 		t.Errorf("plan bad status: err = %v, want ErrInvalid", err)
 	}
 }
@@ -858,12 +859,12 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, tempDB(t))
 	run := mustEnqueue(t, s, svnEvent("main", "9"), triggers.SourceTrigger).RunID
-	for _, end := range []AttemptResult{
-		{Status: DispatchSent, MessageID: "1700000000.000100", PartsDelivered: 1},
-		{Status: DispatchFailed, Error: "403 forbidden"},
+	for _, end := range []delivery.AttemptResult{
+		{Status: delivery.StatusSent, MessageID: "1700000000.000100", PartsDelivered: 1},
+		{Status: delivery.StatusFailed, Error: "403 forbidden"},
 	} {
 		ch := "slack-" + string(end.Status)
-		d, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, "")
+		d, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeError, delivery.StatusPending, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -875,14 +876,14 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The run fails again: its delivery stays as it was.
-		if again, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, ""); err != nil || again.Status != end.Status || again.Attempts != 1 {
+		if again, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeError, delivery.StatusPending, ""); err != nil || again.Status != end.Status || again.Attempts != 1 {
 			t.Errorf("%s: a second failure replanned the delivery: %+v %v", ch, again, err)
 		}
-		rep, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, "")
+		rep, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeReport, delivery.StatusPending, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.ID != d.ID || rep.Purpose != PurposeReport || rep.Status != DispatchPending || rep.Attempts != 0 || rep.MessageID != "" ||
+		if rep.ID != d.ID || rep.Purpose != delivery.PurposeReport || rep.Status != delivery.StatusPending || rep.Attempts != 0 || rep.MessageID != "" ||
 			rep.PartsDelivered != 0 || !rep.SentAt.IsZero() || !rep.FirstAttemptAt.IsZero() || rep.LastError != "" {
 			t.Errorf("%s: the report after the failure delivery: %+v", ch, rep)
 		}
@@ -894,12 +895,12 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 		if c.Attempt != 2 {
 			t.Errorf("%s: the report's first attempt is number %d, want 2", ch, c.Attempt)
 		}
-		sent, err := s.FinishAttempt(ctx, c, AttemptResult{Status: DispatchSent})
+		sent, err := s.FinishAttempt(ctx, c, delivery.AttemptResult{Status: delivery.StatusSent})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A report is never sent twice.
-		if again, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, ""); err != nil || again.Status != DispatchSent || again.Attempts != sent.Attempts {
+		if again, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeReport, delivery.StatusPending, ""); err != nil || again.Status != delivery.StatusSent || again.Attempts != sent.Attempts {
 			t.Errorf("%s: a sent report was planned again: %+v %v", ch, again, err)
 		}
 	}

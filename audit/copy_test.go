@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/internal/pgtest"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/triggers"
@@ -36,7 +37,7 @@ func populate(t *testing.T, s *Store) {
 		if err := s.FinishRun(ctx, run.ID, out); err != nil {
 			t.Fatal(err)
 		}
-		d, err := s.PlanDispatch(ctx, run.ID, "dingtalk-dev", PurposeReport, DispatchPending, "")
+		d, err := s.PlanDispatch(ctx, run.ID, "dingtalk-dev", delivery.PurposeReport, delivery.StatusPending, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func populate(t *testing.T, s *Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.FinishAttempt(ctx, c, AttemptResult{Status: DispatchSent, Rendered: "report", MessageID: "m1", PartsDelivered: 1}); err != nil {
+		if _, err := s.FinishAttempt(ctx, c, delivery.AttemptResult{Status: delivery.StatusSent, Rendered: "report", MessageID: "m1", PartsDelivered: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}

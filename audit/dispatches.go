@@ -10,14 +10,10 @@ import (
 	"github.com/aicr-dev/aicr/delivery"
 )
 
-// Sentinel errors of the delivery API.
-var (
-	// ErrNotClaimable is delivery.ErrNotClaimable.
-	ErrNotClaimable = delivery.ErrNotClaimable
-	// ErrNotRetryable: RetryDispatch was asked to re-drive a dispatch that
-	// is not failed, dead or unknown.
-	ErrNotRetryable = errors.New("dispatch is not failed, dead or unknown")
-)
+// ErrNotRetryable: RetryDispatch was asked to re-drive a dispatch that is
+// not failed, dead or unknown. (A claim that cannot be taken is
+// delivery.ErrNotClaimable: the state machine is delivery's.)
+var ErrNotRetryable = errors.New("dispatch is not failed, dead or unknown")
 
 // Store implements delivery.Store: the dispatch rows, their claims and
 // the attempt log, and the operator's view of them.
@@ -25,7 +21,7 @@ var _ delivery.Store = (*Store)(nil)
 
 // DispatchFilter selects dispatches for ListDispatches; empty matches all.
 type DispatchFilter struct {
-	Status  DispatchStatus
+	Status  delivery.Status
 	Channel string
 	Limit   int // <= 0 means DefaultListLimit
 }
@@ -38,20 +34,20 @@ type DispatchFilter struct {
 // replaces a failed run's delivery (purpose error) in any state but mid
 // send, as a fresh dispatch with its own attempts, so a run retried
 // after its failure notice went out still delivers its real report.
-func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, purpose DispatchPurpose, status DispatchStatus, reason string) (Dispatch, error) {
+func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, purpose delivery.Purpose, status delivery.Status, reason string) (delivery.Dispatch, error) {
 	if channel == "" {
-		return Dispatch{}, fmt.Errorf("plan dispatch: %w: channel is required", ErrInvalid)
+		return delivery.Dispatch{}, fmt.Errorf("plan dispatch: %w: channel is required", ErrInvalid)
 	}
-	if status != DispatchPending && status != DispatchSuppressed {
-		return Dispatch{}, fmt.Errorf("plan dispatch: %w: status %q", ErrInvalid, status)
+	if status != delivery.StatusPending && status != delivery.StatusSuppressed {
+		return delivery.Dispatch{}, fmt.Errorf("plan dispatch: %w: status %q", ErrInvalid, status)
 	}
-	if purpose != PurposeReport && purpose != PurposeError {
-		return Dispatch{}, fmt.Errorf("plan dispatch: %w: purpose %q", ErrInvalid, purpose)
+	if purpose != delivery.PurposeReport && purpose != delivery.PurposeError {
+		return delivery.Dispatch{}, fmt.Errorf("plan dispatch: %w: purpose %q", ErrInvalid, purpose)
 	}
 	now := formatTime(s.now())
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: begin: %w", runID, channel, err)
+		return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: begin: %w", runID, channel, err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO dispatches (run_id, channel, status, purpose, last_error, created_at, updated_at)
@@ -70,17 +66,17 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 			AND (dispatches.lease_until IS NULL OR dispatches.lease_until <= excluded.updated_at)`,
 		runID, channel, string(status), string(purpose), reason, now, now); err != nil {
 		if isForeignKeyViolation(err) {
-			return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, ErrNotFound)
+			return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, ErrNotFound)
 		}
-		return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, err)
+		return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, err)
 	}
 	d, err := scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+
 		` FROM dispatches WHERE run_id = ? AND channel = ?`, runID, channel))
 	if err != nil {
-		return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: read: %w", runID, channel, err)
+		return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: read: %w", runID, channel, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return Dispatch{}, fmt.Errorf("plan dispatch run %d %s: commit: %w", runID, channel, err)
+		return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: commit: %w", runID, channel, err)
 	}
 	return d, nil
 }
@@ -102,11 +98,11 @@ const claimable = `d.status = 'pending'
 		AND (e.attempts > 0 OR e.next_attempt_at IS NOT NULL) AND e.id < d.id)`
 
 // ClaimDispatch takes one dispatch for an attempt, leasing it until now +
-// lease and recording the attempt's start. It fails with ErrNotClaimable
+// lease and recording the attempt's start. It fails with delivery.ErrNotClaimable
 // when the row is not pending, not due, leased, or waits behind an earlier
 // retry on its channel. The update is conditional, so two senders (or two
 // processes) never attempt the same dispatch at once.
-func (s *Store) ClaimDispatch(ctx context.Context, id int64, lease time.Duration) (*Claim, error) {
+func (s *Store) ClaimDispatch(ctx context.Context, id int64, lease time.Duration) (*delivery.Claim, error) {
 	return s.claimPick(ctx, `SELECT d.id FROM dispatches d WHERE d.id = ?2 AND `+claimable, id, lease)
 }
 
@@ -117,10 +113,10 @@ const finishedRun = `EXISTS (SELECT 1 FROM runs r WHERE r.id = d.run_id AND r.st
 
 // ClaimDue takes the oldest due dispatch of a finished run to channel, as
 // ClaimDispatch does, or returns nil when there is none.
-func (s *Store) ClaimDue(ctx context.Context, channel string, lease time.Duration) (*Claim, error) {
+func (s *Store) ClaimDue(ctx context.Context, channel string, lease time.Duration) (*delivery.Claim, error) {
 	c, err := s.claimPick(ctx, `SELECT d.id FROM dispatches d WHERE d.channel = ?2 AND `+finishedRun+` AND `+claimable+`
 		ORDER BY d.id LIMIT 1`, channel, lease)
-	if errors.Is(err, ErrNotClaimable) {
+	if errors.Is(err, delivery.ErrNotClaimable) {
 		return nil, nil
 	}
 	return c, err
@@ -146,7 +142,7 @@ func (s *Store) DueChannels(ctx context.Context) ([]string, error) {
 }
 
 // RunDispatches lists a run's dispatches, oldest first.
-func (s *Store) RunDispatches(ctx context.Context, runID int64) ([]Dispatch, error) {
+func (s *Store) RunDispatches(ctx context.Context, runID int64) ([]delivery.Dispatch, error) {
 	out, err := runDispatches(ctx, s.db, runID)
 	if err != nil {
 		return nil, fmt.Errorf("run %d: %w", runID, err)
@@ -185,7 +181,7 @@ func (s *Store) LastSends(ctx context.Context) (map[string]time.Time, error) {
 // claimable), so senders on several daemons never wait for each other or
 // for the writer lock, and never lease one dispatch twice. Every later
 // statement of the claim touches only the locked row and its attempts.
-func (s *Store) claimPick(ctx context.Context, pick string, arg any, lease time.Duration) (*Claim, error) {
+func (s *Store) claimPick(ctx context.Context, pick string, arg any, lease time.Duration) (*delivery.Claim, error) {
 	now := s.now()
 	tx, err := s.db.BeginTx(withoutWriterLock(ctx), nil)
 	if err != nil {
@@ -195,7 +191,7 @@ func (s *Store) claimPick(ctx context.Context, pick string, arg any, lease time.
 	var picked int64
 	err = tx.QueryRowContext(ctx, pick+s.skipLocked(), formatTime(now), arg).Scan(&picked)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotClaimable
+		return nil, delivery.ErrNotClaimable
 	}
 	if err != nil {
 		return nil, fmt.Errorf("claim dispatch: %w", err)
@@ -205,7 +201,7 @@ func (s *Store) claimPick(ctx context.Context, pick string, arg any, lease time.
 		formatTime(now.Add(lease)), formatTime(now), picked); err != nil {
 		return nil, fmt.Errorf("claim dispatch %d: %w", picked, err)
 	}
-	c := &Claim{}
+	c := &delivery.Claim{}
 	if c.Dispatch, err = scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, picked)); err != nil {
 		return nil, fmt.Errorf("claim dispatch %d: read: %w", picked, err)
 	}
@@ -234,16 +230,16 @@ func (s *Store) claimPick(ctx context.Context, pick string, arg any, lease time.
 
 // FinishAttempt records how a claimed attempt ended, on the attempt and
 // on the dispatch, and releases the lease.
-func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (Dispatch, error) {
+func (s *Store) FinishAttempt(ctx context.Context, c *delivery.Claim, r delivery.AttemptResult) (delivery.Dispatch, error) {
 	outcome := r.Outcome
 	if outcome == "" {
-		outcome = map[DispatchStatus]string{DispatchSent: delivery.OutcomeSent, DispatchPending: delivery.OutcomeRetry,
-			DispatchFailed: delivery.OutcomeFailed, DispatchDead: delivery.OutcomeDead, DispatchUnknown: delivery.OutcomeUnknown}[r.Status]
+		outcome = map[delivery.Status]string{delivery.StatusSent: delivery.OutcomeSent, delivery.StatusPending: delivery.OutcomeRetry,
+			delivery.StatusFailed: delivery.OutcomeFailed, delivery.StatusDead: delivery.OutcomeDead, delivery.StatusUnknown: delivery.OutcomeUnknown}[r.Status]
 	}
 	switch r.Status {
-	case DispatchSent, DispatchPending, DispatchFailed, DispatchDead, DispatchUnknown:
+	case delivery.StatusSent, delivery.StatusPending, delivery.StatusFailed, delivery.StatusDead, delivery.StatusUnknown:
 	default:
-		return Dispatch{}, fmt.Errorf("finish attempt: %w: status %q", ErrInvalid, r.Status)
+		return delivery.Dispatch{}, fmt.Errorf("finish attempt: %w: status %q", ErrInvalid, r.Status)
 	}
 	unknown := 0
 	if outcome == delivery.OutcomeUnknown {
@@ -253,16 +249,16 @@ func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (D
 	id := c.Dispatch.ID
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: begin: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: begin: %w", id, err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `UPDATE dispatch_attempts SET finished_at = ?, outcome = ?, reason = ?,
 		status_code = ?, platform_code = ?, response = ?, error = ? WHERE id = ?`,
 		now, outcome, r.Reason, r.StatusCode, r.PlatformCode, r.Response, r.Error, c.AttemptID); err != nil {
-		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: %w", id, err)
 	}
 	var sentAt any
-	if r.Status == DispatchSent {
+	if r.Status == delivery.StatusSent {
 		sentAt = now
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE dispatches SET status = ?, attempts = attempts + 1, last_error = ?,
@@ -273,14 +269,14 @@ func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (D
 		WHERE id = ?`,
 		string(r.Status), r.Error, nullTime(r.NextAttemptAt), now, sentAt,
 		r.Rendered, r.Rendered, r.MessageID, r.MessageID, r.PartsDelivered, r.PartsDelivered, unknown, id); err != nil {
-		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: %w", id, err)
 	}
 	d, err := scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, id))
 	if err != nil {
-		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: read: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: read: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: commit: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("finish attempt on dispatch %d: commit: %w", id, err)
 	}
 	return d, nil
 }
@@ -292,12 +288,12 @@ func (s *Store) FinishAttempt(ctx context.Context, c *Claim, r AttemptResult) (D
 // nothing went out, finished as a retry when parts did, left open
 // when a request may have reached the platform, so the next claim is
 // Interrupted.
-func (s *Store) ReleaseClaim(ctx context.Context, c *Claim, notBefore time.Time, how delivery.Release) (Dispatch, error) {
+func (s *Store) ReleaseClaim(ctx context.Context, c *delivery.Claim, notBefore time.Time, how delivery.Release) (delivery.Dispatch, error) {
 	id := c.Dispatch.ID
 	now := formatTime(s.now())
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Dispatch{}, fmt.Errorf("release dispatch %d: begin: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("release dispatch %d: begin: %w", id, err)
 	}
 	defer tx.Rollback()
 	switch how {
@@ -308,22 +304,22 @@ func (s *Store) ReleaseClaim(ctx context.Context, c *Claim, notBefore time.Time,
 			now, delivery.OutcomeRetry, "rate_limited", "parts delivered; the rest waits for the rate limit (not an attempt)", c.AttemptID)
 	case delivery.ReleaseMaybeSent:
 	default:
-		return Dispatch{}, fmt.Errorf("release dispatch %d: %w: how %d", id, ErrInvalid, how)
+		return delivery.Dispatch{}, fmt.Errorf("release dispatch %d: %w: how %d", id, ErrInvalid, how)
 	}
 	if err != nil {
-		return Dispatch{}, fmt.Errorf("release dispatch %d: attempt: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("release dispatch %d: attempt: %w", id, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE dispatches SET lease_until = NULL, updated_at = ?, next_attempt_at = ?,
 		first_attempt_at = CASE WHEN attempts = 0 THEN NULL ELSE first_attempt_at END
 		WHERE id = ? AND status = 'pending'`, now, nullTime(notBefore), id); err != nil {
-		return Dispatch{}, fmt.Errorf("release dispatch %d: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("release dispatch %d: %w", id, err)
 	}
 	d, err := scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, id))
 	if err != nil {
-		return Dispatch{}, fmt.Errorf("release dispatch %d: read: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("release dispatch %d: read: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return Dispatch{}, fmt.Errorf("release dispatch %d: commit: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("release dispatch %d: commit: %w", id, err)
 	}
 	return d, nil
 }
@@ -332,7 +328,7 @@ func (s *Store) ReleaseClaim(ctx context.Context, c *Claim, notBefore time.Time,
 // are delivered (and the first part's platform id, when not empty), at
 // once and outside the attempt's end, so a process killed between parts
 // resumes after them. It never lowers the count.
-func (s *Store) RecordParts(ctx context.Context, c *Claim, parts int, messageID string) error {
+func (s *Store) RecordParts(ctx context.Context, c *delivery.Claim, parts int, messageID string) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE dispatches SET updated_at = ?,
 		parts_delivered = CASE WHEN parts_delivered > ? THEN parts_delivered ELSE ? END,
 		message_id = CASE WHEN ? <> '' THEN ? ELSE message_id END
@@ -380,19 +376,19 @@ func (s *Store) NextDispatchDue(ctx context.Context) (at time.Time, ok bool, err
 }
 
 // GetDispatch returns one dispatch or ErrNotFound.
-func (s *Store) GetDispatch(ctx context.Context, id int64) (Dispatch, error) {
+func (s *Store) GetDispatch(ctx context.Context, id int64) (delivery.Dispatch, error) {
 	d, err := scanDispatch(s.db.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Dispatch{}, fmt.Errorf("dispatch %d: %w", id, ErrNotFound)
+		return delivery.Dispatch{}, fmt.Errorf("dispatch %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Dispatch{}, fmt.Errorf("dispatch %d: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("dispatch %d: %w", id, err)
 	}
 	return d, nil
 }
 
 // ListDispatches returns dispatches newest first.
-func (s *Store) ListDispatches(ctx context.Context, f DispatchFilter) ([]Dispatch, error) {
+func (s *Store) ListDispatches(ctx context.Context, f DispatchFilter) ([]delivery.Dispatch, error) {
 	if f.Status != "" && !f.Status.Valid() {
 		return nil, fmt.Errorf("list dispatches: %w: status %q", ErrInvalid, f.Status)
 	}
@@ -419,17 +415,17 @@ func (s *Store) ListDispatches(ctx context.Context, f DispatchFilter) ([]Dispatc
 }
 
 // DispatchAttempts returns a dispatch's attempts, first first.
-func (s *Store) DispatchAttempts(ctx context.Context, dispatchID int64) ([]Attempt, error) {
+func (s *Store) DispatchAttempts(ctx context.Context, dispatchID int64) ([]delivery.Attempt, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT dispatch_id, attempt, started_at, finished_at, outcome, reason,
 		status_code, platform_code, response, error FROM dispatch_attempts WHERE dispatch_id = ? ORDER BY attempt`, dispatchID)
 	if err != nil {
 		return nil, fmt.Errorf("dispatch %d attempts: %w", dispatchID, err)
 	}
 	defer rows.Close()
-	var out []Attempt
+	var out []delivery.Attempt
 	for rows.Next() {
 		var (
-			a        Attempt
+			a        delivery.Attempt
 			started  string
 			finished sql.NullString
 		)
@@ -455,18 +451,18 @@ func (s *Store) DispatchAttempts(ctx context.Context, dispatchID int64) ([]Attem
 // pending, due now, with a fresh attempt budget and give-up window (the
 // attempt history is kept). It fails with
 // ErrNotRetryable for any other status and ErrNotFound for no such id.
-func (s *Store) RetryDispatch(ctx context.Context, id int64) (Dispatch, error) {
+func (s *Store) RetryDispatch(ctx context.Context, id int64) (delivery.Dispatch, error) {
 	now := formatTime(s.now())
 	res, err := s.db.ExecContext(ctx, `UPDATE dispatches SET status = 'pending', attempts = 0,
 		next_attempt_at = NULL, lease_until = NULL, updated_at = ?, first_attempt_at = NULL, unknown_outcomes = 0
 		WHERE id = ? AND status IN ('failed', 'dead', 'unknown')`, now, id)
 	if err != nil {
-		return Dispatch{}, fmt.Errorf("retry dispatch %d: %w", id, err)
+		return delivery.Dispatch{}, fmt.Errorf("retry dispatch %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		d, err := s.GetDispatch(ctx, id)
 		if err != nil {
-			return Dispatch{}, err
+			return delivery.Dispatch{}, err
 		}
 		return d, fmt.Errorf("retry dispatch %d: %w (status %s)", id, ErrNotRetryable, d.Status)
 	}
@@ -476,39 +472,39 @@ func (s *Store) RetryDispatch(ctx context.Context, id int64) (Dispatch, error) {
 const dispatchColumns = `id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
 	purpose, next_attempt_at, rendered, message_id, parts_delivered, first_attempt_at, unknown_outcomes`
 
-func scanDispatch(sc scanner) (Dispatch, error) {
+func scanDispatch(sc scanner) (delivery.Dispatch, error) {
 	var (
-		d                        Dispatch
+		d                        delivery.Dispatch
 		status, created, updated string
 		sent, next, first        sql.NullString
 		purpose                  string
 	)
 	if err := sc.Scan(&d.ID, &d.RunID, &d.Channel, &status, &d.Attempts, &d.LastError,
 		&created, &updated, &sent, &purpose, &next, &d.Rendered, &d.MessageID, &d.PartsDelivered, &first, &d.UnknownOutcomes); err != nil {
-		return Dispatch{}, err
+		return delivery.Dispatch{}, err
 	}
-	d.Purpose = DispatchPurpose(purpose)
-	d.Status = DispatchStatus(status)
+	d.Purpose = delivery.Purpose(purpose)
+	d.Status = delivery.Status(status)
 	var err error
 	if d.CreatedAt, err = parseTime(created); err != nil {
-		return Dispatch{}, err
+		return delivery.Dispatch{}, err
 	}
 	if d.UpdatedAt, err = parseTime(updated); err != nil {
-		return Dispatch{}, err
+		return delivery.Dispatch{}, err
 	}
 	if d.SentAt, err = parseNullTime(sent); err != nil {
-		return Dispatch{}, err
+		return delivery.Dispatch{}, err
 	}
 	if d.NextAttemptAt, err = parseNullTime(next); err != nil {
-		return Dispatch{}, err
+		return delivery.Dispatch{}, err
 	}
 	if d.FirstAttemptAt, err = parseNullTime(first); err != nil {
-		return Dispatch{}, err
+		return delivery.Dispatch{}, err
 	}
 	return d, nil
 }
 
-func runDispatches(ctx context.Context, q querier, runID int64) ([]Dispatch, error) {
+func runDispatches(ctx context.Context, q querier, runID int64) ([]delivery.Dispatch, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+dispatchColumns+
 		` FROM dispatches WHERE run_id = ? ORDER BY id`, runID)
 	if err != nil {
@@ -517,9 +513,9 @@ func runDispatches(ctx context.Context, q querier, runID int64) ([]Dispatch, err
 	return collectDispatches(rows)
 }
 
-func collectDispatches(rows *sql.Rows) ([]Dispatch, error) {
+func collectDispatches(rows *sql.Rows) ([]delivery.Dispatch, error) {
 	defer rows.Close()
-	var out []Dispatch
+	var out []delivery.Dispatch
 	for rows.Next() {
 		d, err := scanDispatch(rows)
 		if err != nil {

@@ -16,11 +16,11 @@ func TestReleaseClaimAndRecordParts(t *testing.T) {
 	path := tempDB(t)
 	s := openStore(t, path)
 	run := mustEnqueue(t, s, svnEvent("main", "9"), triggers.SourceTrigger).RunID
-	d, err := s.PlanDispatch(ctx, run, "wc", PurposeReport, DispatchPending, "")
+	d, err := s.PlanDispatch(ctx, run, "wc", delivery.PurposeReport, delivery.StatusPending, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	claim := func() *Claim {
+	claim := func() *delivery.Claim {
 		t.Helper()
 		c, err := s.ClaimDispatch(ctx, d.ID, time.Minute)
 		if err != nil {
@@ -35,7 +35,7 @@ func TestReleaseClaimAndRecordParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != DispatchPending || got.Attempts != 0 || !got.NextAttemptAt.Equal(notBefore) || !got.FirstAttemptAt.IsZero() {
+	if got.Status != delivery.StatusPending || got.Attempts != 0 || !got.NextAttemptAt.Equal(notBefore) || !got.FirstAttemptAt.IsZero() {
 		t.Fatalf("released unsent: %+v", got)
 	}
 	if a, _ := s.DispatchAttempts(ctx, d.ID); len(a) != 0 {

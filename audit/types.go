@@ -61,29 +61,6 @@ func (s RunStatus) Final() bool {
 	return s == RunSucceeded || s == RunFailed || s == RunSkipped
 }
 
-// The dispatch row types belong to package delivery, which owns the
-// delivery state machine; audit stores them.
-type (
-	DispatchStatus  = delivery.Status
-	DispatchPurpose = delivery.Purpose
-	Dispatch        = delivery.Dispatch
-	Claim           = delivery.Claim
-	AttemptResult   = delivery.AttemptResult
-	Attempt         = delivery.Attempt
-)
-
-const (
-	DispatchPending    = delivery.StatusPending
-	DispatchSent       = delivery.StatusSent
-	DispatchFailed     = delivery.StatusFailed
-	DispatchSuppressed = delivery.StatusSuppressed
-	DispatchDead       = delivery.StatusDead
-	DispatchUnknown    = delivery.StatusUnknown
-
-	PurposeReport = delivery.PurposeReport
-	PurposeError  = delivery.PurposeError
-)
-
 // Enqueued is the result of Enqueue. For a duplicate, EventID and RunID
 // are the primary receipt's and its run's.
 type Enqueued struct {
@@ -186,8 +163,8 @@ type RunDetail struct {
 	// arrival order.
 	Events []EventRecord `json:"events"`
 	// Problems are sorted by severity (most severe first), file, line.
-	Problems   []review.Problem `json:"problems"`
-	Dispatches []Dispatch       `json:"dispatches"`
+	Problems   []review.Problem    `json:"problems"`
+	Dispatches []delivery.Dispatch `json:"dispatches"`
 	// Agent is what the review agent cost; nil before an agent ran.
 	Agent *AgentStats `json:"agent,omitempty"`
 	// Egress lists the sandbox egress proxy's allowed and refused

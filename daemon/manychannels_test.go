@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/review"
 )
 
@@ -91,7 +92,7 @@ reconcile_every = "off"
 		}
 		sent := 0
 		for _, d := range disp {
-			if d.Status == audit.DispatchSent {
+			if d.Status == delivery.StatusSent {
 				sent++
 			}
 		}

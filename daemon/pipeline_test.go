@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -121,7 +122,7 @@ func TestPipelineAllChannelsSuppressedSkipsTheRun(t *testing.T) {
 	if got.Status != audit.RunSucceeded || got.SkipReason != im.ReasonNoProblemsSuppressed {
 		t.Errorf("run recorded as %s %q, want succeeded %q", got.Status, got.SkipReason, im.ReasonNoProblemsSuppressed)
 	}
-	if len(rep.Dispatches) != 1 || rep.Dispatches[0].Status != audit.DispatchSuppressed {
+	if len(rep.Dispatches) != 1 || rep.Dispatches[0].Status != delivery.StatusSuppressed {
 		t.Errorf("dispatches = %+v, want one suppressed", rep.Dispatches)
 	}
 }

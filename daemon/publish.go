@@ -51,7 +51,7 @@ func (rs *Resolver) Resolve(ctx context.Context, disp delivery.Dispatch) (im.Cha
 	if repo != nil && repo.ChangeURL != "" {
 		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)
 	}
-	if disp.Purpose == audit.PurposeError {
+	if disp.Purpose == delivery.PurposeError {
 		// A failed run: its builtin findings under the channel's policy
 		// (a partial review), or none (the failure notice). Either way
 		// the words are BuildReport's; the reviewer is not named, since
@@ -156,16 +156,16 @@ func (p *publisher) Plan(ctx context.Context, run *audit.Run, change *vcs.Change
 	var errs []error
 	for _, name := range names {
 		_, publish, reason := p.cfg.PolicyFor(repo, name).Apply(result)
-		status := audit.DispatchPending
+		status := delivery.StatusPending
 		if !publish {
-			status = audit.DispatchSuppressed
+			status = delivery.StatusSuppressed
 		}
-		d, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeReport, status, reason)
+		d, err := p.store.PlanDispatch(ctx, run.ID, name, delivery.PurposeReport, status, reason)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("channel %s: record dispatch: %w", name, err))
 			continue
 		}
-		if d.Status != audit.DispatchSuppressed {
+		if d.Status != delivery.StatusSuppressed {
 			planned.Publishing++
 		}
 	}
@@ -191,7 +191,7 @@ func (p *publisher) PlanFailure(ctx context.Context, run *audit.Run, change *vcs
 		if len(filtered.Problems) == 0 && ch.OnError != im.OnErrorNotify {
 			continue
 		}
-		if _, err := p.store.PlanDispatch(ctx, run.ID, name, audit.PurposeError, audit.DispatchPending, ""); err != nil {
+		if _, err := p.store.PlanDispatch(ctx, run.ID, name, delivery.PurposeError, delivery.StatusPending, ""); err != nil {
 			p.log.Error("plan failure report", "run_id", run.ID, "channel", name, "err", err)
 		}
 	}

@@ -94,11 +94,11 @@ func (f *retentionFixture) finishedRunAs(status audit.RunStatus, dispatches ...d
 		t.Fatal(err)
 	}
 	for i, st := range dispatches {
-		planned := audit.DispatchPending
-		if st == audit.DispatchSuppressed {
+		planned := delivery.StatusPending
+		if st == delivery.StatusSuppressed {
 			planned = st
 		}
-		d, err := f.store.PlanDispatch(ctx, run.ID, "ch"+strconv.Itoa(i), audit.PurposeReport, planned, "")
+		d, err := f.store.PlanDispatch(ctx, run.ID, "ch"+strconv.Itoa(i), delivery.PurposeReport, planned, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func (f *retentionFixture) finishedRunAs(status audit.RunStatus, dispatches ...d
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.store.FinishAttempt(ctx, c, audit.AttemptResult{Status: st, Outcome: string(st)}); err != nil {
+		if _, err := f.store.FinishAttempt(ctx, c, delivery.AttemptResult{Status: st, Outcome: string(st)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -136,10 +136,10 @@ func exists(t *testing.T, path string) bool {
 // swept again once delivered.
 func TestRetentionDropsSourcesOnceDelivered(t *testing.T) {
 	f := newRetentionFixture(t)
-	sent := f.finishedRun(audit.DispatchSent, audit.DispatchSuppressed)
-	dead := f.finishedRunAs(audit.RunFailed, audit.DispatchDead)
+	sent := f.finishedRun(delivery.StatusSent, delivery.StatusSuppressed)
+	dead := f.finishedRunAs(audit.RunFailed, delivery.StatusDead)
 	noChannel := f.finishedRun()
-	pending := f.finishedRun(audit.DispatchSent, audit.DispatchPending)
+	pending := f.finishedRun(delivery.StatusSent, delivery.StatusPending)
 
 	kept := f.job(RetentionConfig{KeepSources: true})
 	if n, err := kept.dropSources(f.ctx); err != nil || n != 0 {
@@ -200,7 +200,7 @@ func TestRetentionDropsSourcesOnceDelivered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.FinishAttempt(f.ctx, c, audit.AttemptResult{Status: audit.DispatchSent, Outcome: "sent"}); err != nil {
+	if _, err := f.store.FinishAttempt(f.ctx, c, delivery.AttemptResult{Status: delivery.StatusSent, Outcome: "sent"}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := job.dropSources(f.ctx); err != nil || n != 1 || exists(t, filepath.Join(f.dir(pending), "src")) {
@@ -242,14 +242,14 @@ func TestRetentionDeletesOldAuditRows(t *testing.T) {
 	f := newRetentionFixture(t)
 	var old []int64
 	for range 7 {
-		old = append(old, f.finishedRun(audit.DispatchSent))
+		old = append(old, f.finishedRun(delivery.StatusSent))
 	}
-	oldPending := f.finishedRun(audit.DispatchPending)
+	oldPending := f.finishedRun(delivery.StatusPending)
 	if _, err := f.store.RecordRejectedEvent(f.ctx, audit.RejectedEvent{Reason: "bad signature", Payload: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	f.now = f.now.Add(100 * 24 * time.Hour)
-	recent := f.finishedRun(audit.DispatchSent)
+	recent := f.finishedRun(delivery.StatusSent)
 	newRejected, err := f.store.RecordRejectedEvent(f.ctx, audit.RejectedEvent{Reason: "unknown repo", Payload: []byte("y")})
 	if err != nil {
 		t.Fatal(err)

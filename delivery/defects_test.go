@@ -74,7 +74,7 @@ func TestDefaultsRetryForHoursThenDeadLoudly(t *testing.T) {
 	if n := disp.DeadCount(); n != 1 {
 		t.Fatalf("dead count %d, want 1", n)
 	}
-	dead, err := f.store.ListDispatches(ctx, audit.DispatchFilter{Status: audit.DispatchDead})
+	dead, err := f.store.ListDispatches(ctx, audit.DispatchFilter{Status: delivery.StatusDead})
 	if err != nil || len(dead) != 1 || dead[0].ID != d.ID {
 		t.Fatalf("dead list: %+v %v", dead, err)
 	}

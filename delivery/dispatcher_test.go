@@ -96,7 +96,7 @@ func (c *clock) Add(d time.Duration) {
 // resolver resolves every dispatch to channels by name with a fixed result.
 type resolver struct{ channels map[string]im.Channel }
 
-func (r resolver) Resolve(_ context.Context, d audit.Dispatch) (im.Channel, im.Message, error) {
+func (r resolver) Resolve(_ context.Context, d delivery.Dispatch) (im.Channel, im.Message, error) {
 	ch, ok := r.channels[d.Channel]
 	if !ok {
 		return nil, im.Message{}, errors.New("no such channel")
@@ -147,7 +147,7 @@ func (f *fixture) dispatcher(maxAttempts int) *delivery.Dispatcher {
 }
 
 // plan creates a finished run and a pending dispatch of it to "hook".
-func (f *fixture) plan(rev int) audit.Dispatch {
+func (f *fixture) plan(rev int) delivery.Dispatch {
 	f.t.Helper()
 	ctx := context.Background()
 	ev := triggers.Event{V: 1, VCS: "svn", Repo: "main", Revision: strconv.Itoa(rev)}
@@ -161,14 +161,14 @@ func (f *fixture) plan(rev int) audit.Dispatch {
 	if err := f.store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
 		f.t.Fatal(err)
 	}
-	d, err := f.store.PlanDispatch(ctx, run.ID, "hook", audit.PurposeReport, audit.DispatchPending, "")
+	d, err := f.store.PlanDispatch(ctx, run.ID, "hook", delivery.PurposeReport, delivery.StatusPending, "")
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	return d
 }
 
-func (f *fixture) attempts(id int64) []audit.Attempt {
+func (f *fixture) attempts(id int64) []delivery.Attempt {
 	f.t.Helper()
 	a, err := f.store.DispatchAttempts(context.Background(), id)
 	if err != nil {
@@ -188,7 +188,7 @@ func TestRateLimited429HonoursRetryAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != audit.DispatchPending || got.NextAttemptAt.Sub(f.clk.Now()) < 7*time.Second {
+	if got.Status != delivery.StatusPending || got.NextAttemptAt.Sub(f.clk.Now()) < 7*time.Second {
 		t.Fatalf("after 429: status %s next %v (now %v), want pending at least 7s later", got.Status, got.NextAttemptAt, f.clk.Now())
 	}
 	// Not due yet: nothing is sent.
@@ -200,7 +200,7 @@ func TestRateLimited429HonoursRetryAfter(t *testing.T) {
 		t.Fatalf("DriveDue after Retry-After: %d attempts, %v", n, err)
 	}
 	after, _ := f.store.GetDispatch(ctx, d.ID)
-	if after.Status != audit.DispatchSent || after.Rendered == "" {
+	if after.Status != delivery.StatusSent || after.Rendered == "" {
 		t.Fatalf("final: %+v", after)
 	}
 	a := f.attempts(d.ID)
@@ -221,7 +221,7 @@ func TestServerErrorsThenSuccessBackOffExponentially(t *testing.T) {
 	ctx := context.Background()
 	got, _ := disp.AttemptNow(ctx, d.ID)
 	var delays []time.Duration
-	for got.Status == audit.DispatchPending {
+	for got.Status == delivery.StatusPending {
 		delay := got.NextAttemptAt.Sub(f.clk.Now())
 		delays = append(delays, delay)
 		f.clk.Add(delay)
@@ -230,7 +230,7 @@ func TestServerErrorsThenSuccessBackOffExponentially(t *testing.T) {
 		}
 		got, _ = f.store.GetDispatch(ctx, d.ID)
 	}
-	if got.Status != audit.DispatchSent || got.Attempts != 4 {
+	if got.Status != delivery.StatusSent || got.Attempts != 4 {
 		t.Fatalf("final %s after %d attempts", got.Status, got.Attempts)
 	}
 	// Jitter is pinned at the midpoint, so the delays are exactly 1s, 2s, 4s.
@@ -251,10 +251,10 @@ func TestPermanentErrorFailsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != audit.DispatchFailed || got.Attempts != 1 || got.LastError == "" {
+	if got.Status != delivery.StatusFailed || got.Attempts != 1 || got.LastError == "" {
 		t.Fatalf("got %+v", got)
 	}
-	if _, err := f.dispatcher(6).AttemptNow(context.Background(), d.ID); !errors.Is(err, audit.ErrNotClaimable) {
+	if _, err := f.dispatcher(6).AttemptNow(context.Background(), d.ID); !errors.Is(err, delivery.ErrNotClaimable) {
 		t.Fatalf("a failed dispatch was claimable again: %v", err)
 	}
 }
@@ -266,12 +266,12 @@ func TestDeadAfterMaxAttemptsAndManualRetry(t *testing.T) {
 	disp := f.dispatcher(3)
 	ctx := context.Background()
 	got, _ := disp.AttemptNow(ctx, d.ID)
-	for got.Status == audit.DispatchPending {
+	for got.Status == delivery.StatusPending {
 		f.clk.Add(time.Hour)
 		disp.DriveDue(ctx)
 		got, _ = f.store.GetDispatch(ctx, d.ID)
 	}
-	if got.Status != audit.DispatchDead || got.Attempts != 3 {
+	if got.Status != delivery.StatusDead || got.Attempts != 3 {
 		t.Fatalf("want dead after 3 attempts, got %s after %d", got.Status, got.Attempts)
 	}
 	// `aicr dispatch retry`: back to pending, fresh budget, delivered.
@@ -279,7 +279,7 @@ func TestDeadAfterMaxAttemptsAndManualRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := disp.AttemptNow(ctx, d.ID)
-	if err != nil || got.Status != audit.DispatchSent {
+	if err != nil || got.Status != delivery.StatusSent {
 		t.Fatalf("after manual retry: %+v %v", got, err)
 	}
 	if a := f.attempts(d.ID); len(a) != 4 || a[3].Attempt != 4 {
@@ -301,7 +301,7 @@ func TestTimeoutIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := f.attempts(d.ID)
-	if got.Status != audit.DispatchPending || a[0].Reason != "timeout" {
+	if got.Status != delivery.StatusPending || a[0].Reason != "timeout" {
 		t.Fatalf("after a timeout: %s, attempts %+v", got.Status, a)
 	}
 }
@@ -321,7 +321,7 @@ func TestNetworkErrorBeforeRequestIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := f.attempts(d.ID)
-	if got.Status != audit.DispatchPending || a[0].Reason != "network" {
+	if got.Status != delivery.StatusPending || a[0].Reason != "network" {
 		t.Fatalf("connection refused: %s, %+v", got.Status, a)
 	}
 	for _, s := range []string{got.LastError, a[0].Error} {
@@ -348,7 +348,7 @@ func TestRestartBetweenAttemptsDeliversOnce(t *testing.T) {
 	d := f.plan(1)
 	ctx := context.Background()
 	got, _ := f.dispatcher(6).AttemptNow(ctx, d.ID)
-	if got.Status != audit.DispatchPending || got.NextAttemptAt.IsZero() {
+	if got.Status != delivery.StatusPending || got.NextAttemptAt.IsZero() {
 		t.Fatalf("first attempt: %+v", got)
 	}
 	f.store.Close()
@@ -419,13 +419,13 @@ func TestOrderAndRateLimit(t *testing.T) {
 	ctx := context.Background()
 	disp := f.dispatcher(6)
 	first := f.plan(1)
-	if got, _ := disp.AttemptNow(ctx, first.ID); got.Status != audit.DispatchPending {
+	if got, _ := disp.AttemptNow(ctx, first.ID); got.Status != delivery.StatusPending {
 		t.Fatalf("first: %s", got.Status)
 	}
-	var later []audit.Dispatch
+	var later []delivery.Dispatch
 	for rev := 2; rev <= 5; rev++ {
 		d := f.plan(rev)
-		if _, err := disp.AttemptNow(ctx, d.ID); !errors.Is(err, audit.ErrNotClaimable) {
+		if _, err := disp.AttemptNow(ctx, d.ID); !errors.Is(err, delivery.ErrNotClaimable) {
 			t.Fatalf("dispatch %d jumped the queue: %v", d.ID, err)
 		}
 		later = append(later, d)
@@ -540,7 +540,7 @@ func TestOnRateLimitWaitOnlyForRealWaits(t *testing.T) {
 	ctx := context.Background()
 	for rev := 1; rev <= 2; rev++ {
 		d := f.plan(rev)
-		if got, err := disp.AttemptNow(ctx, d.ID); err != nil || got.Status != audit.DispatchSent {
+		if got, err := disp.AttemptNow(ctx, d.ID); err != nil || got.Status != delivery.StatusSent {
 			t.Fatalf("dispatch %d: %s %v", d.ID, got.Status, err)
 		}
 		mu.Lock()

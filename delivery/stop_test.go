@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
 )
@@ -21,7 +20,7 @@ type failingResolver struct {
 	block bool
 }
 
-func (r failingResolver) Resolve(ctx context.Context, _ audit.Dispatch) (im.Channel, im.Message, error) {
+func (r failingResolver) Resolve(ctx context.Context, _ delivery.Dispatch) (im.Channel, im.Message, error) {
 	if r.block {
 		<-ctx.Done()
 		return nil, im.Message{}, fmt.Errorf("get run 1: read pause of main: %w", ctx.Err())
@@ -90,7 +89,7 @@ func TestDrainBeforeTokenLeavesNotBefore(t *testing.T) {
 	if got, err := disp.AttemptNow(context.Background(), first.ID); err != nil || got.Status != delivery.StatusSent {
 		t.Fatalf("first: %+v %v", got, err)
 	}
-	waiting := []audit.Dispatch{f.plan(2), f.plan(3)}
+	waiting := []delivery.Dispatch{f.plan(2), f.plan(3)}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()

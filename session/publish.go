@@ -10,6 +10,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/triggers"
@@ -60,7 +61,7 @@ func (s *Service) publish(ctx context.Context, sess audit.ReviewSession, r audit
 		return run.ID, err
 	}
 	for _, d := range rep.Dispatches {
-		if d.Status != audit.DispatchSent && d.Status != audit.DispatchSuppressed {
+		if d.Status != delivery.StatusSent && d.Status != delivery.StatusSuppressed {
 			s.log().Warn("session publication not delivered yet", "channel", d.Channel, "status", d.Status, "detail", d.Detail)
 		}
 	}

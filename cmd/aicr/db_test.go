@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -34,7 +35,7 @@ func seedRuns(t *testing.T, store *audit.Store, from, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "")
+		d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func seedRuns(t *testing.T, store *audit.Store, from, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.FinishAttempt(ctx, c, audit.AttemptResult{Status: audit.DispatchSent, Outcome: "sent"}); err != nil {
+		if _, err := store.FinishAttempt(ctx, c, delivery.AttemptResult{Status: delivery.StatusSent, Outcome: "sent"}); err != nil {
 			t.Fatal(err)
 		}
 		out := audit.Outcome{Status: audit.RunSucceeded, Problems: []review.Problem{{File: "a.go", Line: i, Severity: review.SeverityMedium, Category: "bug", Message: "problem " + strconv.Itoa(i)}}}

@@ -14,6 +14,7 @@ import (
 	"github.com/aicr-dev/aicr/admin"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/delivery"
 )
 
 func newCmdDispatch(f *Factory) *cobra.Command {
@@ -44,7 +45,7 @@ func newCmdDispatchList(f *Factory, runF func(context.Context, *DispatchListOpti
 			if err := checkFormat(opts.Format); err != nil {
 				return err
 			}
-			if opts.Status != "" && !audit.DispatchStatus(opts.Status).Valid() {
+			if opts.Status != "" && !delivery.Status(opts.Status).Valid() {
 				return usageErrorf("--status must be pending, sent, suppressed, failed, dead or unknown, got %q", opts.Status)
 			}
 			if runF != nil {
@@ -65,7 +66,7 @@ func newCmdDispatchList(f *Factory, runF func(context.Context, *DispatchListOpti
 // its attempts (the admin tool dispatch_list's entries).
 type dispatchView = admin.DispatchView
 
-func viewDispatch(ctx context.Context, store *audit.Store, d audit.Dispatch) (dispatchView, error) {
+func viewDispatch(ctx context.Context, store *audit.Store, d delivery.Dispatch) (dispatchView, error) {
 	return admin.ViewDispatch(ctx, store, d)
 }
 
@@ -90,8 +91,8 @@ func dispatchListRun(ctx context.Context, opts *DispatchListOptions) error {
 	return tw.Flush()
 }
 
-func nextAttempt(d audit.Dispatch) string {
-	if d.Status == audit.DispatchPending && !d.NextAttemptAt.IsZero() {
+func nextAttempt(d delivery.Dispatch) string {
+	if d.Status == delivery.StatusPending && !d.NextAttemptAt.IsZero() {
 		return d.NextAttemptAt.Local().Format(time.DateTime)
 	}
 	return "-"
@@ -156,11 +157,11 @@ func dispatchShowRun(ctx context.Context, opts *DispatchShowOptions) error {
 // partsNote tells how much of a split report went out. The parts count
 // is kept for reports sent in several messages only, so a sent dispatch
 // with none recorded went out whole, as one message.
-func partsNote(d audit.Dispatch) string {
+func partsNote(d delivery.Dispatch) string {
 	switch {
 	case d.PartsDelivered > 0:
 		return " (" + partsCount(d.PartsDelivered) + " delivered)"
-	case d.Status == audit.DispatchSent:
+	case d.Status == delivery.StatusSent:
 		return " (delivered as one message)"
 	}
 	return ""
@@ -179,7 +180,7 @@ func printDispatch(w io.Writer, v dispatchView) {
 		fmt.Fprintf(w, "message id: %s%s\n", v.MessageID, partsNote(v.Dispatch))
 	case v.PartsDelivered > 0:
 		fmt.Fprintf(w, "%s delivered\n", partsCount(v.PartsDelivered))
-	case v.Status == audit.DispatchSent:
+	case v.Status == delivery.StatusSent:
 		fmt.Fprintln(w, "delivered as one message")
 	}
 	fmt.Fprintf(w, "\nattempts (%d):\n", len(v.AttemptLog))
@@ -296,7 +297,7 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 		return err
 	}
 	after, err := parts.Dispatcher.AttemptNow(ctx, d.ID)
-	if errors.Is(err, audit.ErrNotClaimable) {
+	if errors.Is(err, delivery.ErrNotClaimable) {
 		return queued("queued (the daemon has it, or an earlier delivery to the channel is waiting for a retry)")
 	}
 	if err != nil {

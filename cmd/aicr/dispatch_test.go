@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -109,12 +110,12 @@ func TestDispatchListAndRetry(t *testing.T) {
 	if err := store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := store.PlanDispatch(ctx, run.ID, "hook", audit.PurposeReport, audit.DispatchPending, "")
+	d, _ := store.PlanDispatch(ctx, run.ID, "hook", delivery.PurposeReport, delivery.StatusPending, "")
 	claim, err := store.ClaimDispatch(ctx, d.ID, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.FinishAttempt(ctx, claim, audit.AttemptResult{Status: audit.DispatchDead, Reason: "server", StatusCode: 503, Error: longDispatchError}); err != nil {
+	if _, err := store.FinishAttempt(ctx, claim, delivery.AttemptResult{Status: delivery.StatusDead, Reason: "server", StatusCode: 503, Error: longDispatchError}); err != nil {
 		t.Fatal(err)
 	}
 	store.Close()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 )
 
 // slowPlatform is a webhook receiver that answers from a script of
@@ -122,7 +123,7 @@ func TestFirstRetryHonoursBackoff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(list) == 1 && list[0].Status == audit.DispatchSent {
+		if len(list) == 1 && list[0].Status == delivery.StatusSent {
 			if got := fmt.Sprint(p.answered()); got != "[503 200]" {
 				t.Fatalf("platform answered %s, want [503 200]", got)
 			}

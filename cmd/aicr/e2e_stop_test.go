@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 )
 
 // Issue 22 A2 and A2b: stopping, restarting and killing the daemon while
@@ -57,7 +58,7 @@ func (e *env) sigterm(limit time.Duration) time.Duration {
 	return time.Since(start)
 }
 
-func (e *env) dispatches(s *audit.Store, channel string) []audit.Dispatch {
+func (e *env) dispatches(s *audit.Store, channel string) []delivery.Dispatch {
 	e.t.Helper()
 	ds, err := s.ListDispatches(context.Background(), audit.DispatchFilter{Channel: channel, Limit: 100})
 	if err != nil {
@@ -66,7 +67,7 @@ func (e *env) dispatches(s *audit.Store, channel string) []audit.Dispatch {
 	return ds
 }
 
-func (e *env) waitDispatch(s *audit.Store, channel string, limit time.Duration, ok func([]audit.Dispatch) bool) []audit.Dispatch {
+func (e *env) waitDispatch(s *audit.Store, channel string, limit time.Duration, ok func([]delivery.Dispatch) bool) []delivery.Dispatch {
 	e.t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -82,11 +83,11 @@ func (e *env) waitDispatch(s *audit.Store, channel string, limit time.Duration, 
 	}
 }
 
-func allSent(n int) func([]audit.Dispatch) bool {
-	return func(ds []audit.Dispatch) bool {
+func allSent(n int) func([]delivery.Dispatch) bool {
+	return func(ds []delivery.Dispatch) bool {
 		sent := 0
 		for _, d := range ds {
-			if d.Status == audit.DispatchSent {
+			if d.Status == delivery.StatusSent {
 				sent++
 			}
 		}
@@ -120,7 +121,7 @@ func TestSIGTERMMidDeliveryThenRestartDeliversOnce(t *testing.T) {
 	}
 	s := e.store()
 	ds := e.dispatches(s, "slow")
-	if len(ds) != 1 || ds[0].Status != audit.DispatchSent {
+	if len(ds) != 1 || ds[0].Status != delivery.StatusSent {
 		t.Fatalf("after the stop: %+v (the send finished within the grace: sent)", ds)
 	}
 	e.startDaemon()
@@ -155,7 +156,7 @@ func TestSIGTERMWithStuckSendExitsWithinGrace(t *testing.T) {
 	}
 	s := e.store()
 	ds := e.dispatches(s, "slow")
-	if len(ds) != 1 || ds[0].Status != audit.DispatchPending || ds[0].Attempts != 0 {
+	if len(ds) != 1 || ds[0].Status != delivery.StatusPending || ds[0].Attempts != 0 {
 		t.Fatalf("after the stop: %+v (cut by our own stop: pending, no attempt)", ds)
 	}
 }
@@ -180,14 +181,14 @@ func TestRateLimitOverShutdownBurnsNoAttempts(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // the second is waiting for its token
 	e.sigterm(15 * time.Second)
 	for _, d := range e.dispatches(s, "slow") {
-		if d.Status == audit.DispatchSent {
+		if d.Status == delivery.StatusSent {
 			continue
 		}
 		atts, err := s.DispatchAttempts(context.Background(), d.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Status != audit.DispatchPending || d.Attempts != 0 || len(atts) != 0 || d.NextAttemptAt.IsZero() {
+		if d.Status != delivery.StatusPending || d.Attempts != 0 || len(atts) != 0 || d.NextAttemptAt.IsZero() {
 			t.Fatalf("rate-limited dispatch after the stop: %+v with %d attempt records (want pending, none, a not-before)", d, len(atts))
 		}
 	}

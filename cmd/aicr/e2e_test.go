@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/internal/pgtest"
 	"github.com/aicr-dev/aicr/internal/testimage"
 	"github.com/aicr-dev/aicr/review"
@@ -412,7 +413,7 @@ func TestSVNCommitReviewedEndToEnd(t *testing.T) {
 			t.Errorf("audit show: want %s at %s, got %v", cat, loc, got)
 		}
 	}
-	if len(detail.Dispatches) != 1 || detail.Dispatches[0].Status != audit.DispatchSent {
+	if len(detail.Dispatches) != 1 || detail.Dispatches[0].Status != delivery.StatusSent {
 		t.Errorf("dispatches: %+v", detail.Dispatches)
 	}
 	// What the agent cost is part of the audit trail (issue 11 item 6).

@@ -25,6 +25,7 @@ import (
 
 	"github.com/aicr-dev/aicr/admin"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -147,11 +148,11 @@ path = %q
 	must(store.SetRunDir(ctx, run.ID, filepath.Join(fx.dataDir, "runs", fmt.Sprint(run.ID))))
 	mustWrite(t, filepath.Join(fx.dataDir, "runs", fmt.Sprint(run.ID), "diff.patch"), "x")
 	must(store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}))
-	d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "")
 	must(err)
 	claim, err := store.ClaimDispatch(ctx, d.ID, time.Minute)
 	must(err)
-	_, err = store.FinishAttempt(ctx, claim, audit.AttemptResult{Status: audit.DispatchDead, Reason: "server", StatusCode: 503, Error: "gave up"})
+	_, err = store.FinishAttempt(ctx, claim, delivery.AttemptResult{Status: delivery.StatusDead, Reason: "server", StatusCode: 503, Error: "gave up"})
 	must(err)
 	fx.dispatch = d.ID
 
@@ -336,7 +337,7 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 	if r, _ := store.GetRun(ctx, fx.queued); r.Status != audit.RunSkipped || r.SkipReason != audit.SkipCancelled || !strings.Contains(r.Error, "reverted") {
 		t.Errorf("run_cancel: run %+v", r.RunSummary)
 	}
-	if d, _ := store.GetDispatch(ctx, fx.dispatch); d.Status != audit.DispatchPending {
+	if d, _ := store.GetDispatch(ctx, fx.dispatch); d.Status != delivery.StatusPending {
 		t.Errorf("dispatch_retry: %s", d.Status)
 	}
 	if p, paused, _ := store.RepoPaused(ctx, "main"); !paused || p.Reason != "dump/load" || !strings.Contains(p.PausedBy, "mcp admin") {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 )
 
 // `aicr reload` names the hash once: "sha256 0123456789ab", never
@@ -24,12 +25,12 @@ func TestReloadDigestSaysSHA256Once(t *testing.T) {
 // in dispatch show; a split one counts its parts.
 func TestDispatchShowPartsWording(t *testing.T) {
 	for _, tc := range []struct {
-		d    audit.Dispatch
+		d    delivery.Dispatch
 		want string
 	}{
-		{audit.Dispatch{Status: audit.DispatchSent, MessageID: "m1"}, "message id: m1 (delivered as one message)\n"},
-		{audit.Dispatch{Status: audit.DispatchSent, MessageID: "m1", PartsDelivered: 3}, "message id: m1 (3 parts delivered)\n"},
-		{audit.Dispatch{Status: audit.DispatchPending, MessageID: "m1", PartsDelivered: 1}, "message id: m1 (1 part delivered)\n"},
+		{delivery.Dispatch{Status: delivery.StatusSent, MessageID: "m1"}, "message id: m1 (delivered as one message)\n"},
+		{delivery.Dispatch{Status: delivery.StatusSent, MessageID: "m1", PartsDelivered: 3}, "message id: m1 (3 parts delivered)\n"},
+		{delivery.Dispatch{Status: delivery.StatusPending, MessageID: "m1", PartsDelivered: 1}, "message id: m1 (1 part delivered)\n"},
 	} {
 		var b strings.Builder
 		printDispatch(&b, dispatchView{Dispatch: tc.d})

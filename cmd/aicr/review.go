@@ -12,6 +12,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/triggers"
@@ -175,7 +176,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 func sentToConsole(cfg *daemon.Config, notes []daemon.DispatchNote) bool {
 	for _, n := range notes {
 		for _, ch := range cfg.Channels {
-			if ch.Name == n.Channel && ch.Kind == "console" && n.Status == audit.DispatchSent {
+			if ch.Name == n.Channel && ch.Kind == "console" && n.Status == delivery.StatusSent {
 				return true
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -235,7 +236,7 @@ func seedDeadDispatch(t *testing.T, dataDir, channel string) (runID, dispatchID 
 	if err := store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := store.PlanDispatch(ctx, run.ID, channel, audit.PurposeReport, audit.DispatchPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, channel, delivery.PurposeReport, delivery.StatusPending, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func seedDeadDispatch(t *testing.T, dataDir, channel string) (runID, dispatchID 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.FinishAttempt(ctx, claim, audit.AttemptResult{Status: audit.DispatchDead, Reason: "server", StatusCode: 503, Error: "gave up after 6 attempts", Response: `{"busy":true}`}); err != nil {
+	if _, err := store.FinishAttempt(ctx, claim, delivery.AttemptResult{Status: delivery.StatusDead, Reason: "server", StatusCode: 503, Error: "gave up after 6 attempts", Response: `{"busy":true}`}); err != nil {
 		t.Fatal(err)
 	}
 	return run.ID, d.ID
@@ -268,7 +269,7 @@ func TestDispatchShowAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	var view dispatchView
-	if err := json.Unmarshal(out.Bytes(), &view); err != nil || view.ID != id || view.Status != audit.DispatchDead || len(view.AttemptLog) != 1 || view.AttemptLog[0].StatusCode != 503 {
+	if err := json.Unmarshal(out.Bytes(), &view); err != nil || view.ID != id || view.Status != delivery.StatusDead || len(view.AttemptLog) != 1 || view.AttemptLog[0].StatusCode != 503 {
 		t.Fatalf("show json: %v\n%s", err, out)
 	}
 	f, _, _ = testFactory(t, configPath)
@@ -283,7 +284,7 @@ func TestDispatchShowAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res dispatchRetryOutput
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Dispatch.ID != id || res.Dispatch.Status != audit.DispatchSent || res.Queued {
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Dispatch.ID != id || res.Dispatch.Status != delivery.StatusSent || res.Queued {
 		t.Fatalf("retry json: %v\n%s", err, out)
 	}
 	if b, err := os.ReadFile(reports); err != nil || !strings.Contains(string(b), fmt.Sprintf("aicr-%d-reports", runID)) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -50,7 +51,7 @@ func TestHumanOutputStripsTerminalEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestHumanOutputStripsTerminalEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.FinishAttempt(ctx, c, audit.AttemptResult{Status: audit.DispatchFailed, Outcome: "failed", Error: "platform said " + hostileTerm}); err != nil {
+	if _, err := store.FinishAttempt(ctx, c, delivery.AttemptResult{Status: delivery.StatusFailed, Outcome: "failed", Error: "platform said " + hostileTerm}); err != nil {
 		t.Fatal(err)
 	}
 	out := audit.Outcome{Status: audit.RunSucceeded,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 )
 
 // received is what one channel's stand-in accepted for one run: how many
@@ -205,7 +206,7 @@ func (s *soak) check() {
 		runsOf[r.Repo+"@"+r.Revision] = append(runsOf[r.Repo+"@"+r.Revision], r)
 		runByID[r.ID] = r
 	}
-	dispsOf := map[int64][]audit.Dispatch{}
+	dispsOf := map[int64][]delivery.Dispatch{}
 	for _, d := range disps {
 		dispsOf[d.RunID] = append(dispsOf[d.RunID], d)
 	}
@@ -479,7 +480,7 @@ func suffix(s string) string {
 
 // measure is the soak's numbers: throughput, commit → review and commit →
 // first delivery latency, and the daemon's RSS at the end.
-func (s *soak) measure(commits []*commit, runsOf map[string][]audit.RunSummary, dispsOf map[int64][]audit.Dispatch) [][2]string {
+func (s *soak) measure(commits []*commit, runsOf map[string][]audit.RunSummary, dispsOf map[int64][]delivery.Dispatch) [][2]string {
 	var review, deliver []time.Duration
 	var first, last time.Time
 	final := 0
