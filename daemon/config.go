@@ -14,6 +14,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/hmacsig"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/channels"
 	"github.com/aicr-dev/aicr/review"
@@ -468,13 +469,10 @@ func (c *Config) NotifySecret() ([]byte, error) {
 	return readSecret("notify", c.Notify.SecretEnv, c.Notify.SecretFile)
 }
 
-// ErrNoSecret is wrapped when no signing secret is configured.
-var ErrNoSecret = errors.New("no signing secret configured")
-
 func readSecret(table, env, file string) ([]byte, error) {
 	ref := secret.Ref{Env: env, File: file}
 	if ref.IsZero() {
-		return nil, fmt.Errorf("[%s]: %w: set secret_env or secret_file", table, ErrNoSecret)
+		return nil, fmt.Errorf("[%s]: %w: set secret_env or secret_file", table, hmacsig.ErrNoSecret)
 	}
 	key := "secret_file"
 	if env != "" {

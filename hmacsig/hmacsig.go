@@ -17,8 +17,11 @@ import (
 // Prefix starts every signature, naming the algorithm.
 const Prefix = "sha256="
 
-// ErrNoSecret: an empty key would make every forged request verify.
-var ErrNoSecret = errors.New("no signing secret")
+// ErrNoSecret: no signing secret is configured, and an empty key would
+// make every forged request verify. It is the one such sentinel: the
+// trigger protocol and the config reader return this very value, so
+// errors.Is holds whichever layer reports it.
+var ErrNoSecret = errors.New("no signing secret configured")
 
 // ErrBadSignature: the signature does not match the body and timestamp.
 var ErrBadSignature = errors.New("signature does not match")

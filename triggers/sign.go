@@ -19,7 +19,8 @@ import (
 const EventsPath = "/v1/events"
 
 var (
-	ErrNoSecret         = errors.New("no shared secret configured")
+	// ErrNoSecret is hmacsig's, as ErrBadSignature is.
+	ErrNoSecret         = hmacsig.ErrNoSecret
 	ErrMissingSignature = errors.New("missing timestamp or signature header")
 	ErrBadTimestamp     = errors.New("timestamp header is not unix seconds")
 	ErrStaleTimestamp   = errors.New("timestamp too far from the receiver's clock")
