@@ -17,7 +17,8 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/delivery"
+	// The package has a delivery type of its own (one accepted message).
+	deliverypkg "github.com/aicr-dev/aicr/delivery"
 )
 
 // received is what one channel's stand-in accepted for one run: how many
@@ -206,7 +207,7 @@ func (s *soak) check() {
 		runsOf[r.Repo+"@"+r.Revision] = append(runsOf[r.Repo+"@"+r.Revision], r)
 		runByID[r.ID] = r
 	}
-	dispsOf := map[int64][]delivery.Dispatch{}
+	dispsOf := map[int64][]deliverypkg.Dispatch{}
 	for _, d := range disps {
 		dispsOf[d.RunID] = append(dispsOf[d.RunID], d)
 	}
@@ -480,7 +481,7 @@ func suffix(s string) string {
 
 // measure is the soak's numbers: throughput, commit → review and commit →
 // first delivery latency, and the daemon's RSS at the end.
-func (s *soak) measure(commits []*commit, runsOf map[string][]audit.RunSummary, dispsOf map[int64][]delivery.Dispatch) [][2]string {
+func (s *soak) measure(commits []*commit, runsOf map[string][]audit.RunSummary, dispsOf map[int64][]deliverypkg.Dispatch) [][2]string {
 	var review, deliver []time.Duration
 	var first, last time.Time
 	final := 0
