@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 	"github.com/aicr-dev/aicr/im/internal/imtest"
 )
 
@@ -157,7 +157,7 @@ func TestSplitHugeReview(t *testing.T) {
 			t.Fatalf("%d parts", len(payloads))
 		}
 		for i, p := range payloads {
-			b, _ := botpost.Encode(p)
+			b, _ := httppost.Encode(p)
 			if len(b) > MaxBodyBytes {
 				t.Errorf("part %d is %d bytes", i+1, len(b))
 			}
@@ -187,7 +187,7 @@ func TestRenderGolden(t *testing.T) {
 			}
 			var b strings.Builder
 			for _, p := range payloads {
-				body, _ := botpost.Encode(p)
+				body, _ := httppost.Encode(p)
 				b.Write(body)
 				b.WriteString("\n---\n" + p.Markdown.Text + "\n")
 			}

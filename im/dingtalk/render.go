@@ -6,6 +6,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 	"github.com/aicr-dev/aicr/im/markdown"
 )
 
@@ -70,7 +71,7 @@ func Render(rep im.Report, maxParts int) ([]Payload, error) {
 	fits := func(head, body string) bool {
 		// Measured with the mentions whichever part this is: they are
 		// small, and the first part must fit with them.
-		b, err := botpost.Encode(build(head, body, true))
+		b, err := httppost.Encode(build(head, body, true))
 		return err == nil && len(b) <= MaxBodyBytes
 	}
 	return botpost.Fit(rep, blocks, maxParts, fits, build)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 	"github.com/aicr-dev/aicr/im/internal/imtest"
 	secretref "github.com/aicr-dev/aicr/secret"
 )
@@ -159,7 +160,7 @@ func TestSplitHugeReview(t *testing.T) {
 		}
 		for i, p := range payloads {
 			p.Timestamp, p.Sign = "1700000000", Sign(secret, 1700000000)
-			b, _ := botpost.Encode(p)
+			b, _ := httppost.Encode(p)
 			if len(b) > MaxBodyBytes {
 				t.Errorf("part %d is %d bytes", i+1, len(b))
 			}
@@ -215,7 +216,7 @@ func TestRenderGolden(t *testing.T) {
 			}
 			var b strings.Builder
 			for _, p := range payloads {
-				body, _ := botpost.Encode(p)
+				body, _ := httppost.Encode(p)
 				b.Write(body)
 				b.WriteString("\n---\n" + p.Card.Body.Elements[0].Content + "\n")
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 	"github.com/aicr-dev/aicr/im/markdown"
 	"github.com/aicr-dev/aicr/review"
 )
@@ -88,7 +89,7 @@ func Render(rep im.Report, signed bool, maxParts int) ([]Payload, error) {
 		if signed {
 			p.Timestamp, p.Sign = placeholderTimestamp, placeholderSign
 		}
-		b, err := botpost.Encode(p)
+		b, err := httppost.Encode(p)
 		return err == nil && len(b) <= MaxBodyBytes
 	}
 	return botpost.Fit(rep, blocks, maxParts, fits, build)

@@ -22,7 +22,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/httppost"
 	"github.com/aicr-dev/aicr/secret"
 )
@@ -122,10 +121,10 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 
 // CheckSecrets implements im.SecretChecker.
 func (c *Config) CheckSecrets(baseDir string) error {
-	if _, err := botpost.ReadKey("token", c.TokenEnv, c.TokenFile, baseDir); err != nil {
+	if _, err := httppost.ReadKey("token", c.TokenEnv, c.TokenFile, baseDir); err != nil {
 		return err
 	}
-	_, err := botpost.ReadKey("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, baseDir)
+	_, err := httppost.ReadKey("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, baseDir)
 	return err
 }
 
@@ -164,7 +163,7 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 	if !c.cfg.tokenMode() {
 		return c.sendWebhook(ctx, msg)
 	}
-	token, err := botpost.ReadAtSend("token", c.cfg.TokenEnv, c.cfg.TokenFile, c.baseDir)
+	token, err := httppost.ReadAtSend("token", c.cfg.TokenEnv, c.cfg.TokenFile, c.baseDir)
 	if err != nil {
 		return im.Receipt{}, err
 	}
@@ -410,7 +409,7 @@ type webhookPost struct {
 // in plain text ("ok", or an error code such as channel_not_found with a
 // 4xx), so the body is read here rather than through slack-go.
 func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	hookURL, err := botpost.ReadAtSend("webhook_url", c.cfg.WebhookURLEnv, c.cfg.WebhookURLFile, c.baseDir)
+	hookURL, err := httppost.ReadAtSend("webhook_url", c.cfg.WebhookURLEnv, c.cfg.WebhookURLFile, c.baseDir)
 	if err != nil {
 		return im.Receipt{}, err
 	}
@@ -422,7 +421,7 @@ func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, 
 	if rep.Author != nil && rep.Author.SlackID != "" {
 		mention = "<@" + Escape(rep.Author.SlackID) + ">"
 	}
-	body, err := botpost.Encode(webhookPost{Post: RenderSummary(rep, mention, true)})
+	body, err := httppost.Encode(webhookPost{Post: RenderSummary(rep, mention, true)})
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}

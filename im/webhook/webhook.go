@@ -16,7 +16,6 @@ import (
 
 	"github.com/aicr-dev/aicr/hmacsig"
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/im/internal/botpost"
 	"github.com/aicr-dev/aicr/im/internal/httppost"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/secret"
@@ -77,10 +76,10 @@ func (c *Config) Build(common im.ChannelConfig, deps im.Deps) (im.Channel, error
 
 // CheckSecrets implements im.SecretChecker.
 func (c *Config) CheckSecrets(baseDir string) error {
-	if _, err := botpost.ReadKey("url", c.URLEnv, c.URLFile, baseDir); err != nil {
+	if _, err := httppost.ReadKey("url", c.URLEnv, c.URLFile, baseDir); err != nil {
 		return err
 	}
-	_, err := botpost.ReadKey("secret", c.SecretEnv, c.SecretFile, baseDir)
+	_, err := httppost.ReadKey("secret", c.SecretEnv, c.SecretFile, baseDir)
 	return err
 }
 
@@ -141,7 +140,7 @@ func (c *Channel) RateLimit() (rate.Limit, int) {
 // Render builds the body Send posts: msg's report (im.BuildReport, the
 // one every chat channel renders) as JSON.
 func (c *Channel) Render(msg im.Message) ([]byte, error) {
-	body, err := botpost.Encode(NewPayload(im.BuildReport(msg), c.name, msg.DedupeKey, c.now()))
+	body, err := httppost.Encode(NewPayload(im.BuildReport(msg), c.name, msg.DedupeKey, c.now()))
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
@@ -185,14 +184,14 @@ func NewPayload(rep im.Report, channel, dedupeKey string, sentAt time.Time) Payl
 // im.ClassifyStatus. The URL and secret are read now, so a fixed secret
 // file takes effect on the next retry; neither appears in errors.
 func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) {
-	rawURL, err := botpost.ReadAtSend("url", c.cfg.URLEnv, c.cfg.URLFile, c.baseDir)
+	rawURL, err := httppost.ReadAtSend("url", c.cfg.URLEnv, c.cfg.URLFile, c.baseDir)
 	if err != nil {
 		return im.Receipt{}, err
 	}
 	if err := httppost.CheckURL("url", rawURL); err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
-	secret, err := botpost.ReadAtSend("secret", c.cfg.SecretEnv, c.cfg.SecretFile, c.baseDir)
+	secret, err := httppost.ReadAtSend("secret", c.cfg.SecretEnv, c.cfg.SecretFile, c.baseDir)
 	if err != nil {
 		return im.Receipt{}, err
 	}

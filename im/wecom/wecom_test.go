@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/im/internal/botpost"
+	"github.com/aicr-dev/aicr/im/internal/httppost"
 	"github.com/aicr-dev/aicr/im/internal/imtest"
 )
 
@@ -122,7 +122,7 @@ func TestRenderGolden(t *testing.T) {
 			}
 			var b strings.Builder
 			for _, p := range payloads {
-				body, _ := botpost.Encode(p)
+				body, _ := httppost.Encode(p)
 				b.Write(body)
 				b.WriteString("\n---\n" + p.Markdown.Content + "\n")
 			}

@@ -146,52 +146,25 @@ func SendAll[P any](ctx context.Context, creds Creds, payloads []P, delivered in
 
 // EncodedString is the rendered form of payloads sent as their JSON.
 func EncodedString[P any](p P) (string, error) {
-	b, err := Encode(p)
+	b, err := httppost.Encode(p)
 	return string(b), err
 }
 
 // Read resolves the webhook URL and the secret (empty when unset). Errors
 // name the key and the source, never the value.
 func (k WebhookKeys) Read(baseDir string) (Creds, error) {
-	hook, err := ReadKey("webhook_url", k.WebhookURLEnv, k.WebhookURLFile, baseDir)
+	hook, err := httppost.ReadKey("webhook_url", k.WebhookURLEnv, k.WebhookURLFile, baseDir)
 	if err != nil {
 		return Creds{}, err
 	}
 	if err := httppost.CheckURL("webhook_url", hook); err != nil {
 		return Creds{}, err
 	}
-	sec, err := ReadKey("secret", k.SecretEnv, k.SecretFile, baseDir)
+	sec, err := httppost.ReadKey("secret", k.SecretEnv, k.SecretFile, baseDir)
 	if err != nil {
 		return Creds{}, err
 	}
 	return Creds{Hook: hook, Secret: sec}, nil
-}
-
-// ReadAtSend reads one secret key (<key>_env / <key>_file) for a Send. An
-// unset optional key is "". A failure is a permanent *im.SendError that
-// names the key and the source and says how to recover: a retry cannot
-// create a file, but `aicr dispatch retry` after the fix can deliver.
-func ReadAtSend(key, env, file, baseDir string) (string, error) {
-	v, err := ReadKey(key, env, file, baseDir)
-	if err != nil {
-		return "", &im.SendError{Reason: im.ReasonAuth,
-			Err: fmt.Errorf("%w; fix it, then `aicr dispatch retry` re-sends", err)}
-	}
-	return v, nil
-}
-
-// ReadKey reads one secret key now; the error names the key and source.
-// An unset optional key is "".
-func ReadKey(key, env, file, baseDir string) (string, error) {
-	ref := secret.Ref{Env: env, File: file}
-	if ref.IsZero() {
-		return "", nil
-	}
-	v, err := ref.InDir(baseDir).Read()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", key, err)
-	}
-	return v.Reveal(), nil
 }
 
 // CheckSecrets implements im.SecretChecker.

@@ -5,9 +5,7 @@
 package botpost
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -82,19 +80,6 @@ func (e *partError) Error() string {
 	return msg
 }
 func (e *partError) Unwrap() error { return e.err }
-
-// Encode serializes v as the platforms receive it: no HTML escaping
-// (Chinese and '<' stay as they are, so the byte count is the real one)
-// and no trailing newline.
-func Encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
 
 // WebhookKeys are the [[channel]] keys every custom-bot webhook kind has:
 // the webhook URL (which carries the bot's token, so it is a secret), an

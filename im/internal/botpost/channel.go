@@ -85,7 +85,7 @@ func (c *Channel[P]) Send(ctx context.Context, msg im.Message) (im.Receipt, erro
 // platform that answers HTTP 200 with an error code has not delivered.
 func (b *Bot) PostJSON(ctx context.Context, url string, payload any, maxBytes int, creds Creds,
 	classify func(status int, header http.Header, body []byte) *im.SendError) (httppost.Response, error) {
-	body, err := Encode(payload)
+	body, err := httppost.Encode(payload)
 	if err != nil {
 		return httppost.Response{}, &im.SendError{Reason: im.ReasonClient, Err: fmt.Errorf("encode: %w", err)}
 	}
