@@ -8,7 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/aicr-dev/aicr/internal/atomicfile"
 )
 
 // State file errors. A missing file and a damaged file mean different
@@ -94,7 +95,12 @@ func SaveState(path string, s *State) error {
 		return fmt.Errorf("encode state: %w", err)
 	}
 	data = append(data, '\n')
-	return writeFileAtomic(path, data, 0o644)
+	// 0644: the orchestrator may run as another user than the
+	// containerised agent.
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	return nil
 }
 
 // ClearState removes the state file and any temp files an interrupted
@@ -103,7 +109,7 @@ func ClearState(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clear state: %w", err)
 	}
-	leftovers, err := filepath.Glob(tempPattern(path))
+	leftovers, err := filepath.Glob(atomicfile.TempGlob(path))
 	if err != nil {
 		return fmt.Errorf("clear state: %w", err)
 	}
@@ -111,60 +117,6 @@ func ClearState(path string) error {
 		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("clear state temp file: %w", err)
 		}
-	}
-	return nil
-}
-
-// tempPattern is the glob matching temp files of writeFileAtomic for path.
-// Glob metacharacters in the directory are escaped so a run directory with
-// brackets in its name still matches only its own temp files.
-func tempPattern(path string) string {
-	dir, base := filepath.Split(path)
-	return filepath.Join(globEscape(dir), globEscape(base)+".tmp-*")
-}
-
-func globEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
-	return r.Replace(s)
-}
-
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temp state file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write temp state file: %w", err)
-	}
-	// CreateTemp makes the file 0600; the orchestrator may run as another
-	// user than the containerised agent.
-	if err = tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("chmod temp state file: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("sync temp state file: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("close temp state file: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename state file: %w", err)
-	}
-	// The rename is durable only once the directory entry is on disk.
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open state dir: %w", err)
-	}
-	defer d.Close()
-	if err = d.Sync(); err != nil {
-		return fmt.Errorf("sync state dir: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/hmacsig"
+	"github.com/aicr-dev/aicr/internal/atomicfile"
 )
 
 // RejectedDir is the spool subdirectory for events the daemon refused
@@ -76,42 +77,29 @@ func (s Spool) Write(ev Event) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create spool dir: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.Dir, spoolTmpPrefix+"*"+spoolExt)
+	tmpName, err := atomicfile.WriteTemp(s.Dir, spoolTmpPrefix+"*"+spoolExt, body, spoolFileMode, func(name string) error {
+		if err := shareWithDir(name, dirInfo); err != nil {
+			return fmt.Errorf("give spool file the spool dir's owner/group: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return "", fmt.Errorf("create spool file: %w", err)
+		return "", fmt.Errorf("write spool file: %w", err)
 	}
-	tmpName := tmp.Name()
 	published := false
 	defer func() {
 		if !published {
 			os.Remove(tmpName)
 		}
 	}()
-	if err := tmp.Chmod(spoolFileMode); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("chmod spool file: %w", err)
-	}
-	if err := shareWithDir(tmpName, dirInfo); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("give spool file the spool dir's owner/group: %w", err)
-	}
-	if _, err := tmp.Write(body); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("write spool file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("sync spool file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("close spool file: %w", err)
-	}
+	// Not atomicfile.WriteFile's rename: two hooks may pick the same
+	// name, and publish must never overwrite an event.
 	name, err := s.publish(tmpName, ev)
 	if err != nil {
 		return "", err
 	}
 	published = true
-	if err := syncDir(s.Dir); err != nil {
+	if err := atomicfile.SyncDir(s.Dir); err != nil {
 		return name, fmt.Errorf("sync spool dir: %w", err)
 	}
 	return name, nil
@@ -471,15 +459,6 @@ func ensureSpoolDir(dir string) (os.FileInfo, error) {
 		return nil, err
 	}
 	return os.Stat(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // OpenNotifyLog opens <spoolDir>/notify.log for appending, creating the

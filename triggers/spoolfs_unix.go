@@ -134,7 +134,9 @@ func renameAt(from *os.File, name string, to *os.File, newName string) error {
 
 // writeFileAt writes data to dir/name as a new file (O_EXCL, never through
 // a link) under a temp name, then renames it over name, so a link already
-// called name is replaced rather than its target truncated.
+// called name is replaced rather than its target truncated. It is not
+// atomicfile.WriteFile: every step is relative to the opened dir (openat),
+// so a spool directory swapped for a link mid-write cannot redirect it.
 func writeFileAt(dir *os.File, name string, data []byte) error {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/aicr-dev/aicr/internal/atomicfile"
 	"github.com/aicr-dev/aicr/rundir"
 )
 
@@ -55,53 +56,17 @@ func writeAtomic(agentDir string, p planned) (err error) {
 		}
 		_ = os.RemoveAll(tmp)
 	}()
-	mode := os.FileMode(0o750)
-	oldExists := false
-	if fi, err := os.Lstat(agentDir); err == nil {
-		if !fi.IsDir() {
-			return fmt.Errorf("bundle: %s exists and is not a directory", agentDir)
-		}
-		mode, oldExists = fi.Mode().Perm(), true
+	oldExists, err := takeMode(tmp, agentDir)
+	if err != nil {
+		return err
 	}
-	if err := os.Chmod(tmp, mode); err != nil {
-		return fmt.Errorf("bundle: chmod temp dir: %w", err)
+	dirs, err := writeFiles(tmp, p)
+	if err != nil {
+		return err
 	}
-
-	paths := make([]string, 0, len(p.files))
-	for rel := range p.files {
-		paths = append(paths, rel)
-	}
-	sort.Strings(paths)
-	dirs := map[string]bool{tmp: true}
-	for _, rel := range paths {
-		full := filepath.Join(tmp, filepath.FromSlash(rel))
-		dir := filepath.Dir(full)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("bundle: create %s: %w", dir, err)
-		}
-		for d := dir; d != tmp && !dirs[d]; d = filepath.Dir(d) {
-			dirs[d] = true
-		}
-		if err := writeSynced(full, p.files[rel]); err != nil {
-			return err
-		}
-		if failAfterWrite != nil {
-			if err := failAfterWrite(rel); err != nil {
-				return err
-			}
-		}
-	}
-
 	if oldExists {
-		for _, name := range preserved {
-			src := filepath.Join(agentDir, name)
-			if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			if err := os.Rename(src, filepath.Join(tmp, name)); err != nil {
-				return fmt.Errorf("bundle: keep %s: %w", src, err)
-			}
-			moved = append(moved, name)
+		if moved, err = keepPreserved(agentDir, tmp); err != nil {
+			return err
 		}
 	}
 	if err := ensureHome(tmp); err != nil {
@@ -117,7 +82,6 @@ func writeAtomic(agentDir string, p planned) (err error) {
 			return err
 		}
 	}
-
 	if !oldExists {
 		if err := os.Rename(tmp, agentDir); err != nil {
 			return fmt.Errorf("bundle: move the bundle into place: %w", err)
@@ -125,31 +89,103 @@ func writeAtomic(agentDir string, p planned) (err error) {
 		swapped = true
 		return syncDir(parent)
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, agentDir, unix.RENAME_EXCHANGE); err != nil {
-		if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
-			return fmt.Errorf("bundle: swap the bundle into place: %w", err)
-		}
-		// The filesystem cannot exchange: two renames, undone if the
-		// second fails, so agentDir is only briefly absent.
-		old := tmp + ".old"
-		if err := os.Rename(agentDir, old); err != nil {
-			return fmt.Errorf("bundle: move the previous bundle aside: %w", err)
-		}
-		if err := os.Rename(tmp, agentDir); err != nil {
-			_ = os.Rename(old, agentDir)
-			return fmt.Errorf("bundle: move the bundle into place: %w", err)
-		}
-		tmp = old
+	previous, err := swapIn(tmp, agentDir)
+	if err != nil {
+		return err
 	}
-	swapped = true
-	// tmp now holds the previous bundle.
+	swapped, tmp = true, previous
 	if err := syncDir(parent); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("bundle: remove the previous bundle %s: %w", tmp, err)
+	if err := os.RemoveAll(previous); err != nil {
+		return fmt.Errorf("bundle: remove the previous bundle %s: %w", previous, err)
 	}
 	return nil
+}
+
+// takeMode gives the temp dir the mode of the agent dir it will replace
+// (0750 for a first bundle) and says whether there is one.
+func takeMode(tmp, agentDir string) (oldExists bool, err error) {
+	mode := os.FileMode(0o750)
+	if fi, err := os.Lstat(agentDir); err == nil {
+		if !fi.IsDir() {
+			return false, fmt.Errorf("bundle: %s exists and is not a directory", agentDir)
+		}
+		mode, oldExists = fi.Mode().Perm(), true
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		return false, fmt.Errorf("bundle: chmod temp dir: %w", err)
+	}
+	return oldExists, nil
+}
+
+// writeFiles writes the bundle's files into tmp, each fsynced, in name
+// order, and returns the directories it wrote to, for the caller to fsync.
+func writeFiles(tmp string, p planned) (map[string]bool, error) {
+	paths := make([]string, 0, len(p.files))
+	for rel := range p.files {
+		paths = append(paths, rel)
+	}
+	sort.Strings(paths)
+	dirs := map[string]bool{tmp: true}
+	for _, rel := range paths {
+		full := filepath.Join(tmp, filepath.FromSlash(rel))
+		dir := filepath.Dir(full)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("bundle: create %s: %w", dir, err)
+		}
+		for d := dir; d != tmp && !dirs[d]; d = filepath.Dir(d) {
+			dirs[d] = true
+		}
+		if err := writeSynced(full, p.files[rel]); err != nil {
+			return nil, err
+		}
+		if failAfterWrite != nil {
+			if err := failAfterWrite(rel); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return dirs, nil
+}
+
+// keepPreserved moves the preserved entries of agentDir into tmp and
+// returns those it moved, so that a failure can move them back.
+func keepPreserved(agentDir, tmp string) (moved []string, err error) {
+	for _, name := range preserved {
+		src := filepath.Join(agentDir, name)
+		if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(src, filepath.Join(tmp, name)); err != nil {
+			return moved, fmt.Errorf("bundle: keep %s: %w", src, err)
+		}
+		moved = append(moved, name)
+	}
+	return moved, nil
+}
+
+// swapIn exchanges tmp and agentDir and returns where the previous
+// bundle now is (tmp, or tmp.old on a filesystem that cannot exchange).
+func swapIn(tmp, agentDir string) (previous string, err error) {
+	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, agentDir, unix.RENAME_EXCHANGE)
+	if err == nil {
+		return tmp, nil
+	}
+	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
+		return "", fmt.Errorf("bundle: swap the bundle into place: %w", err)
+	}
+	// The filesystem cannot exchange: two renames, undone if the second
+	// fails, so agentDir is only briefly absent.
+	old := tmp + ".old"
+	if err := os.Rename(agentDir, old); err != nil {
+		return "", fmt.Errorf("bundle: move the previous bundle aside: %w", err)
+	}
+	if err := os.Rename(tmp, agentDir); err != nil {
+		_ = os.Rename(old, agentDir)
+		return "", fmt.Errorf("bundle: move the bundle into place: %w", err)
+	}
+	return old, nil
 }
 
 func ensureHome(dir string) error {
@@ -182,13 +218,8 @@ func writeSynced(path string, b []byte) error {
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("bundle: open %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("bundle: sync %s: %w", dir, err)
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return fmt.Errorf("bundle: %w", err)
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
+
+	"github.com/aicr-dev/aicr/internal/atomicfile"
 )
 
 // MCPInstallOptions are the inputs of `aicr mcp install`.
@@ -229,7 +231,7 @@ func mergeClientJSON(path, client string, entries []mcpEntry) error {
 	if err := writeJSON(&buf, doc); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, buf.Bytes(), mode)
+	return writeConfigFile(path, buf.Bytes(), mode)
 }
 
 func codexTOML(entries []mcpEntry) string {
@@ -300,30 +302,16 @@ func mergeCodexTOML(path string, entries []mcpEntry) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, []byte(text), mode)
+	return writeConfigFile(path, []byte(text), mode)
 }
 
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+// writeConfigFile replaces a client's config file atomically, making its
+// directory first for a client that has never run.
+func writeConfigFile(path string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.WriteFile(path, data, mode)
 }
 
 // shellJoin quotes what a POSIX shell would split or expand.
