@@ -8,10 +8,6 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 )
 
-// Version is the aicr version a daemon reports in its heartbeat; the
-// command sets it from its build-time version.
-var Version = "dev"
-
 // HeartbeatEvery is how often a daemon records that it is alive;
 // LiveWithin is how recent a heartbeat must be for the daemon to count as
 // alive (three missed beats).
@@ -20,11 +16,12 @@ const (
 	LiveWithin     = 3 * HeartbeatEvery
 )
 
-// heartbeat records this daemon in the store's daemons table until ctx
-// ends, then removes its row (a killed daemon's row just goes stale).
-func heartbeat(ctx context.Context, store *audit.Store, listen string, log *slog.Logger) {
+// heartbeat records this daemon (its Options.Version and listen address)
+// in the store's daemons table until ctx ends, then removes its row (a
+// killed daemon's row just goes stale).
+func heartbeat(ctx context.Context, store *audit.Store, version, listen string, log *slog.Logger) {
 	beat := func() {
-		if err := store.Heartbeat(ctx, Version, listen); err != nil && ctx.Err() == nil {
+		if err := store.Heartbeat(ctx, version, listen); err != nil && ctx.Err() == nil {
 			log.Warn("heartbeat", "err", err)
 		}
 	}

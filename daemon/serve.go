@@ -119,7 +119,7 @@ func Serve(ctx context.Context, opts Options) error {
 	// ends (and says farewell) before the store closes.
 	beatDone := make(chan struct{})
 	if cfg.Store.Shared() {
-		go func() { defer close(beatDone); heartbeat(jobsCtx, store, ln.Addr().String(), log) }()
+		go func() { defer close(beatDone); heartbeat(jobsCtx, store, opts.Version, ln.Addr().String(), log) }()
 	} else {
 		close(beatDone) // one daemon per SQLite file: nobody to tell
 	}

@@ -13,9 +13,6 @@ import (
 	"github.com/aicr-dev/aicr/daemon"
 )
 
-// The daemon's heartbeat reports this binary's version.
-func init() { daemon.Version = version }
-
 // DBMigrateOptions are the inputs of `aicr db migrate`.
 type DBMigrateOptions struct {
 	Factory *Factory
