@@ -1,12 +1,12 @@
 package review
 
-// The stdout fallback and the prose verdicts have no production caller
-// yet, on purpose: they are the documented contract (docs/agent-contract.md,
-// "The stdout fallback") that the review ladder applies when a pass leaves
+// The stdout fallback and the prose verdicts are the documented contract
+// (docs/agent-contract.md, "The stdout fallback") for a pass that leaves
 // no state file: agent CLIs whose MCP server never started, models served
 // without a tool-call parser that print <tool_call> blocks, and the
-// prose-only answers the ladder normalises to a skip. Everything here is
-// reachable from ParseAgentOutput.
+// prose-only answers normalized to a skip. The review ladder applies
+// ParseAgentOutput to a pass's last text (agent.Ladder); the llm loop
+// reads tool calls from text with TextToolCalls and CallArguments.
 
 import (
 	"bytes"
@@ -373,7 +373,7 @@ func joinProblems(problems []string) string {
 	return strings.Join(out, "; ")
 }
 
-// Phrases of prose-only answers. Each is matched against the normalised
+// Phrases of prose-only answers. Each is matched against the normalized
 // text (lower case, Markdown marks removed, ’ as ', single spaces).
 var (
 	noReviewablePhrases = regexp.MustCompile(`\bno (reviewable|reviewable source) (code|changes?|files?|content)\b|` +
