@@ -24,7 +24,7 @@ import (
 // It returns an error only when the pass could not take place; what it
 // found is in run.StatePath(), which every pass of a review shares. The
 // Stats say what the pass cost; Stats.Text is its final prose, which the
-// ladder normalises when the pass recorded no structured result.
+// ladder normalizes when the pass recorded no structured result.
 type Agent interface {
 	Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error)
 }

@@ -20,7 +20,7 @@ import (
 // pass; up to MaxFollowUps follow-ups answering the context and blame
 // requests the agent recorded; one repair pass when the result is still
 // not structured or its summary claims problems it never reported; prose
-// normalisation of the last pass's text; else the run fails saying why.
+// normalization of the last pass's text; else the run fails saying why.
 
 // MaxFollowUps bounds the follow-up rounds of one review.
 const MaxFollowUps = 2
@@ -84,7 +84,7 @@ type Ladder struct {
 	// (file, line, category).
 	PrePass PrePass
 	// Limits are the review server's, used to validate what the ladder
-	// itself records (normalised prose, pre-pass findings).
+	// itself records (normalized prose, pre-pass findings).
 	Limits review.Limits
 	// Logger; nil discards.
 	Logger *slog.Logger
@@ -189,7 +189,7 @@ func (l *Ladder) climb(ctx context.Context, run rundir.Layout, tgt Target, pre [
 			}
 		}
 		if !structured(st) {
-			if err := l.normalise(run, st, last.Text, &out); err != nil {
+			if err := l.normalize(run, st, last.Text, &out); err != nil {
 				return out, err
 			}
 		}
@@ -239,7 +239,7 @@ func (o *Outcome) passNumber() int { return o.Passes + 1 }
 
 // pass runs one pass (and its one clipped retry after a context overflow)
 // and reads the state back. A missing state file is an empty state: the
-// agent may have printed its answer instead (the prose normalisation).
+// agent may have printed its answer instead (the prose normalization).
 func (l *Ladder) pass(ctx context.Context, run rundir.Layout, p pass.Pass, out *Outcome) (*review.State, pass.Stats, error) {
 	stats, err := l.step(ctx, run, p, out)
 	if errors.Is(err, llm.ErrContextOverflow) {
@@ -321,10 +321,10 @@ func dropSummaries(sums []review.Summary, flags []review.Flag) []review.Summary 
 	return kept
 }
 
-// normalise applies what review.ParseAgentOutput recovers from the last
+// normalize applies what review.ParseAgentOutput recovers from the last
 // pass's prose ("no problems" → skip lgtm, tool calls printed instead of
 // made) through the review server's validation, and saves the state.
-func (l *Ladder) normalise(run rundir.Layout, st *review.State, text string, out *Outcome) error {
+func (l *Ladder) normalize(run rundir.Layout, st *review.State, text string, out *Outcome) error {
 	fr := review.ParseAgentOutput(text)
 	if fr.Kind == review.FallbackUnparsable || len(fr.Calls) == 0 {
 		return nil

@@ -68,7 +68,7 @@ const reportLine4 = `{"file":"svc/add.go","line":4,"severity":"high","category":
 
 // Prose only, twice: the repair pass says what is missing, and the
 // model's "no problems" becomes an lgtm skip.
-func TestLadderLLMProseIsNormalised(t *testing.T) {
+func TestLadderLLMProseIsNormalized(t *testing.T) {
 	sim := modelsim.Start(t,
 		modelsim.Step{Text: "I looked at it. No problems found."},
 		modelsim.Step{Text: "No problems found.", Check: func(r modelsim.Request) error {

@@ -271,9 +271,9 @@ func TestLadderRepairsDishonestSummary(t *testing.T) {
 	}
 }
 
-// Prose after the repair pass is normalised: "no problems" is a skip, and
+// Prose after the repair pass is normalized: "no problems" is a skip, and
 // printed tool calls are recorded through the server's validation.
-func TestLadderNormalisesProse(t *testing.T) {
+func TestLadderNormalizesProse(t *testing.T) {
 	s := &scripted{t: t, steps: []step{{text: "Looking."}, {text: "LGTM, no issues found."}}}
 	_, out, err := runLadder(t, s, agent.Target{Revision: "7"})
 	if err != nil {

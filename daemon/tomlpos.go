@@ -35,7 +35,7 @@ func indexKeys(data []byte) keyIndex {
 			continue
 		}
 		if m := arrayHeaderRE.FindStringSubmatch(line); m != nil {
-			table = normaliseKey(m[1])
+			table = normalizeKey(m[1])
 			tableIndexed = fmt.Sprintf("%s[%d]", table, arrayCount[table])
 			arrayCount[table]++
 			idx.add(table, lineNo)
@@ -43,7 +43,7 @@ func indexKeys(data []byte) keyIndex {
 			continue
 		}
 		if m := tableHeaderRE.FindStringSubmatch(line); m != nil {
-			table = normaliseKey(m[1])
+			table = normalizeKey(m[1])
 			tableIndexed = table
 			idx.add(table, lineNo)
 			continue
@@ -52,7 +52,7 @@ func indexKeys(data []byte) keyIndex {
 		if m == nil {
 			continue
 		}
-		key := normaliseKey(m[1])
+		key := normalizeKey(m[1])
 		full, fullIndexed := key, key
 		if table != "" {
 			full, fullIndexed = table+"."+key, tableIndexed+"."+key
@@ -90,7 +90,7 @@ func (k keyIndex) line(key string) int {
 	return 0
 }
 
-func normaliseKey(s string) string {
+func normalizeKey(s string) string {
 	parts := strings.Split(s, ".")
 	for i, p := range parts {
 		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)

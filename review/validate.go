@@ -63,7 +63,7 @@ func NormalizeCategory(c string) string {
 
 var fingerprintChars = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
 
-// Problem validates and normalises one reported problem against the change
+// Problem validates and normalizes one reported problem against the change
 // and the problems already in st. A problem whose fingerprint is already
 // in st passes (the caller records it as a duplicate) even when the
 // problem limit is reached.

@@ -34,7 +34,7 @@ func TestValidatorProblem(t *testing.T) {
 		{name: "valid added line", edit: func(p *review.Problem) {}, wantFile: "app/main.go"},
 		{name: "hunk context line is commentable", edit: func(p *review.Problem) { p.Line = 3 }},
 		{name: "dot slash path is cleaned", edit: func(p *review.Problem) { p.File = "./app//main.go" }, wantFile: "app/main.go"},
-		{name: "category normalised", edit: func(p *review.Problem) { p.Category = " Hard Coded_Secret " }, wantCat: "hard-coded-secret"},
+		{name: "category normalized", edit: func(p *review.Problem) { p.Category = " Hard Coded_Secret " }, wantCat: "hard-coded-secret"},
 		{name: "severity case folded", edit: func(p *review.Problem) { p.Severity = "CRITICAL" }, wantSev: review.SeverityCritical},
 		{name: "end_line equal to line dropped", edit: func(p *review.Problem) { p.EndLine = 7 }, wantEndDel: true},
 		{name: "range inside hunks", edit: func(p *review.Problem) { p.EndLine = 9 }},

@@ -111,7 +111,7 @@ func (s Spool) Write(ev Event) (string, error) {
 func (s Spool) publish(tmpName string, ev Event) (string, error) {
 	nanos := time.Now().UnixNano()
 	for range 1000 {
-		name := fmt.Sprintf("%020d-%s-%s%s", nanos, sanitise(ev.Repo), sanitise(ev.Revision), spoolExt)
+		name := fmt.Sprintf("%020d-%s-%s%s", nanos, sanitize(ev.Repo), sanitize(ev.Revision), spoolExt)
 		final := filepath.Join(s.Dir, name)
 		err := os.Link(tmpName, final)
 		if err == nil {
@@ -136,8 +136,8 @@ func (s Spool) publish(tmpName string, ev Event) (string, error) {
 	return "", errors.New("name spool file: no free name after 1000 tries")
 }
 
-// sanitise keeps names portable and free of path separators.
-func sanitise(s string) string {
+// sanitize keeps names portable and free of path separators.
+func sanitize(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {

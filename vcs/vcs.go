@@ -18,7 +18,7 @@ const (
 	KindP4  Kind = "p4"
 )
 
-// Action is what a change did to one path, normalised across systems.
+// Action is what a change did to one path, normalized across systems.
 type Action string
 
 const (

@@ -70,7 +70,7 @@ func TestScanLine(t *testing.T) {
 					t.Errorf("category %q", f.Category)
 				}
 				if review.NormalizeCategory(f.Category) != f.Category {
-					t.Errorf("category %q not normalised", f.Category)
+					t.Errorf("category %q not normalized", f.Category)
 				}
 			}
 			if strings.Join(kinds, ",") != strings.Join(tt.kinds, ",") {

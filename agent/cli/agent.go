@@ -215,7 +215,7 @@ func (a *Agent) explain(ev Events, runErr error, stderr, eventsPath string) erro
 		return fmt.Errorf("%s exited with %w: %s (events: %s)", kind, runErr, oneLine(stderr), eventsPath)
 	}
 	// A clean run that called no aicr tool: the ladder repairs it or
-	// normalises its prose.
+	// normalizes its prose.
 	return nil
 }
 

@@ -117,7 +117,7 @@ type Events struct {
 	// CostUSD is the cost the CLI computed itself, when it reports one.
 	CostUSD float64
 	// FinalText is the last assistant prose (for the ladder's prose
-	// normalisation).
+	// normalization).
 	FinalText string
 	// ToolCalls are the calls of aicr tools the CLI made, in order.
 	ToolCalls []ToolCall

@@ -290,7 +290,7 @@ func TestMaxTurnsStopsThePass(t *testing.T) {
 }
 
 // A model that answers in prose only ends the pass; its final prose is
-// kept for the ladder's normalisation, and a cut answer says so.
+// kept for the ladder's normalization, and a cut answer says so.
 func TestProseOnlyAnswerEndsThePass(t *testing.T) {
 	h := newHarness(t, llm.Config{MaxOutputTokens: 512},
 		step{resp: llm.Response{Model: "m", Text: "Looked at it.", ToolCalls: []llm.ToolCall{call("aicr_try_blame", `{"path":"svc/config.go","reason":"who"}`)}}},

@@ -69,7 +69,7 @@ type loop struct {
 func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error) {
 	stats := pass.Stats{Agent: Kind}
 	msgs := []Message{{Role: RoleUser, Text: user}}
-	// final is the latest assistant prose: the ladder normalises the
+	// final is the latest assistant prose: the ladder normalizes the
 	// model's closing words ("no problems found"), not its running notes.
 	var final string
 	// empty counts the answers in a row that had no choices.

@@ -76,7 +76,7 @@ type Stats struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
 	// Text is the agent's final prose, kept for the ladder's prose
-	// normalisation when no structured result was recorded.
+	// normalization when no structured result was recorded.
 	Text string `json:"-"`
 }
 

@@ -230,7 +230,7 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 }
 
 // printEgress lists the sandbox proxy's decisions; the host and reason
-// come from the agent's requests, so they are sanitised like model text.
+// come from the agent's requests, so they are sanitized like model text.
 func printEgress(w io.Writer, events []audit.EgressEvent) {
 	if len(events) == 0 {
 		return

@@ -261,7 +261,7 @@ func AllowlistFromURLs(urls ...string) ([]string, error) {
 		if u.Hostname() == "" {
 			return nil, fmt.Errorf("egress allowlist: URL %q has no host", raw)
 		}
-		key, err := normaliseHostPort(net.JoinHostPort(u.Hostname(), port))
+		key, err := normalizeHostPort(net.JoinHostPort(u.Hostname(), port))
 		if err != nil {
 			return nil, fmt.Errorf("egress allowlist: URL %q: %w", raw, err)
 		}

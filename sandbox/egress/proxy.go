@@ -100,7 +100,7 @@ func ListenWith(socketPath string, allow []string, record func(Event), opts Opti
 	}
 	set := make(map[string]bool, len(allow))
 	for _, a := range allow {
-		key, err := normaliseHostPort(a)
+		key, err := normalizeHostPort(a)
 		if err != nil {
 			return nil, fmt.Errorf("egress allowlist entry %q: %w (want host:port, e.g. api.example.com:443)", a, err)
 		}
@@ -463,7 +463,7 @@ func (p *Proxy) note(host string, port int, allowed bool, reason string) {
 
 // splitTarget parses host:port and returns its canonical allowlist key.
 func splitTarget(authority string) (host string, port int, key string, err error) {
-	key, err = normaliseHostPort(authority)
+	key, err = normalizeHostPort(authority)
 	if err != nil {
 		return "", 0, "", err
 	}
@@ -472,10 +472,10 @@ func splitTarget(authority string) (host string, port int, key string, err error
 	return h, port, key, nil
 }
 
-// normaliseHostPort lowercases the host, canonicalises IP literals and
+// normalizeHostPort lowercases the host, canonicalises IP literals and
 // checks the port, so "API.example.com:443" and "api.example.com:443"
 // (or "[::1]:80" and "[0::1]:80") are one entry.
-func normaliseHostPort(s string) (string, error) {
+func normalizeHostPort(s string) (string, error) {
 	host, ps, err := net.SplitHostPort(strings.TrimSpace(s))
 	if err != nil {
 		return "", err
