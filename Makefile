@@ -7,7 +7,7 @@ GO      ?= go
 BIN     := bin/aicr
 NOTIFY_BIN := bin/aicr-notify
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION) -X github.com/aicr-dev/aicr/sandbox.Version=$(VERSION)
+LDFLAGS := -s -w -X github.com/aicr-dev/aicr/internal/buildinfo.Version=$(VERSION)
 IMAGE   := localhost/aicr-agent
 NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
@@ -53,11 +53,11 @@ demo: deps build
 # -race needs cgo and a C compiler (deps installs gcc); the suite takes a
 # few minutes on 2 cores with it.
 # The sandbox tests run the images just built (internal/testimage): the
-# tests get this build's sandbox.Version, and a missing image fails them.
+# tests get this build's buildinfo.Version, and a missing image fails them.
 test: deps lint image image-node agent-clis
 	@sh scripts/install-tsclient.sh
 	AICR_REQUIRE_IMAGES=1 SOAK_SANDBOX=1 CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 25m \
-		-ldflags '-X github.com/aicr-dev/aicr/sandbox.Version=$(VERSION)' ./...
+		-ldflags '-X github.com/aicr-dev/aicr/internal/buildinfo.Version=$(VERSION)' ./...
 
 # golangci-lint at a pinned version (.golangci.yml says which linters and
 # why), built once with go install into a directory named after the
@@ -84,7 +84,7 @@ lint: $(GOLANGCI)
 # image make image builds.
 soak: build $(if $(filter 1,$(SOAK_SANDBOX)),image)
 	SOAK_BIN_DIR=$(CURDIR)/bin $(GO) test -count=1 -run '^TestSoak$$' -v \
-		-ldflags '-X github.com/aicr-dev/aicr/sandbox.Version=$(VERSION)' \
+		-ldflags '-X github.com/aicr-dev/aicr/internal/buildinfo.Version=$(VERSION)' \
 		-timeout $$(( $${SOAK_MINUTES:-3} * 3 + 20 ))m ./im/internal/soak/
 
 # aicr's own overhead per llm review against a builtin review, as a

@@ -8,12 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Version names the default image, localhost/aicr-agent:<Version>; the
-// build sets it (-X github.com/aicr-dev/aicr/sandbox.Version=...) to the
-// same version `make image` tags, so a binary finds the image built with it.
-var Version = "dev"
+	"github.com/aicr-dev/aicr/internal/buildinfo"
+)
 
 // DefaultTimeout bounds one container when neither [sandbox.podman]
 // timeout nor the agent timeout is set.
@@ -54,12 +51,14 @@ type PodmanConfig struct {
 	ContainersConf string `toml:"containers_conf"`
 }
 
-// DefaultImage is the image `make image` builds for this version.
-func DefaultImage() string { return "localhost/aicr-agent:" + Version }
+// DefaultImage is the image `make image` builds for this version: the
+// build stamps buildinfo.Version with the tag `make image` gives, so a
+// binary finds the image built with it.
+func DefaultImage() string { return "localhost/aicr-agent:" + buildinfo.Version }
 
 // DefaultNodeImage is the image `make image-node` builds for this
 // version: the agent CLIs need Node.js (or at least a libc).
-func DefaultNodeImage() string { return "localhost/aicr-agent-node:" + Version }
+func DefaultNodeImage() string { return "localhost/aicr-agent-node:" + buildinfo.Version }
 
 // ApplyDefaults fills unset keys. agentTimeout is the agent's pass limit:
 // the container gets the same unless [sandbox.podman] timeout says otherwise.
@@ -129,7 +128,7 @@ func (c Config) Validate() error {
 		add("podman.binary", "must not be empty")
 	}
 	if strings.TrimSpace(p.Image) == "" || strings.ContainsAny(p.Image, " \t\n") {
-		add("podman.image", "must be an image reference such as localhost/aicr-agent:%s, got %q", Version, p.Image)
+		add("podman.image", "must be an image reference such as localhost/aicr-agent:%s, got %q", buildinfo.Version, p.Image)
 	}
 	if !memoryRE.MatchString(p.Memory) {
 		add("podman.memory", "must be a size such as 512m or 1g, got %q", p.Memory)

@@ -22,10 +22,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aicr-dev/aicr/internal/buildinfo"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
-var version = "dev"
+var version = buildinfo.Version
 
 const usage = `usage:
   aicr-notify svn [--config FILE] [--repo NAME] REPOS_PATH REV [TXN]

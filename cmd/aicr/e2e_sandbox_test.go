@@ -22,7 +22,7 @@ import (
 func sandboxContainersConf(t *testing.T) string { return testimage.ContainersConf(t) }
 
 // requireAgentImage is the image `make image` ships; aicrBin was built
-// with its tag as sandbox.Version, so it is also the daemon's default.
+// with its tag as buildinfo.Version, so it is also the daemon's default.
 func requireAgentImage(t *testing.T) string {
 	t.Helper()
 	return testimage.Agent(t)

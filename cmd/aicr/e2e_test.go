@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	aicrBin = filepath.Join(dir, "aicr")
 	// Static, as `make build` makes it: the sandbox e2e tests mount this
 	// binary into the image `make image` ships, and its default image
-	// (sandbox.Version) is that image's tag.
+	// (buildinfo.Version) is that image's tag.
 	build := exec.Command("go", append(append([]string{"build"}, testimage.BuildFlags()...), "-o", aicrBin, ".")...)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stderr = os.Stderr

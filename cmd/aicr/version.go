@@ -6,10 +6,13 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/aicr-dev/aicr/internal/buildinfo"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is the CLI's view of buildinfo.Version, the one the build
+// stamps; tests set it to check what the commands print.
+var version = buildinfo.Version
 
 // VersionOptions are the inputs of `aicr version`.
 type VersionOptions struct {

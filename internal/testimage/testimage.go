@@ -5,7 +5,7 @@
 // run a review at all.
 //
 // `make test` builds the images first and compiles the tests with
-// -X sandbox.Version=$(VERSION), so sandbox.DefaultImage() is the image
+// -X buildinfo.Version=$(VERSION), so sandbox.DefaultImage() is the image
 // that very build made. A test run by hand (go test, Version "dev") uses
 // the :latest tag the Makefile adds to every build.
 package testimage
@@ -21,7 +21,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aicr-dev/aicr/sandbox"
+	"github.com/aicr-dev/aicr/internal/buildinfo"
 )
 
 // EnvRequire makes a missing image a failure instead of a skip; `make
@@ -70,7 +70,7 @@ var (
 )
 
 // TagOf is the tag of repo's shipped image these tests use:
-// sandbox.Version when that image exists (a `make test` build), else
+// buildinfo.Version when that image exists (a `make test` build), else
 // "latest"; ok is false when neither exists or podman is missing. It
 // needs no testing.TB, for a TestMain that builds aicr (see BuildFlags).
 func TagOf(repo string) (tag string, ok bool) {
@@ -82,8 +82,8 @@ func TagOf(repo string) (tag string, ok bool) {
 	if _, err := exec.LookPath("podman"); err != nil {
 		return "", false
 	}
-	candidates := []string{sandbox.Version, "latest"}
-	if sandbox.Version == "latest" {
+	candidates := []string{buildinfo.Version, "latest"}
+	if buildinfo.Version == "latest" {
 		candidates = candidates[:1]
 	}
 	for _, tag := range candidates {
@@ -110,7 +110,7 @@ func Tag(tb testing.TB, repo string) string {
 		target = "image-node"
 	}
 	msg := fmt.Sprintf("image %s:%s not found (nor :latest): run `make %s` (`make test` does) so the tests run the image aicr ships",
-		repo, sandbox.Version, target)
+		repo, buildinfo.Version, target)
 	if os.Getenv(EnvRequire) != "" || os.Getenv("CI") != "" {
 		tb.Fatal(msg)
 	}
@@ -138,7 +138,7 @@ func BuildFlags() []string {
 	if !ok {
 		return nil
 	}
-	return []string{"-ldflags", "-X github.com/aicr-dev/aicr/sandbox.Version=" + tag}
+	return []string{"-ldflags", "-X github.com/aicr-dev/aicr/internal/buildinfo.Version=" + tag}
 }
 
 // Podman runs podman with the repo's containers.conf, for test set-up.
