@@ -9,6 +9,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/triggers"
 )
 
 // IOStreams is where commands read and write; tests pass buffers. Data
@@ -50,14 +51,9 @@ type Factory struct {
 
 // NewFactory is the factory of a real process.
 func NewFactory(ios *IOStreams) *Factory {
-	return &Factory{IOStreams: ios, ConfigPath: defaultConfigPath(), Now: time.Now, Executable: os.Executable}
+	return &Factory{IOStreams: ios, ConfigPath: triggers.ConfigPath(), Now: time.Now, Executable: os.Executable}
 }
 
-// defaultConfigPath is where commands look without --config.
-func defaultConfigPath() string {
-	if p := os.Getenv("AICR_CONFIG"); p != "" {
-		return p
-	}
 	return "/etc/aicr/aicr.toml"
 }
 
