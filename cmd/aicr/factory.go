@@ -37,7 +37,7 @@ func isTerminal(f *os.File) bool {
 type Factory struct {
 	IOStreams *IOStreams
 	// ConfigPath is what --config said (addConfigFlag binds it), else
-	// $AICR_CONFIG, else /etc/aicr/aicr.toml.
+	// triggers.ConfigPath().
 	ConfigPath string
 	// Now is the clock commands stamp events and read durations with.
 	Now func() time.Time
@@ -52,9 +52,6 @@ type Factory struct {
 // NewFactory is the factory of a real process.
 func NewFactory(ios *IOStreams) *Factory {
 	return &Factory{IOStreams: ios, ConfigPath: triggers.ConfigPath(), Now: time.Now, Executable: os.Executable}
-}
-
-	return "/etc/aicr/aicr.toml"
 }
 
 // Config loads the config at ConfigPath once; a config that does not load
