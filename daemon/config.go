@@ -20,14 +20,10 @@ import (
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/secret"
+	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/registry"
 )
-
-// DefaultListen is where the daemon listens and the notify client sends
-// when the config does not say otherwise. Loopback only: the intake is
-// authenticated, but exposing it is an operator's decision.
-const DefaultListen = "127.0.0.1:8731"
 
 const defaultWorkers = 2
 
@@ -328,10 +324,10 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 func (c *Config) applyDefaults() {
 	d := &c.Daemon
 	if d.Listen == "" {
-		d.Listen = DefaultListen
+		d.Listen = triggers.DefaultListen
 	}
 	if d.DataDir == "" {
-		d.DataDir = "/var/lib/aicr"
+		d.DataDir = triggers.DefaultDataDir
 	}
 	if d.SpoolDrainEvery == "" {
 		d.SpoolDrainEvery = "@every 1m"

@@ -3,6 +3,7 @@ package triggers
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,13 +16,32 @@ import (
 	"github.com/aicr-dev/aicr/secret"
 )
 
-// Defaults the hook falls back on; they match the daemon's own defaults
-// (daemon/config.go), so a hook and a daemon sharing an unreadable or
-// minimal config still meet at the same address and spool.
+// Defaults the hook falls back on. The daemon's config takes its
+// defaults from here too (the hook is the lowest floor that needs them),
+// so a hook and a daemon sharing an unreadable or minimal config still
+// meet at the same address and spool.
 const (
+	// DefaultListen is where the daemon listens and the notify client
+	// sends when the config does not say otherwise. Loopback only: the
+	// intake is authenticated, but exposing it is an operator's decision.
 	DefaultListen  = "127.0.0.1:8731"
 	DefaultDataDir = "/var/lib/aicr"
+	// DefaultConfigPath is the config every command and hook reads when
+	// neither --config nor $AICR_CONFIG names another.
+	DefaultConfigPath = "/etc/aicr/aicr.toml"
+	// ConfigPathEnv names the environment variable that overrides
+	// DefaultConfigPath.
+	ConfigPathEnv = "AICR_CONFIG"
 )
+
+// ConfigPath is where a command looks without --config: $AICR_CONFIG,
+// else DefaultConfigPath.
+func ConfigPath() string {
+	if p := os.Getenv(ConfigPathEnv); p != "" {
+		return p
+	}
+	return DefaultConfigPath
+}
 
 // DefaultSpoolDir is where the hook spools when the config names none or
 // cannot be read at all.
@@ -132,10 +152,12 @@ func (c *HookConfig) fillDefaults(f hookFile, base string) (warnings []string) {
 	if c.URL == "" {
 		c.URL = "http://" + listen
 	}
-	c.SecretEnv, c.SecretFile = n.SecretEnv, absPath(n.SecretFile)
-	if c.SecretEnv == "" && c.SecretFile == "" {
-		c.SecretEnv, c.SecretFile = f.Daemon.SecretEnv, absPath(f.Daemon.SecretFile)
+	ref := secret.Ref{Env: n.SecretEnv, File: n.SecretFile}
+	if ref.IsZero() {
+		ref = secret.Ref{Env: f.Daemon.SecretEnv, File: f.Daemon.SecretFile}
 	}
+	ref = ref.InDir(base)
+	c.SecretEnv, c.SecretFile = ref.Env, ref.File
 	c.SpoolDir = absPath(n.SpoolDir)
 	if c.SpoolDir == "" {
 		c.SpoolDir = filepath.Join(dataDir, "spool")
@@ -225,29 +247,33 @@ func scanHookFile(data []byte) hookFile {
 }
 
 // Secret reads the signing secret from the env var or file the config
-// names.
+// names, through package secret (bounded and non-blocking: a FIFO or a
+// device named here must not hang the hook, and with it the commit).
+// The errors keep the hook's own wording: they land in notify.log, read
+// by whoever installed the hook.
 func (c *HookConfig) Secret() ([]byte, error) {
+	v, err := c.secretRef().Read()
 	switch {
-	case c.SecretEnv != "":
-		v := strings.TrimSpace(os.Getenv(c.SecretEnv))
-		if v == "" {
-			return nil, fmt.Errorf("[notify] secret_env: environment variable %s is empty or unset (svn runs hooks with an empty environment: use secret_file)", c.SecretEnv)
-		}
-		return []byte(v), nil
-	case c.SecretFile != "":
-		// Bounded and non-blocking: a FIFO or a device named here must
-		// not hang the hook, and with it the commit.
-		b, err := secret.ReadFile(c.SecretFile, secret.MaxFileBytes)
-		if err != nil {
-			return nil, fmt.Errorf("[notify] secret_file: %w", err)
-		}
-		v := strings.TrimSpace(string(b))
-		if v == "" {
-			return nil, fmt.Errorf("[notify] secret_file: %s is empty", c.SecretFile)
-		}
-		return []byte(v), nil
+	case err == nil:
+		return []byte(v.Reveal()), nil
+	case errors.Is(err, secret.ErrNotConfigured):
+		return nil, fmt.Errorf("[notify]: %w: set secret_file (or secret_env)", ErrNoSecret)
+	case errors.Is(err, secret.ErrUnset):
+		return nil, fmt.Errorf("[notify] secret_env: environment variable %s is empty or unset (svn runs hooks with an empty environment: use secret_file)", c.SecretEnv)
+	case errors.Is(err, secret.ErrEmpty):
+		return nil, fmt.Errorf("[notify] secret_file: %s is empty", c.SecretFile)
 	}
-	return nil, fmt.Errorf("[notify]: %w: set secret_file (or secret_env)", ErrNoSecret)
+	return nil, fmt.Errorf("[notify] secret_file: %w", err)
+}
+
+// secretRef is where the secret lives. The hook is lenient where the
+// daemon's validation is not: when a config names both, the variable
+// wins rather than the hook failing the event.
+func (c *HookConfig) secretRef() secret.Ref {
+	if c.SecretEnv != "" {
+		return secret.Ref{Env: c.SecretEnv}
+	}
+	return secret.Ref{File: c.SecretFile}
 }
 
 // Repo returns the [[repo]] named name.

@@ -184,10 +184,24 @@ func spoolRejected(stderr io.Writer, clientCfg ClientConfig, ev Event, reason st
 		err = spool.Reject(name, reason)
 	}
 	if err != nil {
-		return fmt.Errorf("%s r%s NOT RECORDED: %s; keeping it in %s failed: %w", ev.Repo, ev.Revision, reason, clientCfg.SpoolDir, err)
+		return fmt.Errorf("%s %s NOT RECORDED: %s; keeping it in %s failed: %w", ev.Repo, revisionText(ev.VCS, ev.Revision), reason, clientCfg.SpoolDir, err)
 	}
-	fmt.Fprintf(stderr, "aicr notify: %s r%s not sent: %s; kept in %s\n", ev.Repo, ev.Revision, reason, spool.Path(RejectedDir))
+	fmt.Fprintf(stderr, "aicr notify: %s %s not sent: %s; kept in %s\n", ev.Repo, revisionText(ev.VCS, ev.Revision), reason, spool.Path(RejectedDir))
 	return nil
+}
+
+// revisionText is vcs.RevisionText for the hook, which must not link
+// package vcs (see KindSVN): "r42" for Subversion, "change 1231" for
+// Perforce. TestRevisionTextIsVCSs keeps the two the same.
+func revisionText(vcsKind, rev string) string {
+	switch vcsKind {
+	case KindSVN:
+		return "r" + rev
+	case KindP4:
+		return "change " + rev
+	default:
+		return "revision " + rev
+	}
 }
 
 // detachNotify re-runs this binary with argv in a new session with

@@ -35,7 +35,7 @@ const usage = `usage:
   aicr-notify version
 
 The hook and trigger client of aicr, as 'aicr notify svn|p4' (see 'aicr notify
---help'). --config defaults to $AICR_CONFIG, else /etc/aicr/aicr.toml.
+--help'). --config defaults to $` + triggers.ConfigPathEnv + `, else ` + triggers.DefaultConfigPath + `.
 It always exits 0 so a commit is never blocked; problems go to stderr.
 --shelve marks a shelved change (the shelve-commit trigger) for review
 before it is submitted.
@@ -72,8 +72,10 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 }
 
 func notifySVN(ctx context.Context, args []string, stderr io.Writer) {
-	o := triggers.SVNNotify{ConfigPath: defaultConfigPath()}
-	rest, err := parseFlags(args, map[string]*string{"config": &o.ConfigPath, "repo": &o.Repo}, nil)
+	o := triggers.SVNNotify{}
+	flags := newFlagArgs(&o.ConfigPath)
+	o.RegisterFlags(flags)
+	rest, err := flags.parse(args)
 	if err != nil {
 		fmt.Fprintln(stderr, "aicr notify:", err)
 		return
@@ -89,11 +91,10 @@ func notifySVN(ctx context.Context, args []string, stderr io.Writer) {
 }
 
 func notifyP4(ctx context.Context, argv, args []string, stderr io.Writer) {
-	o := triggers.P4Notify{ConfigPath: defaultConfigPath(), Argv: argv}
-	rest, err := parseFlags(args, map[string]*string{
-		"config": &o.ConfigPath, "repo": &o.Repo, "change": &o.Change, "user": &o.User,
-		"client": &o.Client, "serverport": &o.ServerPort, "serverid": &o.ServerID,
-	}, map[string]*bool{"foreground": &o.Foreground, "shelve": &o.Shelve})
+	o := triggers.P4Notify{Argv: argv}
+	flags := newFlagArgs(&o.ConfigPath)
+	o.RegisterFlags(flags)
+	rest, err := flags.parse(args)
 	if err != nil {
 		fmt.Fprintln(stderr, "aicr notify p4:", err)
 		return
@@ -124,6 +125,36 @@ func doctorDryRun(ctx context.Context, args []string, stderr io.Writer) {
 		fmt.Fprintf(stderr, "aicr notify: dry run for aicr doctor: run %s (aicr-notify leaves the checks to the aicr binary beside it; install both together): %v\n", aicr, err)
 	}
 }
+
+// flagArgs is the triggers.FlagSet of this binary: the notify flags are
+// registered on it from triggers' table, as on cobra's in aicr. It is not
+// the standard library's flag package because that stops at the first
+// positional argument and takes -name too, and svn's and p4d's hook lines
+// are read as cobra reads them.
+type flagArgs struct {
+	strs  map[string]*string
+	bools map[string]*bool
+}
+
+// newFlagArgs starts a flag set with --config bound to config, set to the
+// default path.
+func newFlagArgs(config *string) *flagArgs {
+	f := &flagArgs{strs: map[string]*string{}, bools: map[string]*bool{}}
+	f.StringVar(config, "config", triggers.ConfigPath(), triggers.ConfigFlagUsage)
+	return f
+}
+
+func (f *flagArgs) StringVar(p *string, name, value, _ string) {
+	*p = value
+	f.strs[name] = p
+}
+
+func (f *flagArgs) BoolVar(p *bool, name string, value bool, _ string) {
+	*p = value
+	f.bools[name] = p
+}
+
+func (f *flagArgs) parse(args []string) ([]string, error) { return parseFlags(args, f.strs, f.bools) }
 
 // parseFlags reads --name VALUE, --name=VALUE and --bool[=true|false]
 // anywhere among the positional arguments, as cobra does for aicr notify;
@@ -165,12 +196,4 @@ func parseFlags(args []string, strs map[string]*string, bools map[string]*bool) 
 		return nil, fmt.Errorf("unknown flag: --%s", name)
 	}
 	return rest, nil
-}
-
-// defaultConfigPath is aicr's: $AICR_CONFIG, else /etc/aicr/aicr.toml.
-func defaultConfigPath() string {
-	if p := os.Getenv("AICR_CONFIG"); p != "" {
-		return p
-	}
-	return "/etc/aicr/aicr.toml"
 }

@@ -5,8 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/aicr-dev/aicr/triggers"
 )
 
 func TestParseFlagsAcceptsWhatCobraAccepts(t *testing.T) {
@@ -80,5 +84,44 @@ func TestHelpListsShelve(t *testing.T) {
 	run(context.Background(), []string{"--help"}, &stdout, &stderr)
 	if help := stdout.String() + stderr.String(); !strings.Contains(help, "--shelve") {
 		t.Errorf("aicr-notify --help omits --shelve:\n%s", help)
+	}
+}
+
+// The usage lines name exactly the flags each command registers from
+// triggers' table, so the help cannot drift from what aicr notify takes.
+func TestUsageNamesTheRegisteredFlags(t *testing.T) {
+	synopsis, _, _ := strings.Cut(usage, "\n\n")
+	svnLine, p4Lines, ok := strings.Cut(synopsis, "\n  aicr-notify p4")
+	if !ok {
+		t.Fatalf("no p4 line in:\n%s", synopsis)
+	}
+	p4Lines, _, _ = strings.Cut(p4Lines, "\n  aicr-notify version")
+	var svn triggers.SVNNotify
+	svnFlags := newFlagArgs(&svn.ConfigPath)
+	svn.RegisterFlags(svnFlags)
+	var p4 triggers.P4Notify
+	p4Flags := newFlagArgs(&p4.ConfigPath)
+	p4.RegisterFlags(p4Flags)
+	for _, tc := range []struct {
+		name  string
+		line  string
+		flags *flagArgs
+	}{{"svn", svnLine, svnFlags}, {"p4", p4Lines, p4Flags}} {
+		want := []string{}
+		for n := range tc.flags.strs {
+			want = append(want, n)
+		}
+		for n := range tc.flags.bools {
+			want = append(want, n)
+		}
+		got := []string{}
+		for _, m := range regexp.MustCompile(`--([a-z]+)`).FindAllStringSubmatch(tc.line, -1) {
+			got = append(got, m[1])
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("usage of %s names %q; the command registers %q", tc.name, got, want)
+		}
 	}
 }

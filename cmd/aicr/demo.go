@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -56,10 +57,8 @@ subversion); exits 1 naming the package when they are missing.`,
 func demoRun(ctx context.Context, opts *DemoOptions) error {
 	f := opts.Factory
 	ios := f.IOStreams
-	for _, tool := range []string{"svn", "svnadmin"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("the demo needs %s: install Subversion with `sudo apt-get install -y subversion` (or run `make demo`, which does)", tool)
-		}
+	if err := demoToolsPresent(); err != nil {
+		return err
 	}
 	exe, err := f.Executable()
 	if err != nil {
@@ -76,24 +75,8 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(ios.ErrOut, "==> "+format+"\n", args...) }
 
-	reposPath := filepath.Join(dir, "repos", "demo")
-	say("creating SVN repository %s", reposPath)
-	if err := os.MkdirAll(filepath.Dir(reposPath), 0o755); err != nil {
-		return err
-	}
-	if err := runTool(ctx, dir, "svnadmin", "create", reposPath); err != nil {
-		return err
-	}
-	addr, err := freeLoopbackAddr(ctx)
+	reposPath, configPath, err := createDemoRepo(ctx, dir, say)
 	if err != nil {
-		return err
-	}
-	secretPath := filepath.Join(dir, "trigger-secret")
-	if err := writeRandomSecret(secretPath); err != nil {
-		return err
-	}
-	configPath := filepath.Join(dir, "aicr.toml")
-	if err := os.WriteFile(configPath, []byte(demoConfig(addr, reposPath)), 0o600); err != nil {
 		return err
 	}
 	// The demo's own config, data_dir and store, through the same
@@ -103,39 +86,123 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := installDemoHook(exe, reposPath, configPath, cfg.Notify.SpoolDir, say); err != nil {
+		return err
+	}
+	d, err := startDemoDaemon(ctx, f, cfg, say)
+	if err != nil {
+		return err
+	}
+	defer d.cancel()
+	if err := commitDemoRevisions(ctx, dir, reposPath, say); err != nil {
+		return err
+	}
 
-	// The hook client an admin's install would use: aicr-notify beside
-	// this binary when `make build` put it there.
+	store, err := demo.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	runs, err := waitForRuns(ctx, store, 2, 90*time.Second)
+	if err != nil {
+		return err
+	}
+	if err := d.stop(); err != nil {
+		return err
+	}
+	return printDemoAudit(ctx, termSafe(ios.Out), store, runs)
+}
+
+func demoToolsPresent() error {
+	for _, tool := range []string{"svn", "svnadmin"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("the demo needs %s: install Subversion with `sudo apt-get install -y subversion` (or run `make demo`, which does)", tool)
+		}
+	}
+	return nil
+}
+
+// createDemoRepo makes the demo's repository under dir and the config
+// that serves it (a free loopback port, a fresh trigger secret).
+func createDemoRepo(ctx context.Context, dir string, say func(string, ...any)) (reposPath, configPath string, err error) {
+	reposPath = filepath.Join(dir, "repos", "demo")
+	say("creating SVN repository %s", reposPath)
+	if err := os.MkdirAll(filepath.Dir(reposPath), 0o755); err != nil {
+		return "", "", err
+	}
+	if err := runTool(ctx, dir, "svnadmin", "create", reposPath); err != nil {
+		return "", "", err
+	}
+	addr, err := freeLoopbackAddr(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if err := writeRandomSecret(filepath.Join(dir, "trigger-secret")); err != nil {
+		return "", "", err
+	}
+	configPath = filepath.Join(dir, "aicr.toml")
+	if err := os.WriteFile(configPath, []byte(demoConfig(addr, reposPath)), 0o600); err != nil {
+		return "", "", err
+	}
+	return reposPath, configPath, nil
+}
+
+// installDemoHook installs the hook client an admin's install would use:
+// aicr-notify beside this binary when `make build` put it there.
+func installDemoHook(exe, reposPath, configPath, spoolDir string, say func(string, ...any)) error {
 	hookBinary := exe
 	if n, ok := triggers.NotifierBeside(exe); ok {
 		hookBinary = n
 	}
-	hook, err := triggers.InstallSVNHook(triggers.SVNHookOptions{ReposPath: reposPath, AicrPath: hookBinary, ConfigPath: configPath, RepoName: "demo", SpoolDir: cfg.Notify.SpoolDir})
+	hook, err := triggers.InstallSVNHook(triggers.SVNHookOptions{ReposPath: reposPath, AicrPath: hookBinary, ConfigPath: configPath, RepoName: "demo", SpoolDir: spoolDir})
 	if err != nil {
 		return err
 	}
 	say("installed %s (runs %s)", hook, hookBinary)
+	return nil
+}
 
-	daemonCtx, stopDaemon := context.WithCancel(ctx)
-	defer stopDaemon()
+// demoDaemon is the daemon the demo runs in this process.
+type demoDaemon struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// stop ends the daemon and waits for it; its own cancellation is no error.
+func (d demoDaemon) stop() error {
+	d.cancel()
+	if err := <-d.done; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// startDemoDaemon serves cfg in this process and returns once it listens.
+func startDemoDaemon(ctx context.Context, f *Factory, cfg *daemon.Config, say func(string, ...any)) (demoDaemon, error) {
+	daemonCtx, cancel := context.WithCancel(ctx)
+	d := demoDaemon{cancel: cancel, done: make(chan error, 1)}
 	ready := make(chan string, 1)
-	done := make(chan error, 1)
 	go func() {
-		done <- serveDaemon(daemonCtx, daemon.Options{
-			Config: cfg, Logger: f.VerbLogger(slog.LevelWarn), Stdout: ios.Out, Now: f.Now,
+		d.done <- serveDaemon(daemonCtx, daemon.Options{
+			Config: cfg, Logger: f.VerbLogger(slog.LevelWarn), Stdout: f.IOStreams.Out, Now: f.Now,
 			Ready: func(a string) { ready <- a }, IdlePoll: 200 * time.Millisecond,
 		})
 	}()
 	select {
 	case a := <-ready:
 		say("daemon listening on %s", a)
-	case err := <-done:
-		return fmt.Errorf("start daemon: %w", err)
+		return d, nil
+	case err := <-d.done:
+		cancel()
+		return demoDaemon{}, fmt.Errorf("start daemon: %w", err)
 	}
+}
 
+// commitDemoRevisions commits r1 (clean) and r2 (with planted problems)
+// through a working copy, so the installed hook fires twice.
+func commitDemoRevisions(ctx context.Context, dir, reposPath string, say func(string, ...any)) error {
 	wc := filepath.Join(dir, "wc")
-	url := "file://" + reposPath
-	if err := runTool(ctx, dir, "svn", "checkout", "-q", url, wc); err != nil {
+	if err := runTool(ctx, dir, "svn", "checkout", "-q", "file://"+reposPath, wc); err != nil {
 		return err
 	}
 	if err := writeFiles(wc, demoBaseFiles); err != nil {
@@ -155,34 +222,24 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 		return err
 	}
 	say("committed r2 (planted: a password literal, an AWS key id, a merge-conflict marker); waiting for the review")
+	return nil
+}
 
-	store, err := demo.Store(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	runs, err := waitForRuns(ctx, store, 2, 90*time.Second)
-	if err != nil {
-		return err
-	}
-	stopDaemon()
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-
-	out := termSafe(ios.Out)
+// printDemoAudit shows what aicr audit list and aicr audit show would.
+func printDemoAudit(ctx context.Context, out io.Writer, store *audit.Store, runs []audit.RunSummary) error {
 	fmt.Fprintln(out, "\n--- audit trail (aicr audit list) ---")
 	for _, r := range runs {
 		fmt.Fprintf(out, "run %d  %s r%s  %s%s  problems=%d  source=%s\n", r.ID, r.Repo, r.Revision, r.Status, prefixed(" ", r.SkipReason), r.ProblemCount, r.Source)
 	}
-	if len(runs) > 0 {
-		d, err := store.GetRun(ctx, runs[0].ID)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "\n--- aicr audit show %d ---\n", d.ID)
-		printRunDetail(out, d)
+	if len(runs) == 0 {
+		return nil
 	}
+	d, err := store.GetRun(ctx, runs[0].ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n--- aicr audit show %d ---\n", d.ID)
+	printRunDetail(out, d)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/triggers"
 )
 
 // IOStreams is where commands read and write; tests pass buffers. Data
@@ -36,7 +37,7 @@ func isTerminal(f *os.File) bool {
 type Factory struct {
 	IOStreams *IOStreams
 	// ConfigPath is what --config said (addConfigFlag binds it), else
-	// $AICR_CONFIG, else /etc/aicr/aicr.toml.
+	// triggers.ConfigPath().
 	ConfigPath string
 	// Now is the clock commands stamp events and read durations with.
 	Now func() time.Time
@@ -50,15 +51,7 @@ type Factory struct {
 
 // NewFactory is the factory of a real process.
 func NewFactory(ios *IOStreams) *Factory {
-	return &Factory{IOStreams: ios, ConfigPath: defaultConfigPath(), Now: time.Now, Executable: os.Executable}
-}
-
-// defaultConfigPath is where commands look without --config.
-func defaultConfigPath() string {
-	if p := os.Getenv("AICR_CONFIG"); p != "" {
-		return p
-	}
-	return "/etc/aicr/aicr.toml"
+	return &Factory{IOStreams: ios, ConfigPath: triggers.ConfigPath(), Now: time.Now, Executable: os.Executable}
 }
 
 // Config loads the config at ConfigPath once; a config that does not load

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/aicr-dev/aicr/triggers"
 )
 
 // testNow is the clock of every test factory.
@@ -34,7 +36,7 @@ func testFactory(t *testing.T, configPath string) (f *Factory, out, errOut *byte
 func parseOpts[O any](t *testing.T, build func(*Factory, func(context.Context, *O) error) *cobra.Command, args ...string) (*O, *Factory, int, string) {
 	t.Helper()
 	f, _, errOut := testFactory(t, "")
-	f.ConfigPath = defaultConfigPath()
+	f.ConfigPath = triggers.ConfigPath()
 	var got *O
 	cmd := build(f, func(_ context.Context, o *O) error {
 		got = o

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -87,7 +88,7 @@ func TestConfigFlags(t *testing.T) {
 		// Issue 15 item 7: like every other command, --config and
 		// $AICR_CONFIG name the file when no FILE is given.
 		{name: "config flag", args: []string{"--config", "/etc/x.toml"}, want: ConfigCheckOptions{Path: "/etc/x.toml", Format: "text"}, config: "/etc/x.toml"},
-		{name: "no file", want: ConfigCheckOptions{Path: defaultConfigPath(), Format: "text"}},
+		{name: "no file", want: ConfigCheckOptions{Path: triggers.ConfigPath(), Format: "text"}},
 		{name: "same file twice", args: []string{"a.toml", "--config", "a.toml"}, want: ConfigCheckOptions{Path: "a.toml", Format: "text"}},
 		{name: "two files", args: []string{"a.toml", "--config", "b.toml"}, code: exitUsage, errSays: "name different files"},
 		{name: "two arguments", args: []string{"a.toml", "b.toml"}, code: exitUsage},
@@ -142,16 +143,16 @@ func TestInstallFlags(t *testing.T) {
 func TestNotifyFlags(t *testing.T) {
 	checkFlags(t, newCmdNotifySVN, []flagCase[NotifySVNOptions]{
 		{name: "hook arguments", args: []string{"--config", "/etc/aicr/x.toml", "/srv/svn/main", "42"},
-			want: NotifySVNOptions{ConfigPath: "/etc/aicr/x.toml", Args: []string{"/srv/svn/main", "42"}}},
+			want: NotifySVNOptions{SVNNotify: triggers.SVNNotify{ConfigPath: "/etc/aicr/x.toml", Args: []string{"/srv/svn/main", "42"}}}},
 		{name: "repo and txn", args: []string{"--repo", "main", "/srv/svn/main", "42", "42-1"},
-			want: NotifySVNOptions{ConfigPath: defaultConfigPath(), Repo: "main", Args: []string{"/srv/svn/main", "42", "42-1"}}},
+			want: NotifySVNOptions{SVNNotify: triggers.SVNNotify{ConfigPath: triggers.ConfigPath(), Repo: "main", Args: []string{"/srv/svn/main", "42", "42-1"}}}},
 		// A hook never fails the commit: a bad flag is reported and exits 0
 		// without sending.
 		{name: "bad flag", args: []string{"--bogus"}, code: exitOK, stops: true, errSays: "aicr notify: unknown flag"},
 	})
 	checkFlags(t, newCmdNotifyP4, []flagCase[NotifyP4Options]{
 		{name: "trigger", args: []string{"--repo", "depot", "--change", "7", "--user", "u", "--client", "c", "--serverport", "ssl:p4:1666", "--serverid", "s", "--foreground"},
-			want: NotifyP4Options{ConfigPath: defaultConfigPath(), Repo: "depot", Change: "7", User: "u", Client: "c", ServerPort: "ssl:p4:1666", ServerID: "s", Foreground: true, Args: []string{}}},
+			want: NotifyP4Options{P4Notify: triggers.P4Notify{ConfigPath: triggers.ConfigPath(), Repo: "depot", Change: "7", User: "u", Client: "c", ServerPort: "ssl:p4:1666", ServerID: "s", Foreground: true, Args: []string{}}}},
 		{name: "bad flag", args: []string{"--bogus"}, code: exitOK, stops: true, errSays: "aicr notify p4: unknown flag"},
 	})
 }

@@ -24,13 +24,11 @@ sent later.`,
 }
 
 // NotifySVNOptions are the inputs of `aicr notify svn`: svn's hook
-// arguments, unchecked (a hook must never fail the commit, not even on
-// a usage error).
+// arguments as triggers.SVNNotify defines them, unchecked (a hook must
+// never fail the commit, not even on a usage error).
 type NotifySVNOptions struct {
-	IO         *IOStreams
-	ConfigPath string
-	Repo       string
-	Args       []string
+	IO *IOStreams
+	triggers.SVNNotify
 	// CheckResult is set by aicr doctor's dry run (triggers.NotifyCheckEnv):
 	// record what a notification would run into there, send nothing.
 	CheckResult string
@@ -62,7 +60,7 @@ reported on stderr only and the exit status is always 0.`,
 		return errSilentOK
 	})
 	addConfigFlag(cmd, f)
-	cmd.Flags().StringVar(&opts.Repo, "repo", "", "repo name from the config (default: the [[repo]] whose local_path or file:// url is REPOS_PATH)")
+	opts.RegisterFlags(cmd.Flags())
 	return cmd
 }
 
@@ -81,7 +79,7 @@ func notifySVNRun(ctx context.Context, opts *NotifySVNOptions) error {
 }
 
 func notifySVN(ctx context.Context, opts *NotifySVNOptions) error {
-	return triggers.RunNotifySVN(ctx, triggers.SVNNotify{ConfigPath: opts.ConfigPath, Repo: opts.Repo, Args: opts.Args}, opts.IO.ErrOut)
+	return triggers.RunNotifySVN(ctx, opts.SVNNotify, opts.IO.ErrOut)
 }
 
 // stampedErrOut is ios with stderr time-stamped when it is a log file (the

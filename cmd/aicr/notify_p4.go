@@ -10,20 +10,11 @@ import (
 	"github.com/aicr-dev/aicr/triggers"
 )
 
-// NotifyP4Options are the trigger's arguments (p4d expands %change% etc.).
+// NotifyP4Options are the trigger's arguments (p4d expands %change%
+// etc.), as triggers.P4Notify defines them.
 type NotifyP4Options struct {
-	IO         *IOStreams
-	ConfigPath string
-	Repo       string
-	Change     string
-	User       string
-	Client     string
-	ServerPort string
-	ServerID   string
-	Foreground bool
-	Shelve     bool
-	// Args are stray arguments, reported and otherwise ignored.
-	Args []string
+	IO *IOStreams
+	triggers.P4Notify
 }
 
 func newCmdNotifyP4(f *Factory, runF func(context.Context, *NotifyP4Options) error) *cobra.Command {
@@ -51,15 +42,7 @@ the exit status is always 0.`,
 		return errSilentOK
 	})
 	addConfigFlag(cmd, f)
-	fl := cmd.Flags()
-	fl.StringVar(&o.Repo, "repo", "", "repo name from the config (required)")
-	fl.StringVar(&o.Change, "change", "", "the submitted changelist (%change%)")
-	fl.StringVar(&o.User, "user", "", "the submitting user (%user%)")
-	fl.StringVar(&o.Client, "client", "", "the submitting workspace (%client%)")
-	fl.StringVar(&o.ServerPort, "serverport", "", "the server's P4PORT (%serverport%)")
-	fl.StringVar(&o.ServerID, "serverid", "", "the server's ServerID (%serverid%)")
-	fl.BoolVar(&o.Foreground, "foreground", false, "send in this process instead of a detached one (for testing)")
-	fl.BoolVar(&o.Shelve, "shelve", false, "the change was shelved, not submitted (the shelve-commit trigger)")
+	o.RegisterFlags(cmd.Flags())
 	return cmd
 }
 
@@ -74,9 +57,7 @@ func notifyP4Run(ctx context.Context, o *NotifyP4Options) error {
 }
 
 func notifyP4(ctx context.Context, o *NotifyP4Options) error {
-	return triggers.RunNotifyP4(ctx, triggers.P4Notify{
-		ConfigPath: o.ConfigPath, Repo: o.Repo, Change: o.Change, User: o.User, Client: o.Client,
-		ServerPort: o.ServerPort, ServerID: o.ServerID, Foreground: o.Foreground, Shelve: o.Shelve, Args: o.Args,
-		Argv: os.Args[1:],
-	}, o.IO.ErrOut)
+	p := o.P4Notify
+	p.Argv = os.Args[1:]
+	return triggers.RunNotifyP4(ctx, p, o.IO.ErrOut)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/aicr-dev/aicr/triggers"
 )
 
 // Execute runs the CLI; exitCode maps what it returned to the status.
@@ -121,7 +123,7 @@ func usageOnBadArgs(cmd *cobra.Command) {
 // text names the default (it depends on $AICR_CONFIG), so pflag's own
 // "(default …)" is turned off by an empty DefValue.
 func addConfigFlag(cmd *cobra.Command, f *Factory) {
-	cmd.Flags().StringVar(&f.ConfigPath, "config", defaultConfigPath(), "config file (default $AICR_CONFIG, else /etc/aicr/aicr.toml)")
+	cmd.Flags().StringVar(&f.ConfigPath, "config", triggers.ConfigPath(), triggers.ConfigFlagUsage)
 	cmd.Flags().Lookup("config").DefValue = ""
 }
 
