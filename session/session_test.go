@@ -64,7 +64,7 @@ func newEnv(t *testing.T) *env {
 	u := (&url.URL{Scheme: "file", Path: repo}).String()
 	put(t, seed, "calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
 	put(t, seed, "vendor/dep.go", "package dep\n")
-	svn(dir, "import", "-q", "-m", "seed", seed, u)
+	svn(dir, "import", "-q", "-m", "initial import", seed, u)
 	svn(dir, "checkout", "-q", u, wc)
 	put(t, wc, "calc.go", "package calc\n\nfunc Add(a, b int) int { return a - b }\n")
 	put(t, wc, "loose.go", "package calc\n\nvar token = \"x\"\n")

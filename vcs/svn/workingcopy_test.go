@@ -54,7 +54,7 @@ func newWorkingCopy(t *testing.T) wcFixture {
 	write(seed, "a.c", "one\ntwo\nthree\n")
 	write(seed, "gone.txt", "bye\n")
 	write(seed, "vendor/lib.c", "lib\n")
-	run(tmp, "svn", "--non-interactive", "--config-dir", fx.configDir, "import", "-q", "-m", "seed", seed, u)
+	run(tmp, "svn", "--non-interactive", "--config-dir", fx.configDir, "import", "-q", "-m", "initial import", seed, u)
 	run(tmp, "svn", "--non-interactive", "--config-dir", fx.configDir, "checkout", "-q", u, wc)
 
 	write(wc, "a.c", "one\nTWO\nthree\nfour\n")
