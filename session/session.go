@@ -26,6 +26,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/review"
 )
 
@@ -174,7 +175,7 @@ func FormatID(id int64) string { return idPrefix + strconv.FormatInt(id, 10) }
 func ParseID(s string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(s), idPrefix), 10, 64)
 	if err != nil || n < 1 {
-		return 0, errorf(CodeSessionInvalid, "pass the session_id review_begin returned (rs-N)", "session_id %q is not a session id", s)
+		return 0, mcperr.New(mcperr.SessionInvalid, "pass the session_id review_begin returned (rs-N)", "session_id %q is not a session id", s)
 	}
 	return n, nil
 }
@@ -200,7 +201,7 @@ func (s *Service) Begin(ctx context.Context, in BeginInput) (Started, error) {
 		repo = workingCopyRepo(ctx, s.Config, t.Arg)
 	}
 	if in.TimeoutSeconds < 0 {
-		return Started{}, invalidInput("give a positive number of seconds, or leave it out", "timeout_seconds %d is negative", in.TimeoutSeconds)
+		return Started{}, mcperr.New(mcperr.InvalidInput, "give a positive number of seconds, or leave it out", "timeout_seconds %d is negative", in.TimeoutSeconds)
 	}
 	if _, err := agentConfig(s.Config, in.Agent, in.Model); err != nil {
 		return Started{}, err
@@ -208,7 +209,7 @@ func (s *Service) Begin(ctx context.Context, in BeginInput) (Started, error) {
 	id, err := s.Store.CreateSession(ctx, audit.ReviewSession{Target: t.String(), Repo: repo, Agent: in.Agent, Model: in.Model,
 		TimeoutSeconds: in.TimeoutSeconds, ConfigPath: s.Config.Path}, in.Input, StartGrace)
 	if err != nil {
-		return Started{}, errorf(CodeInternal, "check the data_dir and its database", "store the session: %v", err)
+		return Started{}, mcperr.New(mcperr.Internal, "check the data_dir and its database", "store the session: %v", err)
 	}
 	if err := s.start(ctx, id, 1); err != nil {
 		return Started{}, err
@@ -226,7 +227,7 @@ func (s *Service) start(ctx context.Context, id int64, round int) error {
 	}
 	_, _ = s.Store.FinishRound(context.WithoutCancel(ctx), id, round, audit.RoundOutcome{Status: audit.RoundFailed,
 		Error: "start the reviewer: " + err.Error(), FailureReason: ReasonStartFailed})
-	return errorf(CodeInternal, "check that the aicr binary can be run ([daemon] aicr_binary) and the data_dir is writable", "start round %d of %s: %v", round, FormatID(id), err)
+	return mcperr.New(mcperr.Internal, "check that the aicr binary can be run ([daemon] aicr_binary) and the data_dir is writable", "start round %d of %s: %v", round, FormatID(id), err)
 }
 
 // agentConfig is the config's agent with a session's overrides, checked.
@@ -243,9 +244,9 @@ func agentConfig(cfg *daemon.Config, kind, model string) (*daemon.Config, error)
 	}
 	if err := c.Agent.Validate(); err != nil {
 		if kind != "" && c.Agent.Kind != cfg.Agent.Kind {
-			return nil, errorf(CodeReviewerNotFound, "use an agent kind aicr knows (builtin, llm or an agent CLI) with its [agent.*] settings in "+cfg.Path, "agent %q: %v", kind, err)
+			return nil, mcperr.New(mcperr.ReviewerNotFound, "use an agent kind aicr knows (builtin, llm or an agent CLI) with its [agent.*] settings in "+cfg.Path, "agent %q: %v", kind, err)
 		}
-		return nil, errorf(CodeConfigInvalid, "fix [agent] in "+cfg.Path, "agent config: %v", err)
+		return nil, mcperr.New(mcperr.ConfigInvalid, "fix [agent] in "+cfg.Path, "agent config: %v", err)
 	}
 	return &c, nil
 }
@@ -258,10 +259,10 @@ func (s *Service) load(ctx context.Context, sid string) (audit.ReviewSession, er
 	}
 	sess, err := s.Store.Session(ctx, id)
 	if errors.Is(err, audit.ErrNotFound) {
-		return sess, errorf(CodeSessionInvalid, "begin a session with review_begin and pass the session_id it returns", "no session %s in %s", sid, s.Store.Path())
+		return sess, mcperr.New(mcperr.SessionInvalid, "begin a session with review_begin and pass the session_id it returns", "no session %s in %s", sid, s.Store.Path())
 	}
 	if err != nil {
-		return sess, errorf(CodeInternal, "check the data_dir and its database", "%v", err)
+		return sess, mcperr.New(mcperr.Internal, "check the data_dir and its database", "%v", err)
 	}
 	return sess, nil
 }
@@ -271,7 +272,7 @@ func (s *Service) load(ctx context.Context, sid string) (audit.ReviewSession, er
 func (s *Service) lastRound(ctx context.Context, sess audit.ReviewSession) (audit.SessionRound, error) {
 	r, err := s.Store.SessionRound(ctx, sess.ID, sess.Rounds)
 	if err != nil {
-		return r, errorf(CodeInternal, "check the data_dir and its database", "%v", err)
+		return r, mcperr.New(mcperr.Internal, "check the data_dir and its database", "%v", err)
 	}
 	if s.Store.RoundOwnerGone(r) {
 		msg := fmt.Sprintf("the process running round %d stopped before finishing it", r.Round)
@@ -280,7 +281,7 @@ func (s *Service) lastRound(ctx context.Context, sess audit.ReviewSession) (audi
 		}
 		if _, err := s.Store.FinishRound(ctx, sess.ID, r.Round, audit.RoundOutcome{Status: audit.RoundFailed,
 			Error: msg + "; review_reply starts a new round", FailureReason: ReasonProcessExit}); err != nil {
-			return r, errorf(CodeInternal, "check the data_dir and its database", "%v", err)
+			return r, mcperr.New(mcperr.Internal, "check the data_dir and its database", "%v", err)
 		}
 		s.log().Warn("review session round abandoned", "session", FormatID(sess.ID), "round", r.Round, "pid", r.LeasePID)
 		return s.Store.SessionRound(ctx, sess.ID, sess.Rounds)
@@ -294,7 +295,7 @@ func (s *Service) Wait(ctx context.Context, in WaitInput) (Waited, error) {
 	limit := s.waitDefault()
 	if in.MaxWaitSeconds != nil {
 		if *in.MaxWaitSeconds < 0 {
-			return Waited{}, invalidInput("give 0 or more seconds", "max_wait_seconds %d is negative", *in.MaxWaitSeconds)
+			return Waited{}, mcperr.New(mcperr.InvalidInput, "give 0 or more seconds", "max_wait_seconds %d is negative", *in.MaxWaitSeconds)
 		}
 		limit = min(time.Duration(*in.MaxWaitSeconds)*time.Second, MaxWait)
 	}
@@ -399,14 +400,14 @@ func next(sess audit.ReviewSession, r audit.SessionRound) (string, string) {
 // re-reads the target and sees the previous findings.
 func (s *Service) Reply(ctx context.Context, in ReplyInput) (Started, error) {
 	if strings.TrimSpace(in.Input) == "" {
-		return Started{}, invalidInput("say what changed or why a finding is wrong", "input is empty")
+		return Started{}, mcperr.New(mcperr.InvalidInput, "say what changed or why a finding is wrong", "input is empty")
 	}
 	sess, err := s.load(ctx, in.SessionID)
 	if err != nil {
 		return Started{}, err
 	}
 	if sess.Status == audit.SessionEnded {
-		return Started{}, errorf(CodeSessionInvalid, "begin a new session with review_begin", "session %s has ended", in.SessionID)
+		return Started{}, mcperr.New(mcperr.SessionInvalid, "begin a new session with review_begin", "session %s has ended", in.SessionID)
 	}
 	// Fails a round whose process died, so a reply can start over.
 	if _, err := s.lastRound(ctx, sess); err != nil {
@@ -415,11 +416,11 @@ func (s *Service) Reply(ctx context.Context, in ReplyInput) (Started, error) {
 	round, err := s.Store.StartRound(ctx, sess.ID, in.Input, StartGrace)
 	switch {
 	case errors.Is(err, audit.ErrRoundRunning):
-		return Started{}, errorf(CodeRoundStillRunning, "call review_wait until the round ends, then reply", "round %d of %s is still running", sess.Rounds, in.SessionID)
+		return Started{}, mcperr.New(mcperr.RoundStillRunning, "call review_wait until the round ends, then reply", "round %d of %s is still running", sess.Rounds, in.SessionID)
 	case errors.Is(err, audit.ErrSessionEnded):
-		return Started{}, errorf(CodeSessionInvalid, "begin a new session with review_begin", "session %s has ended", in.SessionID)
+		return Started{}, mcperr.New(mcperr.SessionInvalid, "begin a new session with review_begin", "session %s has ended", in.SessionID)
 	case err != nil:
-		return Started{}, errorf(CodeInternal, "check the data_dir and its database", "%v", err)
+		return Started{}, mcperr.New(mcperr.Internal, "check the data_dir and its database", "%v", err)
 	}
 	if err := s.start(ctx, sess.ID, round); err != nil {
 		return Started{}, err
@@ -451,7 +452,7 @@ func (s *Service) End(ctx context.Context, in EndInput) (Ended, error) {
 	if r.Status == audit.RoundRunning {
 		if _, err := s.Store.FinishRound(ctx, sess.ID, r.Round, audit.RoundOutcome{Status: audit.RoundFailed,
 			Error: "the session was ended while this round ran", FailureReason: ReasonSessionEnded}); err != nil {
-			return Ended{}, errorf(CodeInternal, "check the data_dir and its database", "%v", err)
+			return Ended{}, mcperr.New(mcperr.Internal, "check the data_dir and its database", "%v", err)
 		}
 		stopWorker(r, s.Store.Self().Host)
 	}
@@ -463,7 +464,7 @@ func (s *Service) End(ctx context.Context, in EndInput) (Ended, error) {
 		}
 	}
 	if _, err := s.Store.EndSession(ctx, sess.ID, out.Finalized, out.Verdict); err != nil {
-		return Ended{}, errorf(CodeInternal, "check the data_dir and its database", "%v", err)
+		return Ended{}, mcperr.New(mcperr.Internal, "check the data_dir and its database", "%v", err)
 	}
 	if in.Publish {
 		s.publishEnded(ctx, sess, r, &out)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/svn"
@@ -49,33 +50,33 @@ const targetForms = "svn-wc:<path>, p4-shelf:<change>, svn-rev:<n>, p4-change:<n
 func ParseTarget(s string) (Target, error) {
 	kind, arg, ok := strings.Cut(strings.TrimSpace(s), ":")
 	if !ok || arg == "" {
-		return Target{}, invalidInput("give target as "+targetForms, "target %q is not kind:value", s)
+		return Target{}, mcperr.New(mcperr.InvalidInput, "give target as "+targetForms, "target %q is not kind:value", s)
 	}
 	t := Target{Kind: TargetKind(kind), Arg: arg}
 	switch t.Kind {
 	case TargetSVNWorkingCopy, TargetPatch:
 		abs, err := filepath.Abs(arg)
 		if err != nil {
-			return Target{}, invalidInput("give an absolute path", "target %q: %v", s, err)
+			return Target{}, mcperr.New(mcperr.InvalidInput, "give an absolute path", "target %q: %v", s, err)
 		}
 		t.Arg = abs
 		fi, err := os.Stat(abs)
 		switch {
 		case err != nil:
-			return Target{}, invalidInput("check the path: it must exist and be readable by this process", "target %q: %v", s, err)
+			return Target{}, mcperr.New(mcperr.InvalidInput, "check the path: it must exist and be readable by this process", "target %q: %v", s, err)
 		case t.Kind == TargetSVNWorkingCopy && !fi.IsDir():
-			return Target{}, invalidInput("give the working copy's directory", "target %q: %s is not a directory", s, abs)
+			return Target{}, mcperr.New(mcperr.InvalidInput, "give the working copy's directory", "target %q: %s is not a directory", s, abs)
 		case t.Kind == TargetPatch && fi.IsDir():
-			return Target{}, invalidInput("give the patch file, not a directory", "target %q: %s is a directory", s, abs)
+			return Target{}, mcperr.New(mcperr.InvalidInput, "give the patch file, not a directory", "target %q: %s is a directory", s, abs)
 		}
 	case TargetP4Shelf, TargetSVNRevision, TargetP4Change:
 		n, err := strconv.ParseInt(arg, 10, 64)
 		if err != nil || n < 1 {
-			return Target{}, invalidInput("give a positive number, e.g. "+kind+":42", "target %q: %q is not a positive number", s, arg)
+			return Target{}, mcperr.New(mcperr.InvalidInput, "give a positive number, e.g. "+kind+":42", "target %q: %q is not a positive number", s, arg)
 		}
 		t.Arg = strconv.FormatInt(n, 10)
 	default:
-		return Target{}, invalidInput("use one of "+targetForms, "target %q: unknown kind %q", s, kind)
+		return Target{}, mcperr.New(mcperr.InvalidInput, "use one of "+targetForms, "target %q: unknown kind %q", s, kind)
 	}
 	return t, nil
 }
@@ -108,10 +109,10 @@ func resolveRepo(cfg *daemon.Config, t Target, name string) (string, error) {
 	if name != "" {
 		r, ok := cfg.Repo(name)
 		if !ok {
-			return "", errorf(CodeNotFound, "name a [[repo]] of "+cfg.Path, "repo %q is not in %s", name, cfg.Path)
+			return "", mcperr.New(mcperr.NotFound, "name a [[repo]] of "+cfg.Path, "repo %q is not in %s", name, cfg.Path)
 		}
 		if want != "" && r.Kind != want {
-			return "", invalidInput("name a "+string(want)+" repo", "repo %q is a %s repo; target %s needs a %s repo", name, r.Kind, t, want)
+			return "", mcperr.New(mcperr.InvalidInput, "name a "+string(want)+" repo", "repo %q is a %s repo; target %s needs a %s repo", name, r.Kind, t, want)
 		}
 		return name, nil
 	}
@@ -128,9 +129,9 @@ func resolveRepo(cfg *daemon.Config, t Target, name string) (string, error) {
 	case 1:
 		return names[0], nil
 	case 0:
-		return "", errorf(CodeConfigInvalid, "add a [[repo]] of kind "+string(want)+" to "+cfg.Path, "target %s needs a %s repo and %s has none", t, want, cfg.Path)
+		return "", mcperr.New(mcperr.ConfigInvalid, "add a [[repo]] of kind "+string(want)+" to "+cfg.Path, "target %s needs a %s repo and %s has none", t, want, cfg.Path)
 	}
-	return "", invalidInput("pass repo: one of "+strings.Join(names, ", "), "target %s: %d %s repos are configured", t, len(names), want)
+	return "", mcperr.New(mcperr.InvalidInput, "pass repo: one of "+strings.Join(names, ", "), "target %s: %d %s repos are configured", t, len(names), want)
 }
 
 // fetched is a target read into a round's run directory.
@@ -151,11 +152,15 @@ type shelfFetcher interface {
 func (t Target) fetch(ctx context.Context, adapters map[string]vcs.Adapter, repo string, layout rundir.Layout) (fetched, error) {
 	switch t.Kind {
 	case TargetSVNWorkingCopy:
-		c, err := fetchWorkingCopy(ctx, t.Arg, layout)
+		wc, err := workingCopyReader(adapters, repo)
 		if err != nil {
 			return fetched{}, err
 		}
-		return fetched{change: c, revision: c.Revision, replayer: workingCopyFiles{root: t.Arg}}, nil
+		c, err := wc.FetchWorkingCopy(ctx, t.Arg, layout)
+		if err != nil {
+			return fetched{}, err
+		}
+		return fetched{change: c, revision: c.Revision, replayer: wc.WorkingCopyFiles(t.Arg)}, nil
 	case TargetPatch:
 		c, err := fetchPatch(t.Arg, layout)
 		return fetched{change: c}, err
@@ -190,24 +195,49 @@ func (t Target) fetch(ctx context.Context, adapters map[string]vcs.Adapter, repo
 	return f, nil
 }
 
+// workingCopyReader is the svn adapter a working copy is read through:
+// its repo's, so the repo's svn_path and scope apply, else one with svn
+// from PATH and the default scope.
+func workingCopyReader(adapters map[string]vcs.Adapter, repo string) (*svn.Adapter, error) {
+	if repo == "" {
+		return svn.NewWorkingCopyReader("")
+	}
+	ad, ok := adapters[repo].(*svn.Adapter)
+	if !ok {
+		return nil, fmt.Errorf("repo %q is not an svn repo, so it cannot read a working copy", repo)
+	}
+	return ad, nil
+}
+
 // workingCopyRepo is the svn [[repo]] whose url the working copy at root
 // was checked out from (at it or below it), so a session begun without
-// repo can still publish; "" when none matches or svn cannot tell.
+// repo can still publish; "" when none matches or svn cannot tell. The
+// url is read with the first svn repo's client (svn_path).
 func workingCopyRepo(ctx context.Context, cfg *daemon.Config, root string) string {
-	out, err := svnIn(ctx, root, "info", "--show-item", "url", ".")
+	var repos []*svn.Config
+	var names []string
+	for _, r := range cfg.Repos {
+		if sc, ok := r.Settings.(*svn.Config); ok && r.Kind == vcs.KindSVN {
+			repos, names = append(repos, sc), append(names, r.Name)
+		}
+	}
+	if len(repos) == 0 {
+		return ""
+	}
+	reader, err := svn.NewWorkingCopyReader(repos[0].SvnPath)
 	if err != nil {
 		return ""
 	}
-	wc := strings.TrimRight(strings.TrimSpace(string(out)), "/")
+	url, err := reader.WorkingCopyURL(ctx, root)
+	if err != nil {
+		return ""
+	}
+	wc := strings.TrimRight(url, "/")
 	best, bestLen := "", 0
-	for _, r := range cfg.Repos {
-		sc, ok := r.Settings.(*svn.Config)
-		if !ok || r.Kind != vcs.KindSVN {
-			continue
-		}
+	for i, sc := range repos {
 		u := strings.TrimRight(sc.URL, "/")
 		if u != "" && (wc == u || strings.HasPrefix(wc, u+"/")) && len(u) > bestLen {
-			best, bestLen = r.Name, len(u)
+			best, bestLen = names[i], len(u)
 		}
 	}
 	return best

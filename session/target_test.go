@@ -10,6 +10,7 @@ import (
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -39,8 +40,8 @@ func TestParseTarget(t *testing.T) {
 	} {
 		got, err := ParseTarget(tc.in)
 		if tc.errHas != "" {
-			var env *Error
-			if !errors.As(err, &env) || env.Code != CodeInvalidInput || !strings.Contains(env.Message, tc.errHas) || env.Remedy == "" {
+			var env *mcperr.Error
+			if !errors.As(err, &env) || env.Code != mcperr.InvalidInput || !strings.Contains(env.Message, tc.errHas) || env.Remedy == "" {
 				t.Errorf("%s: %v, want INVALID_INPUT with %q and a remedy", tc.in, err, tc.errHas)
 			}
 			continue
@@ -142,8 +143,8 @@ func TestAgentOverride(t *testing.T) {
 		t.Errorf("no override: %v", err)
 	}
 	_, err := agentConfig(cfg, "gpt-reviewer-9000", "")
-	var env *Error
-	if !errors.As(err, &env) || env.Code != CodeReviewerNotFound || !strings.Contains(env.Message, "gpt-reviewer-9000") {
+	var env *mcperr.Error
+	if !errors.As(err, &env) || env.Code != mcperr.ReviewerNotFound || !strings.Contains(env.Message, "gpt-reviewer-9000") {
 		t.Errorf("unknown agent: %v", err)
 	}
 	if c, err := agentConfig(cfg, "builtin", ""); err != nil || c.Agent.Kind != "builtin" {

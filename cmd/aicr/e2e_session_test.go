@@ -24,6 +24,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/session"
 )
 
@@ -190,7 +191,7 @@ func TestReviewSessionOverMCPWithTSClient(t *testing.T) {
 	if res[0].IsError || sc(0)["status"] != "running" || sc(0)["round"] != float64(1) || !strings.HasPrefix(fmt.Sprint(sc(0)["session_id"]), "rs-") {
 		t.Fatalf("begin: %+v", res[0])
 	}
-	if !res[1].IsError || sc(1)["code"] != session.CodeRoundStillRunning || sc(1)["remedy"] == "" || !strings.Contains(res[1].Text, session.CodeRoundStillRunning) {
+	if !res[1].IsError || sc(1)["code"] != mcperr.RoundStillRunning || sc(1)["remedy"] == "" || !strings.Contains(res[1].Text, mcperr.RoundStillRunning) {
 		t.Errorf("reply while running: %+v", res[1])
 	}
 	if sc(2)["status"] != "running" || sc(2)["next"] != "running" || sc(2)["next_reason"] != "reviewer_running" {
@@ -223,10 +224,10 @@ func TestReviewSessionOverMCPWithTSClient(t *testing.T) {
 	if res[9].IsError || end["status"] != "ended" || end["finalized"] != true || end["verdict"] != "approved" || end["published"] != true {
 		t.Errorf("end: %+v", res[9])
 	}
-	if !res[10].IsError || sc(10)["code"] != session.CodeSessionInvalid {
+	if !res[10].IsError || sc(10)["code"] != mcperr.SessionInvalid {
 		t.Errorf("wait on an unknown session: %+v", res[10])
 	}
-	if !res[11].IsError || sc(11)["code"] != session.CodeInvalidInput {
+	if !res[11].IsError || sc(11)["code"] != mcperr.InvalidInput {
 		t.Errorf("begin with a bad target: %+v", res[11])
 	}
 	if err := sim.Err(); err != nil {

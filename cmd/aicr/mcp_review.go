@@ -167,7 +167,7 @@ func handleSession[In any](tools *reviewTools, call func(context.Context, *sessi
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
-			return sessionErrorResult(&session.Error{Code: session.CodeInvalidInput, Message: "arguments: " + err.Error(), //nolint:nilerr // the error is the answer: MCP carries it to the agent as the tool's error envelope
+			return sessionErrorResult(&mcperr.Error{Code: mcperr.InvalidInput, Message: "arguments: " + err.Error(), //nolint:nilerr // the error is the answer: MCP carries it to the agent as the tool's error envelope
 				Remedy: "pass only the parameters the tool's input schema lists, with their types"}), nil
 		}
 		svc, err := tools.service(ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/session"
 )
 
@@ -37,17 +38,17 @@ included), p4-shelf:<change>, svn-rev:<n>, p4-change:<n>, patch:<file>.`,
 func sessionService(ctx context.Context, f *Factory, log *slog.Logger) (*session.Service, func(), error) {
 	cfg, err := f.Config()
 	if err != nil {
-		return nil, nil, &session.Error{Code: session.CodeConfigInvalid, Message: err.Error(), Remedy: "fix the config file named in the message"}
+		return nil, nil, &mcperr.Error{Code: mcperr.ConfigInvalid, Message: err.Error(), Remedy: "fix the config file named in the message"}
 	}
 	store, err := f.Store(ctx)
 	if err != nil {
-		return nil, nil, &session.Error{Code: session.CodeInternal, Message: err.Error(), Remedy: "run as the data_dir's owner, with a data_dir it can write"}
+		return nil, nil, &mcperr.Error{Code: mcperr.Internal, Message: err.Error(), Remedy: "run as the data_dir's owner, with a data_dir it can write"}
 	}
 	bin := cfg.Daemon.AicrBinary
 	if bin == "" {
 		if bin, err = f.Executable(); err != nil {
 			store.Close()
-			return nil, nil, &session.Error{Code: session.CodeInternal, Message: "find the aicr binary: " + err.Error(), Remedy: "set [daemon] aicr_binary"}
+			return nil, nil, &mcperr.Error{Code: mcperr.Internal, Message: "find the aicr binary: " + err.Error(), Remedy: "set [daemon] aicr_binary"}
 		}
 	}
 	svc := &session.Service{Config: cfg, Store: store, Logger: log,
@@ -66,14 +67,14 @@ func sessionVerb(ctx context.Context, f *Factory, format string, call func(conte
 		res, err = call(ctx, svc)
 	}
 	if err != nil {
-		var env *session.Error
+		var env *mcperr.Error
 		if !errors.As(err, &env) {
-			env = &session.Error{Code: session.CodeInternal, Message: err.Error(), Remedy: "see the message"}
+			env = &mcperr.Error{Code: mcperr.Internal, Message: err.Error(), Remedy: "see the message"}
 		}
 		if out.JSON() {
 			_ = writeJSON(f.IOStreams.Out, env)
 		}
-		if env.Code == session.CodeInvalidInput || env.Code == session.CodeConfigInvalid {
+		if env.Code == mcperr.InvalidInput || env.Code == mcperr.ConfigInvalid {
 			if out.JSON() {
 				return errSilentUsage
 			}

@@ -35,11 +35,46 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 			added, err = nil, rerr
 		}
 	}()
-	var (
-		candidates []*vcs.FileChange
-		byPath     = map[string]*addedFile{}
-		needMime   []*vcs.FileChange
-	)
+	cl := a.classifyFiles(c, diffs, dumped)
+	if err := a.resolveMimeTypes(ctx, info, rev, cl, dumped); err != nil {
+		return nil, err
+	}
+	wanted := a.scopeBeforeFetch(cl.candidates)
+	fetched, err := a.fetchWanted(ctx, info, rev, wanted, dumped, dst)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.applyByteCaps(wanted, fetched, dst); err != nil {
+		return nil, err
+	}
+	// Every line of an added file is added. One whose content is not
+	// here (too large, over a cap) gets no line map: nothing anchors to
+	// it, and learning its length would mean reading it whole.
+	for i, f := range wanted {
+		if cl.byPath[f.Path] != nil && f.Skipped == "" && fetched.lines[i] > 0 {
+			f.Added = []vcs.LineRange{{Start: 1, End: fetched.lines[i]}}
+			f.Hunks = []vcs.LineRange{{Start: 1, End: fetched.lines[i]}}
+		}
+	}
+	return cl.added, nil
+}
+
+// classified is the first step of fetchContents: the files whose content
+// may be fetched, those whose line maps come from their content, and
+// those whose mime type is still to learn.
+type classified struct {
+	candidates []*vcs.FileChange
+	added      []*addedFile
+	byPath     map[string]*addedFile
+	needMime   []*vcs.FileChange
+}
+
+// classifyFiles skips what has no content to review (out of the filter,
+// directories, deletions), takes each file's line maps from the diff and
+// its binary flag from the diff, the dump or svnlook's property section,
+// and lists the files only a mime type can tell.
+func (a *Adapter) classifyFiles(c *vcs.Change, diffs map[string]vcs.FileDiff, dumped map[string]*dumpedFile) classified {
+	cl := classified{byPath: map[string]*addedFile{}}
 	for i := range c.Files {
 		f := &c.Files[i]
 		d, inDiff := diffs[f.Path]
@@ -59,8 +94,8 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		var af *addedFile
 		if linesFromContent(*f, diffs) {
 			af = &addedFile{f: f}
-			added = append(added, af)
-			byPath[f.Path] = af
+			cl.added = append(cl.added, af)
+			cl.byPath[f.Path] = af
 		}
 		dd := dumped[f.Path]
 		switch {
@@ -80,30 +115,44 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		case af != nil || !inDiff || len(d.Hunks) == 0:
 			// No content in the diff (added, property-only change, empty
 			// file): the diff cannot tell a binary file, the mime type can.
-			needMime = append(needMime, f)
+			cl.needMime = append(cl.needMime, f)
 		}
-		candidates = append(candidates, f)
+		cl.candidates = append(cl.candidates, f)
 	}
+	return cl
+}
+
+// resolveMimeTypes learns the mime types classifyFiles could not, the
+// ones the dump did not list in one batch, and marks binaries.
+func (a *Adapter) resolveMimeTypes(ctx context.Context, info *repoInfo, rev int64, cl classified, dumped map[string]*dumpedFile) error {
 	var unknownMime []*vcs.FileChange
-	for _, f := range needMime {
+	for _, f := range cl.needMime {
 		if d := dumped[f.Path]; d == nil || !d.propsKnown {
 			unknownMime = append(unknownMime, f)
 		}
 	}
 	mimes, err := a.mimeTypes(ctx, info, rev, unknownMime)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, f := range needMime {
+	for _, f := range cl.needMime {
 		m := mimes[f.Path]
 		if d := dumped[f.Path]; d != nil && d.propsKnown {
 			m = d.mime
 		}
 		f.Binary = m != "" && MimeTypeIsBinary(m)
-		if af := byPath[f.Path]; af != nil {
+		if af := cl.byPath[f.Path]; af != nil {
 			af.mime = m
 		}
 	}
+	return nil
+}
+
+// scopeBeforeFetch skips binaries and applies the part of the scope that
+// needs no size (path filter, max_files): sizes are learnt by fetching,
+// so the byte caps come after (applyByteCaps). It returns the files to
+// fetch, in path order.
+func (a *Adapter) scopeBeforeFetch(candidates []*vcs.FileChange) []*vcs.FileChange {
 	var wanted []*vcs.FileChange
 	for _, f := range candidates {
 		if f.Binary {
@@ -112,8 +161,6 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 		}
 		wanted = append(wanted, f)
 	}
-	// Sizes are learnt by fetching: the scope's path filter and
-	// max_files now, its byte caps once the contents are here.
 	a.cfg.Scope.Apply(wanted, func(*vcs.FileChange) int64 { return vcs.SizeUnknown })
 	kept := wanted[:0:0]
 	for _, f := range wanted {
@@ -121,11 +168,21 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 			kept = append(kept, f)
 		}
 	}
-	wanted = kept
+	return kept
+}
 
-	sizes := make([]int64, len(wanted))
-	lines := make([]int, len(wanted))
-	started := make([]bool, len(wanted))
+// fetchedContents is what fetchWanted learnt, by index into wanted.
+type fetchedContents struct {
+	sizes   []int64
+	lines   []int
+	started []bool
+}
+
+// fetchWanted fetches wanted, FetchParallelism at a time, and stops
+// starting fetches once what is fetched passes max_review_bytes: every
+// later file falls past the cap anyway.
+func (a *Adapter) fetchWanted(ctx context.Context, info *repoInfo, rev int64, wanted []*vcs.FileChange, dumped map[string]*dumpedFile, dst vcs.Dest) (fetchedContents, error) {
+	out := fetchedContents{sizes: make([]int64, len(wanted)), lines: make([]int, len(wanted)), started: make([]bool, len(wanted))}
 	errs := make([]error, len(wanted))
 	var (
 		wg      sync.WaitGroup
@@ -143,7 +200,7 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 			break
 		}
 		sem <- struct{}{}
-		started[i] = true
+		out.started[i] = true
 		wg.Add(1)
 		go func(i int, f *vcs.FileChange) {
 			defer func() { <-sem; wg.Done() }()
@@ -153,7 +210,7 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 				return
 			}
 			f.Skipped = skipped
-			sizes[i], lines[i] = n, nl
+			out.sizes[i], out.lines[i] = n, nl
 			mu.Lock()
 			fetched += n
 			mu.Unlock()
@@ -161,39 +218,31 @@ func (a *Adapter) fetchContents(ctx context.Context, info *repoInfo, rev int64, 
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return out, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	// The byte caps in path order, whatever order the fetches finished
-	// in. A file never started sits after the ones that passed the cap.
+	return out, ctx.Err()
+}
+
+// applyByteCaps applies the scope's byte caps in path order, whatever
+// order the fetches finished in, and removes the content of the files
+// past max_review_bytes. A file never started sits after the ones that
+// passed the cap.
+func (a *Adapter) applyByteCaps(wanted []*vcs.FileChange, fetched fetchedContents, dst vcs.Dest) error {
 	index := make(map[*vcs.FileChange]int, len(wanted))
 	for i, f := range wanted {
 		index[f] = i
 	}
-	a.cfg.Scope.Apply(wanted, func(f *vcs.FileChange) int64 { return sizes[index[f]] })
+	a.cfg.Scope.Apply(wanted, func(f *vcs.FileChange) int64 { return fetched.sizes[index[f]] })
 	for i, f := range wanted {
-		if f.Skipped != vcs.SkipReviewBytesCap {
+		if f.Skipped != vcs.SkipReviewBytesCap || !fetched.started[i] {
 			continue
 		}
-		if started[i] {
-			p, _ := srcPath(dst, f.Path)
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("remove %s over max_review_bytes: %w", f.Path, err)
-			}
+		p, _ := srcPath(dst, f.Path)
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove %s over max_review_bytes: %w", f.Path, err)
 		}
 	}
-	// Every line of an added file is added. One whose content is not
-	// here (too large, over a cap) gets no line map: nothing anchors to
-	// it, and learning its length would mean reading it whole.
-	for i, f := range wanted {
-		if byPath[f.Path] != nil && f.Skipped == "" && lines[i] > 0 {
-			f.Added = []vcs.LineRange{{Start: 1, End: lines[i]}}
-			f.Hunks = []vcs.LineRange{{Start: 1, End: lines[i]}}
-		}
-	}
-	return added, nil
+	return nil
 }
 
 // fetchFile streams the file to dst.SrcPath(rel), returning its size and

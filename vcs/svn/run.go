@@ -105,6 +105,12 @@ func (a *Adapter) look(ctx context.Context, stdout io.Writer, sub string, rev in
 }
 
 func (a *Adapter) exec(ctx context.Context, bin string, stdout io.Writer, stdin io.Reader, argv []string) error {
+	return a.execIn(ctx, "", bin, stdout, stdin, argv)
+}
+
+// execIn is exec in directory dir ("" for this process's): a working
+// copy is read from inside it.
+func (a *Adapter) execIn(ctx context.Context, dir, bin string, stdout io.Writer, stdin io.Reader, argv []string) error {
 	name := filepath.Base(bin) + " " + argv[0]
 	a.count(name)
 	cmdCtx, cancel := vcs.WithTimeout(ctx, a.cfg.CommandTimeout)
@@ -112,6 +118,7 @@ func (a *Adapter) exec(ctx context.Context, bin string, stdout io.Writer, stdin 
 	// C.UTF-8 makes svn print paths as UTF-8 instead of "?\228" escapes
 	// and keeps its messages in English for the code matching above.
 	cmd := vcs.Command(cmdCtx, bin, argv, vcs.ChildEnv("LC_ALL=C.UTF-8"))
+	cmd.Dir = dir
 	cmd.Stdin = stdin
 	cmd.Stdout = stdout
 	stderr := &boundedBuffer{max: maxStderr}

@@ -150,167 +150,188 @@ func (a *Adapter) lookDiff(ctx context.Context, info *repoInfo, rev int64, w io.
 // their declared line counts, so content that looks like a header is
 // never rewritten; lines are streamed, never held whole.
 func normalizeLookDiff(r io.Reader, w io.Writer, info *repoInfo) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var (
-		keep               = true
-		kind               string // Added, Deleted, Copied, Modified, Index
-		oldLeft, newLeft   int
-		pending            []byte // a peeked line
-		pendingFull        bool
-		pendingOK, hasPend bool
-	)
-	// readLine returns a line's first chunk (up to the buffer size) and
-	// whether that chunk holds the whole line.
-	readLine := func() ([]byte, bool, bool, error) {
-		if hasPend {
-			hasPend = false
-			return pending, pendingFull, pendingOK, nil
-		}
-		b, err := br.ReadSlice('\n')
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			return append([]byte(nil), b...), false, true, nil
-		case err == io.EOF:
-			return append([]byte(nil), b...), true, len(b) > 0, nil
-		case err != nil:
-			return nil, false, false, err
-		}
-		return append([]byte(nil), b...), true, true, nil
-	}
-	peek := func() ([]byte, error) {
-		if !hasPend {
-			b, full, ok, err := readLine()
-			if err != nil {
-				return nil, err
-			}
-			pending, pendingFull, pendingOK, hasPend = b, full, ok, true
-		}
-		if !pendingOK {
-			return nil, nil
-		}
-		return pending, nil
-	}
-	write := func(b []byte) error {
-		if !keep {
-			return nil
-		}
-		_, err := w.Write(b)
-		return err
-	}
-	// copyRest streams the remainder of a line longer than the buffer.
-	copyRest := func() error {
-		for {
-			b, err := br.ReadSlice('\n')
-			if werr := write(b); werr != nil {
-				return werr
-			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			if err == io.EOF {
-				return nil
-			}
-			return err
-		}
-	}
-	rel := func(p string) (string, bool) { return info.relPath("/" + p) }
-
+	n := &lookDiffNormalizer{br: bufio.NewReaderSize(r, 64<<10), w: w, info: info, keep: true}
 	for {
-		b, full, ok, err := readLine()
+		b, full, ok, err := n.readLine()
 		if err != nil {
 			return fmt.Errorf("read svnlook diff: %w", err)
 		}
 		if !ok {
 			return nil
 		}
-		if oldLeft > 0 || newLeft > 0 {
-			// Inside a hunk: count, copy verbatim.
-			switch c := firstByte(b); c {
-			case ' ':
-				oldLeft--
-				newLeft--
-			case '+':
-				newLeft--
-			case '-':
-				oldLeft--
-			}
-			if err := write(b); err != nil {
+		if n.oldLeft > 0 || n.newLeft > 0 {
+			if err := n.hunkLine(b, full); err != nil {
 				return err
-			}
-			if !full {
-				if err := copyRest(); err != nil {
-					return err
-				}
 			}
 			continue
 		}
 		if !full {
 			// Only content lines can be this long.
-			return fmt.Errorf("svnlook diff: line over %d bytes outside a hunk", br.Size())
+			return fmt.Errorf("svnlook diff: line over %d bytes outside a hunk", n.br.Size())
 		}
-		text := strings.TrimRight(string(b), "\r\n")
-		if name, head, ok := lookSectionHeader(text); ok {
-			next, err := peek()
-			if err != nil {
-				return err
-			}
-			if strings.HasPrefix(string(next), "=====") {
-				r, in := rel(name)
-				keep, kind = in, head
-				if err := write([]byte("Index: " + r + "\n")); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		switch {
-		case strings.HasPrefix(text, "--- "):
-			next, err := peek()
-			if err != nil {
-				return err
-			}
-			if !strings.HasPrefix(string(next), "+++ ") {
-				break
-			}
-			hasPend = false
-			oldName, oldRev := lookLabel(strings.TrimPrefix(text, "--- "))
-			newName, newRev := lookLabel(strings.TrimRight(strings.TrimPrefix(string(next), "+++ "), "\r\n"))
-			oldSide, newSide := "(revision "+oldRev+")", "(revision "+newRev+")"
-			switch kind {
-			case "Added", "Copied":
-				oldSide = "(nonexistent)"
-			case "Deleted":
-				newSide = "(nonexistent)"
-			}
-			or, _ := rel(oldName)
-			nr, _ := rel(newName)
-			if err := write([]byte("--- " + or + "\t" + oldSide + "\n+++ " + nr + "\t" + newSide + "\n")); err != nil {
-				return err
-			}
-			continue
-		case text == "(Binary files differ)":
-			if err := write([]byte("Cannot display: file marked as a binary type.\n")); err != nil {
-				return err
-			}
-			continue
-		case strings.HasPrefix(text, "Property changes on: "):
-			r, in := rel(strings.TrimPrefix(text, "Property changes on: "))
-			keep = in
-			if err := write([]byte("Property changes on: " + r + "\n")); err != nil {
-				return err
-			}
-			continue
-		case strings.HasPrefix(text, "@@ -"), strings.HasPrefix(text, "## -"):
-			var perr error
-			oldLeft, newLeft, perr = hunkCounts(text)
-			if perr != nil {
-				return fmt.Errorf("svnlook diff: %w", perr)
-			}
-		}
-		if err := write(b); err != nil {
+		if err := n.headerLine(b); err != nil {
 			return err
 		}
 	}
+}
+
+// lookDiffNormalizer is normalizeLookDiff's state: where it is in the
+// stream (inside a hunk, how many lines of it are left), whether the
+// current section is inside the reviewed directory, and one peeked line.
+type lookDiffNormalizer struct {
+	br   *bufio.Reader
+	w    io.Writer
+	info *repoInfo
+
+	keep             bool   // the current section is written out
+	kind             string // Added, Deleted, Copied, Modified, Index
+	oldLeft, newLeft int    // lines left in the current hunk
+
+	pending            []byte // a peeked line
+	pendingFull        bool
+	pendingOK, hasPend bool
+}
+
+// readLine returns a line's first chunk (up to the buffer size), whether
+// that chunk holds the whole line, and false at the end of the stream.
+func (n *lookDiffNormalizer) readLine() ([]byte, bool, bool, error) {
+	if n.hasPend {
+		n.hasPend = false
+		return n.pending, n.pendingFull, n.pendingOK, nil
+	}
+	b, err := n.br.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		return append([]byte(nil), b...), false, true, nil
+	case err == io.EOF:
+		return append([]byte(nil), b...), true, len(b) > 0, nil
+	case err != nil:
+		return nil, false, false, err
+	}
+	return append([]byte(nil), b...), true, true, nil
+}
+
+// peek is the next line, left to be read again; nil at the end.
+func (n *lookDiffNormalizer) peek() ([]byte, error) {
+	if !n.hasPend {
+		b, full, ok, err := n.readLine()
+		if err != nil {
+			return nil, err
+		}
+		n.pending, n.pendingFull, n.pendingOK, n.hasPend = b, full, ok, true
+	}
+	if !n.pendingOK {
+		return nil, nil
+	}
+	return n.pending, nil
+}
+
+// write passes b on unless the current section is dropped.
+func (n *lookDiffNormalizer) write(b []byte) error {
+	if !n.keep {
+		return nil
+	}
+	_, err := n.w.Write(b)
+	return err
+}
+
+// copyRest streams the remainder of a line longer than the buffer.
+func (n *lookDiffNormalizer) copyRest() error {
+	for {
+		b, err := n.br.ReadSlice('\n')
+		if werr := n.write(b); werr != nil {
+			return werr
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == io.EOF {
+			return nil
+		}
+		return err
+	}
+}
+
+func (n *lookDiffNormalizer) rel(p string) (string, bool) { return n.info.relPath("/" + p) }
+
+// hunkLine copies a line inside a hunk verbatim, counting it off the
+// hunk's declared lengths.
+func (n *lookDiffNormalizer) hunkLine(b []byte, full bool) error {
+	switch firstByte(b) {
+	case ' ':
+		n.oldLeft--
+		n.newLeft--
+	case '+':
+		n.newLeft--
+	case '-':
+		n.oldLeft--
+	}
+	if err := n.write(b); err != nil {
+		return err
+	}
+	if !full {
+		return n.copyRest()
+	}
+	return nil
+}
+
+// headerLine rewrites a line between hunks: a section header, the file
+// labels, a binary marker, a property section; a hunk header starts a
+// hunk. Anything else is copied.
+func (n *lookDiffNormalizer) headerLine(b []byte) error {
+	text := strings.TrimRight(string(b), "\r\n")
+	if name, head, ok := lookSectionHeader(text); ok {
+		next, err := n.peek()
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(string(next), "=====") {
+			r, in := n.rel(name)
+			n.keep, n.kind = in, head
+			return n.write([]byte("Index: " + r + "\n"))
+		}
+	}
+	switch {
+	case strings.HasPrefix(text, "--- "):
+		next, err := n.peek()
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(string(next), "+++ ") {
+			n.hasPend = false
+			return n.fileLabels(text, string(next))
+		}
+	case text == "(Binary files differ)":
+		return n.write([]byte("Cannot display: file marked as a binary type.\n"))
+	case strings.HasPrefix(text, "Property changes on: "):
+		r, in := n.rel(strings.TrimPrefix(text, "Property changes on: "))
+		n.keep = in
+		return n.write([]byte("Property changes on: " + r + "\n"))
+	case strings.HasPrefix(text, "@@ -"), strings.HasPrefix(text, "## -"):
+		var err error
+		n.oldLeft, n.newLeft, err = hunkCounts(text)
+		if err != nil {
+			return fmt.Errorf("svnlook diff: %w", err)
+		}
+	}
+	return n.write(b)
+}
+
+// fileLabels rewrites svnlook's ---/+++ pair into svn's: relative paths,
+// "(revision N)", or "(nonexistent)" for the side an add or delete lacks.
+func (n *lookDiffNormalizer) fileLabels(oldLine, newLine string) error {
+	oldName, oldRev := lookLabel(strings.TrimPrefix(oldLine, "--- "))
+	newName, newRev := lookLabel(strings.TrimRight(strings.TrimPrefix(newLine, "+++ "), "\r\n"))
+	oldSide, newSide := "(revision "+oldRev+")", "(revision "+newRev+")"
+	switch n.kind {
+	case "Added", "Copied":
+		oldSide = "(nonexistent)"
+	case "Deleted":
+		newSide = "(nonexistent)"
+	}
+	or, _ := n.rel(oldName)
+	nr, _ := n.rel(newName)
+	return n.write([]byte("--- " + or + "\t" + oldSide + "\n+++ " + nr + "\t" + newSide + "\n"))
 }
 
 func firstByte(b []byte) byte {

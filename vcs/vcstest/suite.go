@@ -71,154 +71,195 @@ const (
 // same shapes, must report the same Change (actions, skip reasons, line
 // maps) and write the same run directory (new content under src/, a
 // diff.patch whose parse agrees with the line maps).
+//
+// The shapes run in order on one repository (edit changes what add made,
+// move moves it, delete deletes the moved file), so they are subtests of
+// one suite value rather than independent tests.
 func Run(t *testing.T, h Harness) {
-	a := h.Adapter(t, suiteScope)
-	fetch := func(t *testing.T, rev string) (*vcs.Change, rundir.Layout) {
-		t.Helper()
-		run := rundir.New(t.TempDir())
-		if err := run.Create(); err != nil {
-			t.Fatal(err)
-		}
-		c, err := a.Fetch(context.Background(), rev, run)
-		if err != nil {
-			t.Fatalf("Fetch %s: %v", rev, err)
-		}
-		checkPatch(t, c, run)
-		return c, run
-	}
-	file := func(t *testing.T, c *vcs.Change, rel string) vcs.FileChange {
-		t.Helper()
-		f, ok := c.File(h.ChangePath(rel))
-		if !ok {
-			var paths []string
-			for _, f := range c.Files {
-				paths = append(paths, f.Path)
-			}
-			t.Fatalf("change has no %q; it has %q", h.ChangePath(rel), paths)
-		}
-		return f
-	}
-	reviewed := func(t *testing.T, c *vcs.Change, run rundir.Layout, rel string, action vcs.Action, content string) vcs.FileChange {
-		t.Helper()
-		f := file(t, c, rel)
-		if f.Action != action || f.Skipped != "" || f.Binary {
-			t.Errorf("%s: action %q skipped %q binary %v, want %q, reviewed", rel, f.Action, f.Skipped, f.Binary, action)
-		}
-		p, err := run.SrcPath(f.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := os.ReadFile(p); err != nil || string(got) != content {
-			t.Errorf("%s: src content %q (%v), want %q", rel, got, err, content)
-		}
-		return f
-	}
-	skipped := func(t *testing.T, c *vcs.Change, run rundir.Layout, rel, reason string) vcs.FileChange {
-		t.Helper()
-		f := file(t, c, rel)
-		if f.Skipped != reason {
-			t.Errorf("%s: skipped %q, want %q", rel, f.Skipped, reason)
-		}
-		if p, err := run.SrcPath(f.Path); err == nil {
-			if _, err := os.Stat(p); err == nil {
-				t.Errorf("%s (%s) has content under src/", rel, reason)
-			}
-		}
-		return f
-	}
-	wholeFile := func(t *testing.T, f vcs.FileChange, lines int) {
-		t.Helper()
-		want := []vcs.LineRange{{Start: 1, End: lines}}
-		if !reflect.DeepEqual(f.Added, want) {
-			t.Errorf("%s: added %v, want %v", f.Path, f.Added, want)
-		}
-	}
-
-	t.Run("add", func(t *testing.T) {
-		rev := h.Commit(t, "add", FileOp{Op: OpAdd, Path: fileA, Content: []byte(contentA)})
-		c, run := fetch(t, rev)
-		if c.Revision != rev || c.Description == "" || c.Author == "" {
-			t.Errorf("metadata: revision %q author %q description %q", c.Revision, c.Author, c.Description)
-		}
-		wholeFile(t, reviewed(t, c, run, fileA, vcs.ActionAdd, contentA), 5)
-	})
-	t.Run("edit", func(t *testing.T) {
-		rev := h.Commit(t, "edit", FileOp{Op: OpEdit, Path: fileA, Content: []byte(contentA2)})
-		c, run := fetch(t, rev)
-		f := reviewed(t, c, run, fileA, vcs.ActionModify, contentA2)
-		for line, added := range map[int]bool{1: false, 2: true, 3: false, 6: true} {
-			if f.IsAdded(line) != added {
-				t.Errorf("edit: line %d added = %v, want %v (added %v)", line, !added, added, f.Added)
-			}
-		}
-	})
-	t.Run("move", func(t *testing.T) {
-		rev := h.Commit(t, "move", FileOp{Op: OpMove, From: fileA, Path: movedA, Content: []byte(contentA2)})
-		c, run := fetch(t, rev)
-		reviewed(t, c, run, movedA, vcs.ActionAdd, contentA2)
-		if f := skipped(t, c, run, fileA, vcs.SkipDeleted); f.Action != vcs.ActionDelete {
-			t.Errorf("move source: action %q, want delete", f.Action)
-		}
-	})
-	t.Run("delete", func(t *testing.T) {
-		rev := h.Commit(t, "delete", FileOp{Op: OpDelete, Path: movedA})
-		c, run := fetch(t, rev)
-		if f := skipped(t, c, run, movedA, vcs.SkipDeleted); f.Action != vcs.ActionDelete {
-			t.Errorf("delete: action %q", f.Action)
-		}
-	})
-	t.Run("binary", func(t *testing.T) {
-		rev := h.Commit(t, "binary", FileOp{Op: OpAdd, Path: "img/logo.png", Content: []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), Binary: true})
-		c, run := fetch(t, rev)
-		if f := skipped(t, c, run, "img/logo.png", vcs.SkipBinary); !f.Binary {
-			t.Errorf("binary file not marked Binary")
-		}
-	})
-	t.Run("large file", func(t *testing.T) {
-		big := bytes.Repeat([]byte("0123456789abcdef\n"), 1000)
-		rev := h.Commit(t, "large", FileOp{Op: OpAdd, Path: "data/big.txt", Content: big},
-			FileOp{Op: OpAdd, Path: "data/small.txt", Content: []byte("small\n")})
-		c, run := fetch(t, rev)
-		skipped(t, c, run, "data/big.txt", vcs.SkipTooLarge)
-		reviewed(t, c, run, "data/small.txt", vcs.ActionAdd, "small\n")
-	})
-	t.Run("excluded path", func(t *testing.T) {
-		rev := h.Commit(t, "vendor", FileOp{Op: OpAdd, Path: "lib/vendor/x.c", Content: []byte("int x;\n")},
-			FileOp{Op: OpAdd, Path: "lib/y.c", Content: []byte("int y;\n")})
-		c, run := fetch(t, rev)
-		skipped(t, c, run, "lib/vendor/x.c", vcs.SkipExcluded)
-		reviewed(t, c, run, "lib/y.c", vcs.ActionAdd, "int y;\n")
-	})
-	t.Run("spaces and glob characters", func(t *testing.T) {
-		rev := h.Commit(t, "odd name", FileOp{Op: OpAdd, Path: spacesPath, Content: []byte("odd\nname\n")})
-		c, run := fetch(t, rev)
-		wholeFile(t, reviewed(t, c, run, spacesPath, vcs.ActionAdd, "odd\nname\n"), 2)
-	})
-	t.Run("non-ASCII", func(t *testing.T) {
-		// Mostly ASCII content: svn add calls a file of mostly high bytes
-		// binary, and the name is what this shape is about.
-		const text = "hello 你好\nworld 世界\n"
-		rev := h.Commit(t, "non-ASCII", FileOp{Op: OpAdd, Path: nonASCII, Content: []byte(text)})
-		c, run := fetch(t, rev)
-		wholeFile(t, reviewed(t, c, run, nonASCII, vcs.ActionAdd, text), 2)
-	})
-	t.Run("max_review_bytes", func(t *testing.T) {
-		b := h.Adapter(t, vcs.Scope{MaxReviewBytes: 10})
-		rev := h.Commit(t, "caps", FileOp{Op: OpAdd, Path: "cap/1.txt", Content: []byte("12345678\n")},
-			FileOp{Op: OpAdd, Path: "cap/2.txt", Content: []byte("12345678\n")})
-		run := rundir.New(t.TempDir())
-		if err := run.Create(); err != nil {
-			t.Fatal(err)
-		}
-		c, err := b.Fetch(context.Background(), rev, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reviewed(t, c, run, "cap/1.txt", vcs.ActionAdd, "12345678\n")
-		skipped(t, c, run, "cap/2.txt", vcs.SkipReviewBytesCap)
-	})
-	t.Run("tree at a revision", func(t *testing.T) { runTree(t, h, a) })
+	s := &suite{h: h, a: h.Adapter(t, suiteScope)}
+	t.Run("add", s.add)
+	t.Run("edit", s.edit)
+	t.Run("move", s.move)
+	t.Run("delete", s.delete)
+	t.Run("binary", s.binary)
+	t.Run("large file", s.largeFile)
+	t.Run("excluded path", s.excludedPath)
+	t.Run("spaces and glob characters", s.oddName)
+	t.Run("non-ASCII", s.nonASCII)
+	t.Run("max_review_bytes", s.maxReviewBytes)
+	t.Run("tree at a revision", func(t *testing.T) { runTree(t, h, s.a) })
 	t.Run("agent reads stay in scope", func(t *testing.T) { runScopedReads(t, h) })
+}
+
+// suite is one Run: the harness and the adapter under suiteScope.
+type suite struct {
+	h Harness
+	a vcs.Adapter
+}
+
+// fetch reads rev into a fresh run directory and checks its diff.patch.
+func (s *suite) fetch(t *testing.T, rev string) (*vcs.Change, rundir.Layout) {
+	t.Helper()
+	run := rundir.New(t.TempDir())
+	if err := run.Create(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.a.Fetch(context.Background(), rev, run)
+	if err != nil {
+		t.Fatalf("Fetch %s: %v", rev, err)
+	}
+	checkPatch(t, c, run)
+	return c, run
+}
+
+// file is the change's file at rel (relative to the root).
+func (s *suite) file(t *testing.T, c *vcs.Change, rel string) vcs.FileChange {
+	t.Helper()
+	f, ok := c.File(s.h.ChangePath(rel))
+	if !ok {
+		var paths []string
+		for _, f := range c.Files {
+			paths = append(paths, f.Path)
+		}
+		t.Fatalf("change has no %q; it has %q", s.h.ChangePath(rel), paths)
+	}
+	return f
+}
+
+// reviewed checks rel is reviewed with action and content under src/.
+func (s *suite) reviewed(t *testing.T, c *vcs.Change, run rundir.Layout, rel string, action vcs.Action, content string) vcs.FileChange {
+	t.Helper()
+	f := s.file(t, c, rel)
+	if f.Action != action || f.Skipped != "" || f.Binary {
+		t.Errorf("%s: action %q skipped %q binary %v, want %q, reviewed", rel, f.Action, f.Skipped, f.Binary, action)
+	}
+	p, err := run.SrcPath(f.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(p); err != nil || string(got) != content {
+		t.Errorf("%s: src content %q (%v), want %q", rel, got, err, content)
+	}
+	return f
+}
+
+// skipped checks rel is listed skipped for reason, with nothing under src/.
+func (s *suite) skipped(t *testing.T, c *vcs.Change, run rundir.Layout, rel, reason string) vcs.FileChange {
+	t.Helper()
+	f := s.file(t, c, rel)
+	if f.Skipped != reason {
+		t.Errorf("%s: skipped %q, want %q", rel, f.Skipped, reason)
+	}
+	if p, err := run.SrcPath(f.Path); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s (%s) has content under src/", rel, reason)
+		}
+	}
+	return f
+}
+
+// wholeFile checks that every one of f's lines is added.
+func wholeFile(t *testing.T, f vcs.FileChange, lines int) {
+	t.Helper()
+	want := []vcs.LineRange{{Start: 1, End: lines}}
+	if !reflect.DeepEqual(f.Added, want) {
+		t.Errorf("%s: added %v, want %v", f.Path, f.Added, want)
+	}
+}
+
+func (s *suite) add(t *testing.T) {
+	rev := s.h.Commit(t, "add", FileOp{Op: OpAdd, Path: fileA, Content: []byte(contentA)})
+	c, run := s.fetch(t, rev)
+	if c.Revision != rev || c.Description == "" || c.Author == "" {
+		t.Errorf("metadata: revision %q author %q description %q", c.Revision, c.Author, c.Description)
+	}
+	wholeFile(t, s.reviewed(t, c, run, fileA, vcs.ActionAdd, contentA), 5)
+}
+
+func (s *suite) edit(t *testing.T) {
+	rev := s.h.Commit(t, "edit", FileOp{Op: OpEdit, Path: fileA, Content: []byte(contentA2)})
+	c, run := s.fetch(t, rev)
+	f := s.reviewed(t, c, run, fileA, vcs.ActionModify, contentA2)
+	for line, added := range map[int]bool{1: false, 2: true, 3: false, 6: true} {
+		if f.IsAdded(line) != added {
+			t.Errorf("edit: line %d added = %v, want %v (added %v)", line, !added, added, f.Added)
+		}
+	}
+}
+
+func (s *suite) move(t *testing.T) {
+	rev := s.h.Commit(t, "move", FileOp{Op: OpMove, From: fileA, Path: movedA, Content: []byte(contentA2)})
+	c, run := s.fetch(t, rev)
+	s.reviewed(t, c, run, movedA, vcs.ActionAdd, contentA2)
+	if f := s.skipped(t, c, run, fileA, vcs.SkipDeleted); f.Action != vcs.ActionDelete {
+		t.Errorf("move source: action %q, want delete", f.Action)
+	}
+}
+
+func (s *suite) delete(t *testing.T) {
+	rev := s.h.Commit(t, "delete", FileOp{Op: OpDelete, Path: movedA})
+	c, run := s.fetch(t, rev)
+	if f := s.skipped(t, c, run, movedA, vcs.SkipDeleted); f.Action != vcs.ActionDelete {
+		t.Errorf("delete: action %q", f.Action)
+	}
+}
+
+func (s *suite) binary(t *testing.T) {
+	rev := s.h.Commit(t, "binary", FileOp{Op: OpAdd, Path: "img/logo.png", Content: []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), Binary: true})
+	c, run := s.fetch(t, rev)
+	if f := s.skipped(t, c, run, "img/logo.png", vcs.SkipBinary); !f.Binary {
+		t.Errorf("binary file not marked Binary")
+	}
+}
+
+func (s *suite) largeFile(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef\n"), 1000)
+	rev := s.h.Commit(t, "large", FileOp{Op: OpAdd, Path: "data/big.txt", Content: big},
+		FileOp{Op: OpAdd, Path: "data/small.txt", Content: []byte("small\n")})
+	c, run := s.fetch(t, rev)
+	s.skipped(t, c, run, "data/big.txt", vcs.SkipTooLarge)
+	s.reviewed(t, c, run, "data/small.txt", vcs.ActionAdd, "small\n")
+}
+
+func (s *suite) excludedPath(t *testing.T) {
+	rev := s.h.Commit(t, "vendor", FileOp{Op: OpAdd, Path: "lib/vendor/x.c", Content: []byte("int x;\n")},
+		FileOp{Op: OpAdd, Path: "lib/y.c", Content: []byte("int y;\n")})
+	c, run := s.fetch(t, rev)
+	s.skipped(t, c, run, "lib/vendor/x.c", vcs.SkipExcluded)
+	s.reviewed(t, c, run, "lib/y.c", vcs.ActionAdd, "int y;\n")
+}
+
+func (s *suite) oddName(t *testing.T) {
+	rev := s.h.Commit(t, "odd name", FileOp{Op: OpAdd, Path: spacesPath, Content: []byte("odd\nname\n")})
+	c, run := s.fetch(t, rev)
+	wholeFile(t, s.reviewed(t, c, run, spacesPath, vcs.ActionAdd, "odd\nname\n"), 2)
+}
+
+func (s *suite) nonASCII(t *testing.T) {
+	// Mostly ASCII content: svn add calls a file of mostly high bytes
+	// binary, and the name is what this shape is about.
+	const text = "hello 你好\nworld 世界\n"
+	rev := s.h.Commit(t, "non-ASCII", FileOp{Op: OpAdd, Path: nonASCII, Content: []byte(text)})
+	c, run := s.fetch(t, rev)
+	wholeFile(t, s.reviewed(t, c, run, nonASCII, vcs.ActionAdd, text), 2)
+}
+
+// maxReviewBytes uses an adapter of its own with a 10-byte cap: the
+// first file passes, the second is past the cap.
+func (s *suite) maxReviewBytes(t *testing.T) {
+	b := s.h.Adapter(t, vcs.Scope{MaxReviewBytes: 10})
+	rev := s.h.Commit(t, "caps", FileOp{Op: OpAdd, Path: "cap/1.txt", Content: []byte("12345678\n")},
+		FileOp{Op: OpAdd, Path: "cap/2.txt", Content: []byte("12345678\n")})
+	run := rundir.New(t.TempDir())
+	if err := run.Create(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Fetch(context.Background(), rev, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.reviewed(t, c, run, "cap/1.txt", vcs.ActionAdd, "12345678\n")
+	s.skipped(t, c, run, "cap/2.txt", vcs.SkipReviewBytesCap)
 }
 
 // runScopedReads checks that what an agent may ask for after the review
