@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/aicr-dev/aicr/daemon"
@@ -206,6 +207,12 @@ func checkDataDir(cfg *daemon.Config, me account) Check {
 		os.Remove(dir)
 		c.Status, c.Detail = StatusOK, fmt.Sprintf("data_dir %s does not exist yet; %s can create it", dir, me.who())
 		return c
+	case errors.Is(err, syscall.ENOTDIR):
+		// A file where a directory of the path should be: no access
+		// right cures that, only another data_dir does.
+		c.Detail = fmt.Sprintf("data_dir %s cannot be a directory: a part of its path is a file (%s)", dir, oneLine(err.Error()))
+		c.Fix = "point [daemon] data_dir at a directory of its own, e.g. /var/lib/aicr"
+		return c
 	case err != nil:
 		c.Detail = fmt.Sprintf("data_dir %s: %s", dir, oneLine(err.Error()))
 		c.Fix = grantSearchFix(dir, me)
@@ -279,6 +286,10 @@ func checkFileReadable(nf namedFile, me account) Check {
 		c.Fix = grantReadFix(nf.Path, me)
 	default:
 		c.Detail = fmt.Sprintf("%s %s: %s", nf.Key, nf.Path, oneLine(err.Error()))
+		if st, serr := os.Stat(nf.Path); serr == nil && !st.Mode().IsRegular() {
+			// The daemon reads only regular files (secret.ErrNotRegular).
+			c.Fix = fmt.Sprintf("point %s at a regular file holding the value: %s is not a file", nf.Key, nf.Path)
+		}
 	}
 	return c
 }
@@ -375,12 +386,15 @@ func svnAccessFix(r daemon.RepoConfig, err error) string {
 		}
 		return fmt.Sprintf("the server refuses user %s with the password from %s: write the right password into it in place (printf '%%s' 'PASSWORD' > %s keeps its owner and mode), then check by hand as the daemon's account: svn info --non-interactive --username %s --password-from-stdin %s < %s",
 			user, src, shellQuote(pwFile), shellQuote(user), shellQuote(url), shellQuote(pwFile))
+	// A repository that is not there comes before an unreachable server:
+	// svn wraps a missing file:// repository (E180001) in the same
+	// "Unable to connect" (E170013) as a server that does not answer.
+	case strings.Contains(msg, "E170000") || strings.Contains(msg, "E160013") || strings.Contains(msg, "E160006") || strings.Contains(msg, "E180001"):
+		return fmt.Sprintf("%s does not exist: fix url (or local_path/repo_path) in [[repo]] %s", url, r.Name)
 	case errors.Is(err, vcs.ErrUnavailable):
 		return fmt.Sprintf("the server at %s does not answer from this host: check it runs and that the firewall lets the daemon's host through", url)
 	case strings.Contains(msg, "E230001"):
 		return fmt.Sprintf("the server's certificate is not trusted: install its CA on this host, or set trust_server_cert_failures in [[repo]] %s", r.Name)
-	case strings.Contains(msg, "E170000") || strings.Contains(msg, "E160013") || strings.Contains(msg, "E160006"):
-		return fmt.Sprintf("%s does not exist: fix url (or local_path/repo_path) in [[repo]] %s", url, r.Name)
 	case errors.Is(err, os.ErrPermission) || strings.Contains(msg, "ermission denied"):
 		return "see the file check above: the daemon's account must read the password file and the repository"
 	}

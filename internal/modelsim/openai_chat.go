@@ -118,47 +118,59 @@ func (chatAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 	id := fmt.Sprintf("chatcmpl-ms%03d", a.seq)
 	created := time.Now().Unix()
 	if !req.Stream {
-		const padMark = "<<modelsim-pad-7f3a>>" // marshals as itself
-		text := a.text
-		if a.pad > 0 {
-			text += padMark
-		}
-		msg := map[string]any{"role": "assistant", "content": nullable(text), "refusal": nil}
-		if len(a.toolCalls) > 0 {
-			var calls []map[string]any
-			for i, c := range a.toolCalls {
-				calls = append(calls, map[string]any{
-					"id": chatCallID(a.seq, i), "type": "function",
-					"function": map[string]any{"name": c.Name, "arguments": chatArguments(c)},
-				})
-			}
-			msg["tool_calls"] = calls
-		}
-		choices := []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": chatFinish(a)}}
-		if a.noChoices {
-			choices = []any{}
-		}
-		body := map[string]any{
-			"id": id, "object": "chat.completion", "created": created, "model": a.model,
-			"choices": choices, "usage": chatUsage(a.usage),
-		}
-		if a.pad == 0 {
-			writeJSON(w, http.StatusOK, body)
-			return
-		}
-		enc, err := json.Marshal(body)
-		if err != nil {
-			panic(err)
-		}
-		head, tail, _ := strings.Cut(string(enc), padMark)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		if _, err := io.WriteString(w, head); err == nil && writeFiller(w, a.pad) == nil {
-			_, _ = io.WriteString(w, tail)
-		}
+		writeChatCompletion(w, id, created, a)
 		return
 	}
+	streamChatCompletion(w, req, id, created, a)
+}
 
+// writeChatCompletion is the answer as one chat.completion object; a
+// padded one streams its filler inside the content instead of building
+// it in memory.
+func writeChatCompletion(w http.ResponseWriter, id string, created int64, a answer) {
+	const padMark = "<<modelsim-pad-7f3a>>" // marshals as itself
+	text := a.text
+	if a.pad > 0 {
+		text += padMark
+	}
+	msg := map[string]any{"role": "assistant", "content": nullable(text), "refusal": nil}
+	if len(a.toolCalls) > 0 {
+		var calls []map[string]any
+		for i, c := range a.toolCalls {
+			calls = append(calls, map[string]any{
+				"id": chatCallID(a.seq, i), "type": "function",
+				"function": map[string]any{"name": c.Name, "arguments": chatArguments(c)},
+			})
+		}
+		msg["tool_calls"] = calls
+	}
+	choices := []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": chatFinish(a)}}
+	if a.noChoices {
+		choices = []any{}
+	}
+	body := map[string]any{
+		"id": id, "object": "chat.completion", "created": created, "model": a.model,
+		"choices": choices, "usage": chatUsage(a.usage),
+	}
+	if a.pad == 0 {
+		writeJSON(w, http.StatusOK, body)
+		return
+	}
+	enc, err := json.Marshal(body)
+	if err != nil {
+		panic(err)
+	}
+	head, tail, _ := strings.Cut(string(enc), padMark)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.WriteString(w, head); err == nil && writeFiller(w, a.pad) == nil {
+		_, _ = io.WriteString(w, tail)
+	}
+}
+
+// streamChatCompletion is the answer as chat.completion.chunk events:
+// role, content pieces, filler, tool calls, finish, usage when asked.
+func streamChatCompletion(w http.ResponseWriter, req Request, id string, created int64, a answer) {
 	var in chatRequest
 	_ = json.Unmarshal(req.Raw, &in) // decoded once already
 	includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage

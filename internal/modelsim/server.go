@@ -242,109 +242,145 @@ func apiFor(name string) api {
 	}
 }
 
+// handle serves one API's endpoint: decode the request the way that API
+// would, refuse it where the real server would, then play the next step
+// of the script.
 func (s *Server) handle(name string) http.HandlerFunc {
 	a := apiFor(name)
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			s.fail(fmt.Errorf("modelsim: %s %s, want POST", r.Method, r.URL.Path))
-			a.writeError(w, errorFor(name, http.StatusMethodNotAllowed, "", ""))
+		req, ok := s.readRequest(w, r, a, name)
+		if !ok {
 			return
 		}
-		raw, err := io.ReadAll(r.Body)
-		if err != nil {
-			return
-		}
-		req := Request{API: name, Header: r.Header.Clone(), Raw: raw}
-		if g, ok := a.(geminiAPI); ok {
-			if err := g.decodeURL(r, &req); err != nil {
-				s.fail(err)
-				a.writeError(w, errorFor(name, http.StatusNotFound, "", err.Error()))
-				return
-			}
-		}
-		if err := a.decode(raw, &req); err != nil {
-			s.fail(fmt.Errorf("modelsim: %s request does not decode: %w", name, err))
-			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", err.Error()))
-			return
-		}
-
 		s.mu.Lock()
 		s.requests = append(s.requests, req)
 		seq := len(s.requests)
 		key := s.key
 		s.mu.Unlock()
 
-		// A real server refuses bad credentials before it reads the
-		// conversation, so a refusal does not use up a step.
-		if key != "" {
-			if ok, token := a.authorized(r.Header, key); !ok {
-				a.writeError(w, authError(name, token))
-				return
-			}
-		}
-		if name == APIAnthropic && s.refusesSystemMessages() {
-			if i := systemMessageIndex(raw); i >= 0 {
-				a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error",
-					fmt.Sprintf("messages.%d.role: Input should be 'user' or 'assistant'", i)))
-				return
-			}
-		}
-		s.mu.Lock()
-		vllm := s.vllm
-		s.mu.Unlock()
-		if name == APIOpenAIChat && vllm != nil {
-			if e := vllmRefusal(vllm, raw, req); e != nil {
-				e.write(w)
-				return
-			}
-		}
-		if name == APIAnthropic && r.Header.Get("anthropic-version") == "" {
-			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required"))
+		if s.refuse(w, r, a, req, key) {
 			return
 		}
-
-		s.mu.Lock()
-		var step Step
-		if s.respond != nil {
-			respond := s.respond
-			s.mu.Unlock()
-			step = respond(req)
-		} else if s.next >= len(s.steps) {
-			s.mu.Unlock()
-			s.fail(fmt.Errorf("modelsim: request %d (%s) beyond the script's %d steps", seq, name, len(s.steps)))
-			a.writeError(w, errorFor(name, http.StatusInternalServerError, "", "modelsim: no scripted step left"))
-			return
-		} else {
-			step = s.steps[s.next]
-			s.next++
-			s.mu.Unlock()
-		}
-
-		if step.Check != nil {
-			if err := step.Check(req); err != nil {
-				s.fail(fmt.Errorf("modelsim: request %d (%s): %w", seq, name, err))
-				a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "modelsim check: "+err.Error()))
-				return
-			}
-		}
-		if step.Hang {
-			select {
-			case <-r.Context().Done():
-			case <-s.closing:
-			}
+		step, ok := s.nextStep(w, a, name, seq, req)
+		if !ok {
 			return
 		}
-		if step.Status >= 300 || step.ErrorType != "" {
-			a.writeError(w, errorFor(name, step.Status, step.ErrorType, ""))
-			return
-		}
-		model := req.Model
-		if model == "" {
-			model = "modelsim"
-		}
-		a.writeAnswer(w, req, answer{seq: seq, model: model, text: step.Text, toolCalls: step.ToolCalls, usage: step.Usage,
-			noChoices: step.NoChoices, pad: step.PadBytes})
+		s.play(w, r, a, step, seq, req)
 	}
+}
+
+// readRequest decodes a POST into a Request; ok is false when it was
+// answered with an error instead.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, a api, name string) (req Request, ok bool) {
+	if r.Method != http.MethodPost {
+		s.fail(fmt.Errorf("modelsim: %s %s, want POST", r.Method, r.URL.Path))
+		a.writeError(w, errorFor(name, http.StatusMethodNotAllowed, "", ""))
+		return req, false
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return req, false
+	}
+	req = Request{API: name, Header: r.Header.Clone(), Raw: raw}
+	if g, isGemini := a.(geminiAPI); isGemini {
+		if err := g.decodeURL(r, &req); err != nil {
+			s.fail(err)
+			a.writeError(w, errorFor(name, http.StatusNotFound, "", err.Error()))
+			return req, false
+		}
+	}
+	if err := a.decode(raw, &req); err != nil {
+		s.fail(fmt.Errorf("modelsim: %s request does not decode: %w", name, err))
+		a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", err.Error()))
+		return req, false
+	}
+	return req, true
+}
+
+// refuse answers what the real server refuses before it reads the
+// conversation (credentials, a system message Anthropic does not take,
+// what this vLLM is not started for, a missing anthropic-version), so a
+// refusal does not use up a step. It reports whether it answered.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, a api, req Request, key string) bool {
+	name, raw := req.API, req.Raw
+	if key != "" {
+		if ok, token := a.authorized(r.Header, key); !ok {
+			a.writeError(w, authError(name, token))
+			return true
+		}
+	}
+	if name == APIAnthropic && s.refusesSystemMessages() {
+		if i := systemMessageIndex(raw); i >= 0 {
+			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error",
+				fmt.Sprintf("messages.%d.role: Input should be 'user' or 'assistant'", i)))
+			return true
+		}
+	}
+	s.mu.Lock()
+	vllm := s.vllm
+	s.mu.Unlock()
+	if name == APIOpenAIChat && vllm != nil {
+		if e := vllmRefusal(vllm, raw, req); e != nil {
+			e.write(w)
+			return true
+		}
+	}
+	if name == APIAnthropic && r.Header.Get("anthropic-version") == "" {
+		a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required"))
+		return true
+	}
+	return false
+}
+
+// nextStep is the Respond callback's answer, else the script's next
+// step; ok is false when the script has run out (answered with a 500).
+func (s *Server) nextStep(w http.ResponseWriter, a api, name string, seq int, req Request) (Step, bool) {
+	s.mu.Lock()
+	if s.respond != nil {
+		respond := s.respond
+		s.mu.Unlock()
+		return respond(req), true
+	}
+	if s.next >= len(s.steps) {
+		s.mu.Unlock()
+		s.fail(fmt.Errorf("modelsim: request %d (%s) beyond the script's %d steps", seq, name, len(s.steps)))
+		a.writeError(w, errorFor(name, http.StatusInternalServerError, "", "modelsim: no scripted step left"))
+		return Step{}, false
+	}
+	step := s.steps[s.next]
+	s.next++
+	s.mu.Unlock()
+	return step, true
+}
+
+// play answers the request as step says: its check, a hang, an error or
+// the answer.
+func (s *Server) play(w http.ResponseWriter, r *http.Request, a api, step Step, seq int, req Request) {
+	name := req.API
+	if step.Check != nil {
+		if err := step.Check(req); err != nil {
+			s.fail(fmt.Errorf("modelsim: request %d (%s): %w", seq, name, err))
+			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "modelsim check: "+err.Error()))
+			return
+		}
+	}
+	if step.Hang {
+		select {
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+		return
+	}
+	if step.Status >= 300 || step.ErrorType != "" {
+		a.writeError(w, errorFor(name, step.Status, step.ErrorType, ""))
+		return
+	}
+	model := req.Model
+	if model == "" {
+		model = "modelsim"
+	}
+	a.writeAnswer(w, req, answer{seq: seq, model: model, text: step.Text, toolCalls: step.ToolCalls, usage: step.Usage,
+		noChoices: step.NoChoices, pad: step.PadBytes})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -53,86 +53,27 @@ type emu struct {
 
 // Main runs one p4 invocation and returns its exit status.
 func Main(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if logPath := getenv(EnvLog); logPath != "" {
-		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
-			fmt.Fprintln(f, strings.Join(args, " "))
-			f.Close()
-		}
-	}
+	logInvocation(getenv, args)
 	e := &emu{mode: "text", getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, user: getenv("P4USER"), client: getenv("P4CLIENT"), port: getenv("P4PORT")}
 	if cs := getenv("P4CHARSET"); cs != "" && cs != "none" {
 		e.charset = cs
 	}
-	var argFile string
-	i := 0
-	for ; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			break
-		}
-		next := func() string {
-			i++
-			if i < len(args) {
-				return args[i]
-			}
-			return ""
-		}
-		switch a {
-		case "-G":
-			e.mode = "G"
-		case "-ztag":
-			e.mode = "ztag"
-		case "-z":
-			if next() == "tag" {
-				e.mode = "ztag"
-			}
-		case "-V":
-			rev := "2023.1/2468153 (2023/05/02)"
-			if d, err := loadDepot(getenv); err == nil && d.ClientRev != "" {
-				rev = d.ClientRev
-			}
-			fmt.Fprintf(stdout, "Perforce - The Fast Software Configuration Management System.\n"+
-				"Copyright 1995-2023 Perforce Software.  All rights reserved.\n"+
-				"Rev. P4/LINUX26X86_64/%s.\n", rev)
-			return 0
-		case "-p":
-			e.port = next()
-		case "-P", "-b", "-d", "-H", "-r":
-			next()
-		case "-u":
-			e.user = next()
-		case "-c":
-			e.client = next()
-		case "-C":
-			if cs := next(); cs != "none" {
-				e.charset = cs
-			} else {
-				e.charset = ""
-			}
-		case "-x":
-			argFile = next()
-		case "-s", "-q":
-		default:
-			fmt.Fprintf(stderr, "Invalid option: %s.\n", a)
-			return 1
-		}
+	rest, argFile, status, done := e.globalOptions(args)
+	if done {
+		return status
 	}
-	if i >= len(args) {
+	if len(rest) == 0 {
 		fmt.Fprintln(stderr, "p4 -h for usage.")
 		return 1
 	}
-	cmd, cargs := args[i], args[i+1:]
+	cmd, cargs := rest[0], rest[1:]
 	if argFile != "" {
-		b, err := os.ReadFile(argFile)
+		fromFile, err := readArgFile(argFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "open for read: %s: %v\n", argFile, err)
+			fmt.Fprintln(stderr, err)
 			return 1
 		}
-		for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-			if l != "" {
-				cargs = append(cargs, l)
-			}
-		}
+		cargs = append(cargs, fromFile...)
 	}
 	d, err := loadDepot(getenv)
 	if err != nil {
@@ -156,6 +97,104 @@ func Main(args []string, getenv func(string) string, stdin io.Reader, stdout, st
 		return 1
 	}
 	return 0
+}
+
+// logInvocation appends argv to the EnvLog file, so tests can assert
+// which p4 commands the adapter ran.
+func logInvocation(getenv func(string) string, args []string) {
+	logPath := getenv(EnvLog)
+	if logPath == "" {
+		return
+	}
+	if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+		fmt.Fprintln(f, strings.Join(args, " "))
+		f.Close()
+	}
+}
+
+// globalOptions reads p4's options before the command name into e and
+// returns the command and its arguments. done is set, with the exit
+// status, when an option ends the invocation itself (-V, or one p4 does
+// not know).
+func (e *emu) globalOptions(args []string) (rest []string, argFile string, status int, done bool) {
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		next := func() string {
+			i++
+			if i < len(args) {
+				return args[i]
+			}
+			return ""
+		}
+		switch a {
+		case "-G":
+			e.mode = "G"
+		case "-ztag":
+			e.mode = "ztag"
+		case "-z":
+			if next() == "tag" {
+				e.mode = "ztag"
+			}
+		case "-V":
+			e.printVersion()
+			return nil, "", 0, true
+		case "-p":
+			e.port = next()
+		case "-P", "-b", "-d", "-H", "-r":
+			next()
+		case "-u":
+			e.user = next()
+		case "-c":
+			e.client = next()
+		case "-C":
+			if cs := next(); cs != "none" {
+				e.charset = cs
+			} else {
+				e.charset = ""
+			}
+		case "-x":
+			argFile = next()
+		case "-s", "-q":
+		default:
+			fmt.Fprintf(e.stderr, "Invalid option: %s.\n", a)
+			return nil, "", 1, true
+		}
+	}
+	if i >= len(args) {
+		return nil, argFile, 0, false
+	}
+	return args[i:], argFile, 0, false
+}
+
+// printVersion is `p4 -V`, with the depot's ClientRev when it sets one
+// (tests of the adapter's minimum client version).
+func (e *emu) printVersion() {
+	rev := "2023.1/2468153 (2023/05/02)"
+	if d, err := loadDepot(e.getenv); err == nil && d.ClientRev != "" {
+		rev = d.ClientRev
+	}
+	fmt.Fprintf(e.stdout, "Perforce - The Fast Software Configuration Management System.\n"+
+		"Copyright 1995-2023 Perforce Software.  All rights reserved.\n"+
+		"Rev. P4/LINUX26X86_64/%s.\n", rev)
+}
+
+// readArgFile is -x FILE: one argument a line, appended to the command's.
+func readArgFile(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("open for read: %s: %v", path, err)
+	}
+	var args []string
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if l != "" {
+			args = append(args, l)
+		}
+	}
+	return args, nil
 }
 
 func loadDepot(getenv func(string) string) (*Depot, error) {

@@ -28,89 +28,128 @@ import (
 // goal is issue 14's intake target at 64 clients.
 const goal = 5000.0
 
-func main() {
-	url := flag.String("url", "", "daemon intake base URL, e.g. http://127.0.0.1:8080")
-	secretFile := flag.String("secret-file", "", "file holding the shared secret")
-	repo := flag.String("repo", "bench", "repo name configured in the daemon")
-	clientsList := flag.String("clients", "1,8,64", "comma-separated concurrent client counts")
-	rounds := flag.Int("rounds", 5, "rounds; each runs every client count once, in turn")
-	per := flag.Duration("duration", 2*time.Second, "length of one measurement")
-	firstRev := flag.Int("first-rev", 100000, "first revision number to report (each event is a new revision)")
-	pid := flag.Int("pid", 0, "daemon pid, to read its RSS from /proc")
-	refURL := flag.String("ref-url", "", "a reference daemon (e.g. an older build) measured in the same rounds, alternating")
-	refPID := flag.Int("ref-pid", 0, "the reference daemon's pid")
-	refName := flag.String("ref-name", "reference", "the reference's name in the table")
-	preload := flag.Int("preload", 0, "post revisions 1..N once before measuring (work for the workers)")
-	dump := flag.Int("dump", 0, "write an svn dump with N one-file revisions to stdout and exit")
+// options are the command line's flags.
+type options struct {
+	url, secretFile, repo, clients string
+	rounds                         int
+	per                            time.Duration
+	firstRev, pid                  int
+	refURL                         string
+	refPID                         int
+	refName                        string
+	preload, dump                  int
+}
+
+func parseOptions() options {
+	var o options
+	flag.StringVar(&o.url, "url", "", "daemon intake base URL, e.g. http://127.0.0.1:8080")
+	flag.StringVar(&o.secretFile, "secret-file", "", "file holding the shared secret")
+	flag.StringVar(&o.repo, "repo", "bench", "repo name configured in the daemon")
+	flag.StringVar(&o.clients, "clients", "1,8,64", "comma-separated concurrent client counts")
+	flag.IntVar(&o.rounds, "rounds", 5, "rounds; each runs every client count once, in turn")
+	flag.DurationVar(&o.per, "duration", 2*time.Second, "length of one measurement")
+	flag.IntVar(&o.firstRev, "first-rev", 100000, "first revision number to report (each event is a new revision)")
+	flag.IntVar(&o.pid, "pid", 0, "daemon pid, to read its RSS from /proc")
+	flag.StringVar(&o.refURL, "ref-url", "", "a reference daemon (e.g. an older build) measured in the same rounds, alternating")
+	flag.IntVar(&o.refPID, "ref-pid", 0, "the reference daemon's pid")
+	flag.StringVar(&o.refName, "ref-name", "reference", "the reference's name in the table")
+	flag.IntVar(&o.preload, "preload", 0, "post revisions 1..N once before measuring (work for the workers)")
+	flag.IntVar(&o.dump, "dump", 0, "write an svn dump with N one-file revisions to stdout and exit")
 	flag.Parse()
-	if *dump > 0 {
-		writeDump(os.Stdout, *dump)
+	return o
+}
+
+func main() {
+	o := parseOptions()
+	if o.dump > 0 {
+		writeDump(os.Stdout, o.dump)
 		return
 	}
-	secret, err := os.ReadFile(*secretFile)
+	secret, err := os.ReadFile(o.secretFile)
 	if err != nil {
 		fail("read secret: %v", err)
 	}
 	secret = bytes.TrimSpace(secret)
-	var counts []int
-	for _, f := range strings.Split(*clientsList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			fail("bad -clients entry %q", f)
-		}
-		counts = append(counts, n)
-	}
+	counts := clientCounts(o.clients)
 	maxClients := 0
 	for _, n := range counts {
 		maxClients = max(maxClients, n)
 	}
 	newPoster := func(base string) *poster {
 		return &poster{
-			url: strings.TrimRight(base, "/") + "/v1/events", secret: secret, repo: *repo,
+			url: strings.TrimRight(base, "/") + "/v1/events", secret: secret, repo: o.repo,
 			http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: maxClients, MaxConnsPerHost: maxClients}},
 		}
 	}
-	posters := []*poster{newPoster(*url)}
-	if *refURL != "" {
-		posters = append(posters, newPoster(*refURL))
+	posters := []*poster{newPoster(o.url)}
+	if o.refURL != "" {
+		posters = append(posters, newPoster(o.refURL))
 	}
 	for _, p := range posters {
-		p.preload(*preload, maxClients)
+		p.preload(o.preload, maxClients)
 	}
-	posters[0].pid = *pid
+	posters[0].pid = o.pid
 	if len(posters) == 2 {
-		posters[1].pid = *refPID
+		posters[1].pid = o.refPID
 	}
+	idleRSS, _ := rss(o.pid)
+	rates, refRates := measureRounds(posters, counts, o)
+	_, peak := rss(o.pid)
+	printRates(counts, rates, refRates, len(posters) == 2, o.refName)
+	printDaemonCost(posters, o, idleRSS, peak)
+}
+
+// clientCounts parses -clients.
+func clientCounts(list string) []int {
+	var counts []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fail("bad -clients entry %q", f)
+		}
+		counts = append(counts, n)
+	}
+	return counts
+}
+
+// measureRounds runs every client count once a round against the daemon
+// and, with -ref-url, the reference: the events/s of each measurement by
+// client count.
+func measureRounds(posters []*poster, counts []int, o options) (rates, refRates map[int][]float64) {
 	p := posters[0]
-	idleRSS, _ := rss(*pid)
-	next := int64(*firstRev)
-	rates := map[int][]float64{}
-	refRates := map[int][]float64{}
-	for r := 0; r < *rounds; r++ {
+	next := int64(o.firstRev)
+	rates = map[int][]float64{}
+	refRates = map[int][]float64{}
+	for r := 0; r < o.rounds; r++ {
 		for _, n := range counts {
 			// Alternate which goes first, so neither always meets the
 			// machine in the same state.
 			if len(posters) == 2 && r%2 == 1 {
-				refRates[n] = append(refRates[n], posters[1].measure(n, *per, &next))
-				rates[n] = append(rates[n], p.measure(n, *per, &next))
+				refRates[n] = append(refRates[n], posters[1].measure(n, o.per, &next))
+				rates[n] = append(rates[n], p.measure(n, o.per, &next))
 				continue
 			}
-			rates[n] = append(rates[n], p.measure(n, *per, &next))
+			rates[n] = append(rates[n], p.measure(n, o.per, &next))
 			if len(posters) == 2 {
-				refRates[n] = append(refRates[n], posters[1].measure(n, *per, &next))
+				refRates[n] = append(refRates[n], posters[1].measure(n, o.per, &next))
 			}
 		}
 	}
-	_, peak := rss(*pid)
+	return rates, refRates
+}
+
+// printRates is the table of events/s by client count, with the
+// reference's and the ratio when there is one.
+func printRates(counts []int, rates, refRates map[int][]float64, withRef bool, refName string) {
 	fmt.Printf("%-8s %7s %10s %10s %10s", "clients", "rounds", "median/s", "min/s", "max/s")
-	if len(posters) == 2 {
-		fmt.Printf(" %14s %8s", *refName+"/s", "ratio")
+	if withRef {
+		fmt.Printf(" %14s %8s", refName+"/s", "ratio")
 	}
 	fmt.Println()
 	for _, n := range counts {
 		v := sorted(rates[n])
 		fmt.Printf("%-8d %7d %10.0f %10.0f %10.0f", n, len(v), median(v), v[0], v[len(v)-1])
-		if len(posters) == 2 {
+		if withRef {
 			ref := median(sorted(refRates[n]))
 			fmt.Printf(" %14.0f %7.2fx", ref, median(v)/ref)
 		}
@@ -119,22 +158,28 @@ func main() {
 	if v, ok := rates[64]; ok {
 		fmt.Printf("64 clients vs goal %.0f events/s: %.2fx\n", goal, median(sorted(v))/goal)
 	}
+}
+
+// printDaemonCost is what the events cost the daemons: CPU per event,
+// memory, and how many events were accepted.
+func printDaemonCost(posters []*poster, o options, idleRSS, peak int64) {
+	p := posters[0]
 	// CPU per event does not depend on what else the machine runs the way
 	// events/s does; it includes the daemon's 2 busy workers (not their
 	// child processes).
-	if *pid > 0 {
+	if o.pid > 0 {
 		fmt.Printf("daemon CPU per accepted event: %.0f us", p.cpuPerEvent())
-		if len(posters) == 2 && *refPID > 0 {
-			fmt.Printf(", %s %.0f us (%.2fx)", *refName, posters[1].cpuPerEvent(), p.cpuPerEvent()/posters[1].cpuPerEvent())
+		if len(posters) == 2 && o.refPID > 0 {
+			fmt.Printf(", %s %.0f us (%.2fx)", o.refName, posters[1].cpuPerEvent(), p.cpuPerEvent()/posters[1].cpuPerEvent())
 		}
 		fmt.Println()
 	}
-	if *pid > 0 {
+	if o.pid > 0 {
 		fmt.Printf("daemon RSS: after preload %.1f MB, peak (VmHWM) %.1f MB\n", float64(idleRSS)/1024, float64(peak)/1024)
 	}
-	if *refPID > 0 {
-		_, refPeak := rss(*refPID)
-		fmt.Printf("%s daemon RSS: peak (VmHWM) %.1f MB\n", *refName, float64(refPeak)/1024)
+	if o.refPID > 0 {
+		_, refPeak := rss(o.refPID)
+		fmt.Printf("%s daemon RSS: peak (VmHWM) %.1f MB\n", o.refName, float64(refPeak)/1024)
 	}
 	fmt.Printf("accepted events (202): %d\n", p.accepted.Load())
 }
