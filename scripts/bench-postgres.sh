@@ -14,7 +14,7 @@ export PATH="/usr/local/go/bin:$PATH"
 export AICR_PGTEST_FSYNC=on
 echo "== reviews per minute, daemons sharing one PostgreSQL"
 AICR_BENCH_POSTGRES=1 AICR_BENCH_COMMITS=$COMMITS go test -v -count=1 -timeout 60m \
-	-run '^TestBenchPostgresReviewsPerMinute$' ./cmd/aicr/ | grep '^daemons='
+	-run '^TestBenchPostgresReviewsPerMinute$' ./e2e/ | grep '^daemons='
 echo "== intake: Enqueue at 64 clients, events/s"
 rate() { go test -count=1 -run '^$' -bench '^BenchmarkEnqueue64Clients$' -benchtime "${EVENTS}x" ./audit/ |
 	awk '/events\/s/ { for (i = 1; i <= NF; i++) if ($i == "events/s") print $(i-1) }'; }

@@ -18,15 +18,16 @@ func TestAgentTestFlags(t *testing.T) {
 	})
 }
 
-// agentTestConfig writes a config whose agent is the builtin one served by
-// aicrBin (the binary TestMain built), or by mcp when set.
+// agentTestConfig writes a config whose agent is the builtin one, with
+// aicr_binary this test binary, or mcp when set: the builtin agent spawns
+// neither (TestAgentTestBuiltinNeedsNoServerBinary).
 func agentTestConfig(t *testing.T, mcp string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "trigger-secret"), []byte("s3cret-for-tests\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin := aicrBin
+	bin := executable(t)
 	if mcp != "" {
 		bin = mcp
 	}

@@ -3,10 +3,11 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aicr-dev/aicr/internal/svntest"
 )
 
 // Issue 15 item 8: two p4 repos on one server get distinct trigger names
@@ -63,68 +64,16 @@ func TestP4ShelveTriggerStepsTestByShelving(t *testing.T) {
 	}
 }
 
-// Issue 15 item 8: the hook runs the binary by the path the operator ran
-// it as. A symlink such as /usr/local/bin/aicr → /opt/aicr-1.2/aicr is
-// kept, so the next release only moves the link and the hook follows.
-func TestInstalledHookKeepsTheInvokedBinaryPath(t *testing.T) {
-	requireSVN(t)
-	dir := t.TempDir()
-	release := filepath.Join(dir, "opt", "aicr-1.2")
-	links := filepath.Join(dir, "usr-local-bin")
-	for _, d := range []string{release, links} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(aicrBin)
+// executable is this test binary: a file install svn-hook accepts as the
+// aicr the hook runs, for the tests that read the hook and never run it
+// (e2e runs the shipped binary through the hook).
+func executable(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(release, "aicr"), b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(links, "aicr")
-	if err := os.Symlink(filepath.Join(release, "aicr"), link); err != nil {
-		t.Fatal(err)
-	}
-	repos := filepath.Join(dir, "main")
-	run(t, dir, "svnadmin", "create", repos)
-	cfg := writeHookConfig(t, dir, repos)
-
-	// Run by its path, then by its name through PATH.
-	for _, argv0 := range []string{link, "aicr"} {
-		// argv[0] as a shell would pass it; the kernel runs the link.
-		cmd := &exec.Cmd{Path: link, Args: []string{argv0, "install", "svn-hook", "--repo", repos, "--config", cfg}}
-		cmd.Env = append(os.Environ(), "PATH="+links+":/usr/bin:/bin")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s install svn-hook: %v\n%s", argv0, err, out)
-		}
-		hook, _ := os.ReadFile(filepath.Join(repos, "hooks", "post-commit"))
-		if !strings.Contains(string(hook), "exec '"+link+"' notify svn") || strings.Contains(string(hook), release) {
-			t.Fatalf("run as %s, the hook does not run %s:\n%s", argv0, link, hook)
-		}
-	}
-}
-
-// writeHookConfig writes a config whose [[repo]] "main" is repos.
-func writeHookConfig(t *testing.T, dir string, repos ...string) string {
-	t.Helper()
-	body := "[daemon]\ndata_dir = \"data\"\nsecret_file = \"secret\"\n\n[notify]\nspool_dir = \"spool\"\nsecret_file = \"secret\"\n"
-	for i, r := range repos {
-		name := "main"
-		if i > 0 {
-			name = filepath.Base(r)
-		}
-		body += "\n[[repo]]\nname = \"" + name + "\"\nkind = \"svn\"\nurl = \"file://" + r + "\"\nlocal_path = \"" + r + "\"\n"
-	}
-	cfg := filepath.Join(dir, "aicr.toml")
-	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return exe
 }
 
 // Issue 15 item 8: --all --parent installs into every repository of an
@@ -132,14 +81,14 @@ func writeHookConfig(t *testing.T, dir string, repos ...string) string {
 // with the line to paste, a repository with no [[repo]] skipped, a
 // symlinked hook failed, a plain directory skipped.
 func TestInstallSVNHookAllUnderParent(t *testing.T) {
-	requireSVN(t)
+	svntest.Require(t)
 	dir := t.TempDir()
 	parent := filepath.Join(dir, "svn")
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []string{"alpha", "beta", "gamma", "linked"} {
-		run(t, dir, "svnadmin", "create", filepath.Join(parent, r))
+		svntest.Run(t, dir, "svnadmin", "create", filepath.Join(parent, r))
 	}
 	if err := os.MkdirAll(filepath.Join(parent, "not-a-repo"), 0o755); err != nil {
 		t.Fatal(err)
@@ -156,9 +105,9 @@ func TestInstallSVNHookAllUnderParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// gamma has no [[repo]].
-	cfg := writeHookConfig(t, dir, filepath.Join(parent, "alpha"), filepath.Join(parent, "beta"), filepath.Join(parent, "linked"))
+	cfg := svntest.HookConfig(t, dir, filepath.Join(parent, "alpha"), filepath.Join(parent, "beta"), filepath.Join(parent, "linked"))
 
-	out, errOut, code := runCLI(t, "install", "svn-hook", "--all", "--parent", parent, "--config", cfg, "--aicr", aicrBin, "--format", "json")
+	out, errOut, code := runCLI(t, "install", "svn-hook", "--all", "--parent", parent, "--config", cfg, "--aicr", executable(t), "--format", "json")
 	if code != exitError {
 		t.Fatalf("exit %d, want 1 (linked failed):\n%s\n%s", code, out, errOut)
 	}
@@ -193,7 +142,7 @@ func TestInstallSVNHookAllUnderParent(t *testing.T) {
 	}
 
 	// Text, and --force for the linked one: everything but the skips is done.
-	out, errOut, code = runCLI(t, "install", "svn-hook", "--all", "--parent", parent, "--config", cfg, "--aicr", aicrBin, "--force")
+	out, errOut, code = runCLI(t, "install", "svn-hook", "--all", "--parent", parent, "--config", cfg, "--aicr", executable(t), "--force")
 	if code != 0 || !strings.Contains(out, "installed alpha") && !strings.Contains(out, "installed  alpha") {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
 	}
@@ -206,17 +155,17 @@ func TestInstallSVNHookAllUnderParent(t *testing.T) {
 // uninstall, while the hook still calls the helper, says which line to
 // remove.
 func TestInstallAndUninstallAroundAPythonHook(t *testing.T) {
-	requireSVN(t)
+	svntest.Require(t)
 	dir := t.TempDir()
 	repos := filepath.Join(dir, "main")
-	run(t, dir, "svnadmin", "create", repos)
-	cfg := writeHookConfig(t, dir, repos)
+	svntest.Run(t, dir, "svnadmin", "create", repos)
+	cfg := svntest.HookConfig(t, dir, repos)
 	hook := filepath.Join(repos, "hooks", "post-commit")
 	py := "#!/usr/bin/python3\nimport sys\n"
 	if err := os.WriteFile(hook, []byte(py), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runCLI(t, "install", "svn-hook", "--repo", repos, "--config", cfg, "--aicr", aicrBin)
+	out, errOut, code := runCLI(t, "install", "svn-hook", "--repo", repos, "--config", cfg, "--aicr", executable(t))
 	line := `import subprocess, sys; subprocess.call(["` + filepath.Join(repos, "hooks", "post-commit.aicr") + `"] + sys.argv[1:])`
 	if code != 0 || !strings.Contains(out, "is a python3 hook, so aicr did not edit it") || !strings.Contains(out, "\n    "+line+"\n") {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)

@@ -29,7 +29,9 @@ func TestMCPInstallPrintsAndMergesRegistrations(t *testing.T) {
 	// JSON clients: other servers and keys are kept.
 	for client, key := range map[string]string{"cursor": "mcpServers", "opencode": "mcp", "claude-code": "mcpServers"} {
 		file := filepath.Join(dir, client+".json")
-		mustWrite(t, file, `{"theme": "dark", "`+key+`": {"other": {"command": "x"}}}`)
+		if err := os.WriteFile(file, []byte(`{"theme": "dark", "`+key+`": {"other": {"command": "x"}}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if _, errOut, code := runCLI(t, args(client, "--write", "--file", file)...); code != 0 {
 			t.Fatalf("%s --write: exit %d %s", client, code, errOut)
 		}
@@ -54,7 +56,9 @@ func TestMCPInstallPrintsAndMergesRegistrations(t *testing.T) {
 
 	// codex: tables appended, comments kept, a differing table refused.
 	file := filepath.Join(dir, "config.toml")
-	mustWrite(t, file, "# my settings\nmodel = \"o3\"\n")
+	if err := os.WriteFile(file, []byte("# my settings\nmodel = \"o3\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, errOut, code := runCLI(t, args("codex", "--write", "--file", file)...); code != 0 {
 		t.Fatalf("codex --write: exit %d %s", code, errOut)
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -92,7 +92,7 @@ func TestP4UntrustedSSLServerSaysHowToTrustIt(t *testing.T) {
 	cmd.Dir = e.dir
 	out, err := cmd.Output()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitError {
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("aicr review p4: %v, want exit 1\n%s", err, out)
 	}
 	var res struct {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Credentials an agent quotes, and one a committer pasted into the commit
 // message, as they travel through the shipped daemon: the llm agent on the

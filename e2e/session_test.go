@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Review sessions end to end: the official MCP TypeScript SDK drives
 // `aicr mcp review` (a real process, killed and restarted mid-round) on a
@@ -25,6 +25,7 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/internal/modelsim"
 	"github.com/aicr-dev/aicr/mcperr"
+	"github.com/aicr-dev/aicr/internal/svntest"
 	"github.com/aicr-dev/aicr/session"
 )
 
@@ -144,7 +145,7 @@ func TestReviewSessionOverMCPWithTSClient(t *testing.T) {
 	node := requireTSClient(t)
 	e := newEnv(t, 1)
 	e.commit("add Sum", map[string]string{"mathx/sum.go": sumCommitted})
-	run(t, e.wc, "svn", "update", "-q")
+	svntest.Run(t, e.wc, "svn", "update", "-q")
 	mustWrite(t, filepath.Join(e.wc, "mathx", "sum.go"), sumPlanted)
 	// Unversioned: reviewed as a new file without `svn add`.
 	mustWrite(t, filepath.Join(e.wc, "mathx", "doc.go"), "// Package mathx sums.\npackage mathx\n")

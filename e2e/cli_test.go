@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/doctor"
 	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/internal/svntest"
 	"github.com/aicr-dev/aicr/internal/testimage"
 )
 
@@ -92,7 +93,7 @@ var e2eCLIs = []struct{ kind, api string }{
 // through the llm-only egress proxy, and ⇄ aicr's MCP server → the
 // finding in the file channel; the key never lands in a file.
 func TestSVNCommitReviewedByEachAgentCLIInPodman(t *testing.T) {
-	requireSVN(t)
+	svntest.Require(t)
 	for _, tc := range e2eCLIs {
 		t.Run(tc.kind, func(t *testing.T) {
 			e := newEnv(t, 1)
@@ -177,7 +178,7 @@ pids_limit = 1024
 // aicr doctor checks the configured agent CLI: missing → the install
 // command as the fix; installed → its version runs in the sandbox's image.
 func TestDoctorChecksTheAgentCLI(t *testing.T) {
-	requireSVN(t)
+	svntest.Require(t)
 	e := newEnv(t, 1)
 	image := nodeImageForE2E(t)
 	installCLI(t, e, "claude-code")

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -28,6 +28,17 @@ func TestSpoolListAndRequeueWithARealDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// What spool list and spool requeue print, as far as this test reads it.
+	type spoolItem struct {
+		triggers.SpoolEntry
+		State   string `json:"state"`
+		LastLog string `json:"last_log"`
+	}
+	type requeueResult struct {
+		File    string `json:"file"`
+		Outcome string `json:"outcome"`
+		EventID int64  `json:"event_id"`
+	}
 	var listed []spoolItem
 	if err := json.Unmarshal([]byte(e.aicr("spool", "list", "--config", e.config, "--format", "json")), &listed); err != nil {
 		t.Fatal(err)

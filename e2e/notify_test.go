@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aicr-dev/aicr/internal/svntest"
 )
 
 // waitFile waits (bounded) for path to exist, for the detached hook.
@@ -81,18 +83,18 @@ func TestNotifyP4WithRelativeConfigSpools(t *testing.T) {
 func TestHookOnTheWrongRepositoryIsRefused(t *testing.T) {
 	e := newEnv(t, 1)
 	other := filepath.Join(e.dir, "repos", "other")
-	run(t, e.dir, "svnadmin", "create", other)
+	svntest.Run(t, e.dir, "svnadmin", "create", other)
 	out := e.aicr("install", "svn-hook", "--repo", other, "--name", "main", "--config", e.config)
 	if !strings.Contains(out, "warning") || !strings.Contains(out, e.repos) {
 		t.Fatalf("install on %s as main gave no warning naming main's local_path:\n%s", other, out)
 	}
 	wc := filepath.Join(e.dir, "wc-other")
-	run(t, e.dir, "svn", "checkout", "-q", "file://"+other, wc)
+	svntest.Run(t, e.dir, "svn", "checkout", "-q", "file://"+other, wc)
 	if err := os.WriteFile(filepath.Join(wc, "x.txt"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(t, wc, "svn", "add", "-q", "x.txt")
-	run(t, wc, "svn", "commit", "-q", "-m", "in other", "--username", "alice")
+	svntest.Run(t, wc, "svn", "add", "-q", "x.txt")
+	svntest.Run(t, wc, "svn", "commit", "-q", "-m", "in other", "--username", "alice")
 
 	rejected := filepath.Join(e.spool, "rejected")
 	deadline := time.Now().Add(60 * time.Second)

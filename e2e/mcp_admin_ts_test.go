@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // `aicr mcp admin` driven by the official MCP TypeScript SDK over stdio: the
 // typed tools as an independent client sees them (the SDK validates every
@@ -21,13 +21,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aicr-dev/aicr/admin"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/internal/admintest"
 	"github.com/aicr-dev/aicr/mcperr"
-	"github.com/aicr-dev/aicr/triggers"
 )
 
 type adminTSReport struct {
@@ -84,94 +83,6 @@ func runAdminTSClient(t *testing.T, node, config, plan string) adminTSReport {
 	return out
 }
 
-// adminFixture is a data_dir with: run 1 failed, run 2 queued, run 3
-// succeeded 60 days ago with its run directory and a dead delivery, and
-// repo docs paused.
-type adminFixture struct {
-	config, dataDir, db string
-	failed, queued, old int64
-	dispatch            int64
-}
-
-func newAdminFixture(t *testing.T) adminFixture {
-	t.Helper()
-	dir := t.TempDir()
-	fx := adminFixture{dataDir: filepath.Join(dir, "data")}
-	mustWrite(t, filepath.Join(dir, "secret"), "s3cret\n")
-	fx.config = filepath.Join(dir, "aicr.toml")
-	mustWrite(t, fx.config, fmt.Sprintf(`[daemon]
-data_dir = %q
-secret_file = %q
-keep_runs_for = "720h"
-
-[[repo]]
-name = "main"
-kind = "svn"
-url = "file:///nonexistent/main"
-channels = ["reports"]
-
-[[repo]]
-name = "docs"
-kind = "svn"
-url = "file:///nonexistent/docs"
-channels = ["reports"]
-
-[[channel]]
-name = "reports"
-kind = "file"
-path = %q
-`, fx.dataDir, filepath.Join(dir, "secret"), filepath.Join(dir, "reports.jsonl")))
-	fx.db = filepath.Join(fx.dataDir, "aicr.db")
-	ctx := context.Background()
-	store, err := audit.Open(ctx, fx.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	clock := time.Now().Add(-60 * 24 * time.Hour)
-	store.SetClock(func() time.Time { return clock })
-	ev := func(repo, rev string) triggers.Event {
-		return triggers.Event{V: 1, VCS: "svn", Repo: repo, Revision: rev, User: "alice"}
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	// run 1: finished long ago too, so the prune plan has two runs.
-	e, err := store.Enqueue(ctx, ev("main", "3"), triggers.SourceTrigger, time.Time{})
-	must(err)
-	fx.old = e.RunID
-	run, err := store.ClaimNext(ctx)
-	must(err)
-	must(store.SetRunDir(ctx, run.ID, filepath.Join(fx.dataDir, "runs", fmt.Sprint(run.ID))))
-	mustWrite(t, filepath.Join(fx.dataDir, "runs", fmt.Sprint(run.ID), "diff.patch"), "x")
-	must(store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}))
-	d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "")
-	must(err)
-	claim, err := store.ClaimDispatch(ctx, d.ID, time.Minute)
-	must(err)
-	_, err = store.FinishAttempt(ctx, claim, delivery.AttemptResult{Status: delivery.StatusDead, Reason: "server", StatusCode: 503, Error: "gave up"})
-	must(err)
-	fx.dispatch = d.ID
-
-	clock = time.Now().Add(-time.Hour)
-	e, err = store.Enqueue(ctx, ev("main", "4"), triggers.SourceTrigger, time.Time{})
-	must(err)
-	fx.failed = e.RunID
-	run, err = store.ClaimNext(ctx)
-	must(err)
-	must(store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunFailed, Error: "svn: E170013: unreachable"}))
-
-	e, err = store.Enqueue(ctx, ev("main", "5"), triggers.SourceTrigger, time.Time{})
-	must(err)
-	fx.queued = e.RunID
-	_, _, err = store.PauseRepo(ctx, "docs", "bob", "migration")
-	must(err)
-	return fx
-}
-
 // fileDigest is the bytes of the database and its WAL ("" when absent).
 func fileDigest(t *testing.T, paths ...string) string {
 	t.Helper()
@@ -198,7 +109,7 @@ func decodeAs[T any](t *testing.T, raw json.RawMessage) T {
 
 func TestMCPAdminTypeScriptClient(t *testing.T) {
 	node := requireTSClient(t)
-	fx := newAdminFixture(t)
+	fx := admintest.New(t)
 	mutations := func(confirm bool, planIDs map[string]string) []tsCall {
 		args := func(tool string, a map[string]any) tsCall {
 			if confirm {
@@ -210,9 +121,9 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 			return tsCall{Name: tool, Arguments: a}
 		}
 		return []tsCall{
-			args(admin.ToolRunRetry, map[string]any{"run_id": fx.failed}),
-			args(admin.ToolRunCancel, map[string]any{"run_id": fx.queued, "reason": "reverted"}),
-			args(admin.ToolDispatchRetry, map[string]any{"dispatch_id": fx.dispatch}),
+			args(admin.ToolRunRetry, map[string]any{"run_id": fx.Failed}),
+			args(admin.ToolRunCancel, map[string]any{"run_id": fx.Queued, "reason": "reverted"}),
+			args(admin.ToolDispatchRetry, map[string]any{"dispatch_id": fx.Dispatch}),
 			args(admin.ToolRepoPause, map[string]any{"repo": "main", "reason": "dump/load"}),
 			args(admin.ToolRepoResume, map[string]any{"repo": "docs"}),
 			args(admin.ToolPrune, map[string]any{}),
@@ -220,21 +131,21 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 	}
 	reads := []tsCall{
 		{Name: admin.ToolRunsList, Arguments: map[string]any{}},
-		{Name: admin.ToolRunInspect, Arguments: map[string]any{"run_id": fx.old}},
+		{Name: admin.ToolRunInspect, Arguments: map[string]any{"run_id": fx.Old}},
 		{Name: admin.ToolDispatchList, Arguments: map[string]any{"status": "dead"}},
 		{Name: admin.ToolQueueStatus, Arguments: map[string]any{}},
 		{Name: admin.ToolConfigCheck, Arguments: map[string]any{}},
 		{Name: admin.ToolDoctor, Arguments: map[string]any{}},
 	}
-	dbFiles := []string{fx.db, fx.db + "-wal"}
+	dbFiles := []string{fx.DB, fx.DB + "-wal"}
 	before := fileDigest(t, dbFiles...)
 
 	// Phase 1: the read-only tools and every mutation without confirm.
-	rep := runAdminTSClient(t, node, fx.config, adminPlan(t, append(append([]tsCall{}, reads...), mutations(false, nil)...)...))
+	rep := runAdminTSClient(t, node, fx.Config, adminPlan(t, append(append([]tsCall{}, reads...), mutations(false, nil)...)...))
 	if after := fileDigest(t, dbFiles...); after != before {
 		t.Fatal("the database changed although no mutation was confirmed")
 	}
-	if _, err := os.Stat(filepath.Join(fx.dataDir, "runs", fmt.Sprint(fx.old))); err != nil {
+	if _, err := os.Stat(filepath.Join(fx.DataDir, "runs", fmt.Sprint(fx.Old))); err != nil {
 		t.Fatalf("prune without confirm removed a run directory: %v", err)
 	}
 	checkAdminTools(t, rep)
@@ -253,8 +164,8 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 		}
 		planIDs[c.Name] = o.PlanID
 	}
-	if p := decodeAs[admin.Outcome](t, rep.Calls[len(reads)+5].StructuredContent); len(p.Plan) != 1 || p.Plan[0].ID != fx.old {
-		t.Errorf("prune plan %+v, want run %d's directory", p.Plan, fx.old)
+	if p := decodeAs[admin.Outcome](t, rep.Calls[len(reads)+5].StructuredContent); len(p.Plan) != 1 || p.Plan[0].ID != fx.Old {
+		t.Errorf("prune plan %+v, want run %d's directory", p.Plan, fx.Old)
 	}
 
 	// CLI parity: each read-only tool's structured content is the verb's
@@ -266,14 +177,14 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 		args []string
 	}{
 		{0, "runs", []string{"audit", "list"}},
-		{1, "", []string{"audit", "show", fmt.Sprint(fx.old)}},
+		{1, "", []string{"audit", "show", fmt.Sprint(fx.Old)}},
 		{2, "dispatches", []string{"dispatch", "list", "--status", "dead"}},
 		{3, "", []string{"queue", "status"}},
-		{4, "", []string{"config", "check", fx.config}},
+		{4, "", []string{"config", "check", fx.Config}},
 		{5, "", []string{"doctor"}},
-		{len(reads) + 0, "", []string{"run", "retry", fmt.Sprint(fx.failed), "--dry-run"}},
-		{len(reads) + 1, "", []string{"run", "cancel", fmt.Sprint(fx.queued), "--reason", "reverted", "--dry-run"}},
-		{len(reads) + 2, "", []string{"dispatch", "retry", fmt.Sprint(fx.dispatch), "--queue", "--dry-run"}},
+		{len(reads) + 0, "", []string{"run", "retry", fmt.Sprint(fx.Failed), "--dry-run"}},
+		{len(reads) + 1, "", []string{"run", "cancel", fmt.Sprint(fx.Queued), "--reason", "reverted", "--dry-run"}},
+		{len(reads) + 2, "", []string{"dispatch", "retry", fmt.Sprint(fx.Dispatch), "--queue", "--dry-run"}},
 		{len(reads) + 3, "", []string{"repo", "pause", "main", "--reason", "dump/load", "--dry-run"}},
 		{len(reads) + 4, "", []string{"repo", "resume", "docs", "--dry-run"}},
 		{len(reads) + 5, "", []string{"prune", "--dry-run"}},
@@ -281,9 +192,9 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 	for _, p := range parity {
 		args := append(append([]string{}, p.args...), "--format", "json")
 		if p.args[0] != "config" {
-			args = append(args, "--config", fx.config)
+			args = append(args, "--config", fx.Config)
 		}
-		out, errOut, code := runCLI(t, args...)
+		out, errOut, code := runAicr(t, "", args...)
 		// doctor exits 1 when a check fails (no daemon runs here); its
 		// report is still the tool's result.
 		if code != 0 && !(p.args[0] == "doctor" && code == 1) {
@@ -315,7 +226,7 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 	}
 
 	// Phase 2: the same mutations confirmed with the plans' ids apply.
-	rep = runAdminTSClient(t, node, fx.config, adminPlan(t, mutations(true, planIDs)...))
+	rep = runAdminTSClient(t, node, fx.Config, adminPlan(t, mutations(true, planIDs)...))
 	for _, c := range rep.Calls {
 		if c.IsError {
 			t.Fatalf("%s with confirm: %s", c.Name, c.Text)
@@ -326,18 +237,18 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	store, err := audit.OpenReadOnly(ctx, fx.db)
+	store, err := audit.OpenReadOnly(ctx, fx.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if r, _ := store.GetRun(ctx, fx.failed); r.Status != audit.RunQueued {
-		t.Errorf("run_retry: run %d is %s", fx.failed, r.Status)
+	if r, _ := store.GetRun(ctx, fx.Failed); r.Status != audit.RunQueued {
+		t.Errorf("run_retry: run %d is %s", fx.Failed, r.Status)
 	}
-	if r, _ := store.GetRun(ctx, fx.queued); r.Status != audit.RunSkipped || r.SkipReason != audit.SkipCancelled || !strings.Contains(r.Error, "reverted") {
+	if r, _ := store.GetRun(ctx, fx.Queued); r.Status != audit.RunSkipped || r.SkipReason != audit.SkipCancelled || !strings.Contains(r.Error, "reverted") {
 		t.Errorf("run_cancel: run %+v", r.RunSummary)
 	}
-	if d, _ := store.GetDispatch(ctx, fx.dispatch); d.Status != delivery.StatusPending {
+	if d, _ := store.GetDispatch(ctx, fx.Dispatch); d.Status != delivery.StatusPending {
 		t.Errorf("dispatch_retry: %s", d.Status)
 	}
 	if p, paused, _ := store.RepoPaused(ctx, "main"); !paused || p.Reason != "dump/load" || !strings.Contains(p.PausedBy, "mcp admin") {
@@ -346,12 +257,12 @@ func TestMCPAdminTypeScriptClient(t *testing.T) {
 	if _, paused, _ := store.RepoPaused(ctx, "docs"); paused {
 		t.Error("repo_resume: docs still paused")
 	}
-	if _, err := os.Stat(filepath.Join(fx.dataDir, "runs", fmt.Sprint(fx.old))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(fx.DataDir, "runs", fmt.Sprint(fx.Old))); !os.IsNotExist(err) {
 		t.Errorf("prune: run directory still there: %v", err)
 	}
-	if list := runAdminTSClient(t, node, fx.config, adminPlan(t, tsCall{Name: admin.ToolRunsList, Arguments: map[string]any{"repo": "main", "status": "held"}})); !list.Calls[0].IsError {
+	if list := runAdminTSClient(t, node, fx.Config, adminPlan(t, tsCall{Name: admin.ToolRunsList, Arguments: map[string]any{"repo": "main", "status": "held"}})); !list.Calls[0].IsError {
 		runs := decodeAs[admin.RunsListOutput](t, list.Calls[0].StructuredContent).Runs
-		if len(runs) != 1 || runs[0].ID != fx.failed || !runs[0].RepoPaused {
+		if len(runs) != 1 || runs[0].ID != fx.Failed || !runs[0].RepoPaused {
 			t.Errorf("runs_list of the paused repo: %+v", runs)
 		}
 	}
@@ -394,19 +305,19 @@ func checkAdminTools(t *testing.T, rep adminTSReport) {
 // isError with {code, message, remedy} as structured content and text.
 func TestMCPAdminErrorEnvelopes(t *testing.T) {
 	node := requireTSClient(t)
-	fx := newAdminFixture(t)
-	rep := runAdminTSClient(t, node, fx.config, adminPlan(t,
+	fx := admintest.New(t)
+	rep := runAdminTSClient(t, node, fx.Config, adminPlan(t,
 		tsCall{admin.ToolRunInspect, map[string]any{"run_id": 999}},
 		tsCall{admin.ToolRunsList, map[string]any{"status": "bogus"}},
 		tsCall{admin.ToolRunsList, map[string]any{"stauts": "failed"}},
-		tsCall{admin.ToolRunCancel, map[string]any{"run_id": fx.queued, "confirm": true, "plan_id": "0123456789abcdef"}},
-		tsCall{admin.ToolRunRetry, map[string]any{"run_id": fx.old}},
+		tsCall{admin.ToolRunCancel, map[string]any{"run_id": fx.Queued, "confirm": true, "plan_id": "0123456789abcdef"}},
+		tsCall{admin.ToolRunRetry, map[string]any{"run_id": fx.Old}},
 		tsCall{admin.ToolRepoPause, map[string]any{"repo": "nope"}},
 	))
 	want := []string{mcperr.NotFound, mcperr.InvalidInput, mcperr.InvalidInput, mcperr.ConfirmationRequired, mcperr.PolicyBlocked, mcperr.NotFound}
 	checkEnvelopes(t, rep, want)
-	if r, _ := readRun(t, fx.db, fx.queued); r.Status != audit.RunQueued {
-		t.Errorf("a refused confirmation wrote: run %d is %s", fx.queued, r.Status)
+	if r, _ := readRun(t, fx.DB, fx.Queued); r.Status != audit.RunQueued {
+		t.Errorf("a refused confirmation wrote: run %d is %s", fx.Queued, r.Status)
 	}
 
 	// CONFIG_INVALID: the config no longer loads (read at every call).
@@ -415,12 +326,12 @@ func TestMCPAdminErrorEnvelopes(t *testing.T) {
 	checkEnvelopes(t, runAdminTSClient(t, node, bad, adminPlan(t, tsCall{admin.ToolQueueStatus, map[string]any{}})), []string{mcperr.ConfigInvalid})
 
 	// INTERNAL: aicr.db is not a database.
-	if err := os.WriteFile(fx.db, []byte(strings.Repeat("not a database ", 400)), 0o600); err != nil {
+	if err := os.WriteFile(fx.DB, []byte(strings.Repeat("not a database ", 400)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(fx.db + "-wal")
-	os.Remove(fx.db + "-shm")
-	checkEnvelopes(t, runAdminTSClient(t, node, fx.config, adminPlan(t, tsCall{admin.ToolRunsList, map[string]any{}})), []string{mcperr.Internal})
+	os.Remove(fx.DB + "-wal")
+	os.Remove(fx.DB + "-shm")
+	checkEnvelopes(t, runAdminTSClient(t, node, fx.Config, adminPlan(t, tsCall{admin.ToolRunsList, map[string]any{}})), []string{mcperr.Internal})
 }
 
 func checkEnvelopes(t *testing.T, rep adminTSReport, codes []string) {

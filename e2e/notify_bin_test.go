@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // aicr-notify, the hook client alone (cmd/aicr-notify), on real parts: a
 // real svn repository whose post-commit hook `aicr install svn-hook`
@@ -34,7 +34,7 @@ func installedPair(t *testing.T) (aicr, notify string) {
 		if notifyBinErr = os.Link(aicrBin, filepath.Join(notifyBinDir, "aicr")); notifyBinErr != nil {
 			return
 		}
-		build := exec.Command("go", "build", "-o", filepath.Join(notifyBinDir, "aicr-notify"), "../aicr-notify")
+		build := exec.Command("go", "build", "-o", filepath.Join(notifyBinDir, "aicr-notify"), notifyPkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			notifyBinErr = &buildError{err: err, out: string(out)}

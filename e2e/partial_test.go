@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // A model that fails for good (a refused key, an unknown model, a dead
 // base_url) must not take the builtin findings down with it: the run is

@@ -1,16 +1,18 @@
-package main
+package e2e
 
 import (
 	"errors"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/aicr-dev/aicr/internal/svntest"
 )
 
 // aicr demo end to end through the built binary: real svnadmin, the real
 // hook, a daemon in the process, the builtin agent.
 func TestDemo(t *testing.T) {
-	requireSVN(t)
+	svntest.Require(t)
 	cmd := exec.Command(aicrBin, "demo")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -33,7 +35,7 @@ func TestDemoWithoutSubversionExits1(t *testing.T) {
 	cmd.Env = []string{"PATH=/nonexistent"}
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitError || !strings.Contains(string(out), "the demo needs svn") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "the demo needs svn") {
 		t.Fatalf("err %v, output %s; want exit 1 naming svn", err, out)
 	}
 }

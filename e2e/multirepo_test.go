@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -7,20 +7,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aicr-dev/aicr/internal/svntest"
 )
 
 // One daemon serves two repositories, each with its own hook, filters and
 // channel: a change in one never reaches the other's channel, and each
 // repo's exclude applies only to it.
 func TestOneDaemonManyRepositories(t *testing.T) {
-	requireSVN(t)
+	svntest.Require(t)
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, config: filepath.Join(dir, "aicr.toml"), spool: filepath.Join(dir, "spool"), addr: freeAddr(t)}
 	os.WriteFile(filepath.Join(dir, "secret"), []byte("multi-secret\n"), 0o600)
 	repos := map[string]string{"alpha": filepath.Join(dir, "repos", "alpha"), "beta": filepath.Join(dir, "repos", "beta")}
 	os.MkdirAll(filepath.Join(dir, "repos"), 0o755)
 	for _, p := range repos {
-		run(t, dir, "svnadmin", "create", p)
+		svntest.Run(t, dir, "svnadmin", "create", p)
 	}
 	cfg := fmt.Sprintf(`
 [daemon]
@@ -68,7 +70,7 @@ path = "beta.jsonl"
 	commitTo := func(repo string, files map[string]string) {
 		wc := filepath.Join(dir, "wc-"+repo)
 		if _, err := os.Stat(wc); err != nil {
-			run(t, dir, "svn", "checkout", "-q", "file://"+repos[repo], wc)
+			svntest.Run(t, dir, "svn", "checkout", "-q", "file://"+repos[repo], wc)
 		}
 		e.wc = wc
 		e.commit("change in "+repo, files)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/internal/pgtest"
+	"github.com/aicr-dev/aicr/internal/svntest"
 )
 
 // cluster is several daemons on one PostgreSQL database behind a TCP
@@ -46,7 +47,7 @@ type member struct {
 
 func newCluster(t *testing.T, n, workers int) *cluster {
 	t.Helper()
-	requireSVN(t)
+	svntest.Require(t)
 	srv := pgtest.Start(t)
 	dir := t.TempDir()
 	c := &cluster{t: t, dir: dir, repos: filepath.Join(dir, "repos", "main"), wc: filepath.Join(dir, "wc"),
@@ -101,13 +102,13 @@ path = "reports.jsonl"
 		}
 	}
 	os.MkdirAll(filepath.Dir(c.repos), 0o755)
-	run(t, dir, "svnadmin", "create", c.repos)
+	svntest.Run(t, dir, "svnadmin", "create", c.repos)
 	cmd := exec.Command(aicrBin, "install", "svn-hook", "--repo", c.repos, "--config", c.daemons[0].config)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "installed") {
 		t.Fatalf("install svn-hook: %v\n%s", err, out)
 	}
-	run(t, dir, "svn", "checkout", "-q", "file://"+c.repos, c.wc)
+	svntest.Run(t, dir, "svn", "checkout", "-q", "file://"+c.repos, c.wc)
 	t.Cleanup(func() {
 		for _, m := range c.daemons {
 			c.stop(m)
@@ -191,8 +192,8 @@ func (c *cluster) commit(i int) {
 	if err := os.WriteFile(p, []byte(fmt.Sprintf("token = \"tok-%d-abcdefgh\"\n", i)), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
-	run(c.t, c.wc, "svn", "add", "-q", p)
-	run(c.t, c.wc, "svn", "commit", "-q", "-m", fmt.Sprintf("commit %d", i), "--username", "alice")
+	svntest.Run(c.t, c.wc, "svn", "add", "-q", p)
+	svntest.Run(c.t, c.wc, "svn", "commit", "-q", "-m", fmt.Sprintf("commit %d", i), "--username", "alice")
 }
 
 // balancer forwards each connection to the next daemon that accepts it,

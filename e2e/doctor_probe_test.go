@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // aicr doctor against a real daemon process that does not accept what the
 // hook signs, or does not run the config on disk: the signed probe
@@ -7,8 +7,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/aicr-dev/aicr/admin"
 	"github.com/aicr-dev/aicr/doctor"
+	"github.com/aicr-dev/aicr/internal/svntest"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // editConfig rewrites the test config: old must occur in it.
@@ -106,7 +110,7 @@ func TestDoctorCatchesDaemonMissingARepo(t *testing.T) {
 	e := newEnv(t, 1)
 	e.startDaemon()
 	tools := filepath.Join(e.dir, "repos", "tools")
-	run(t, e.dir, "svnadmin", "create", tools)
+	svntest.Run(t, e.dir, "svnadmin", "create", tools)
 	b, err := os.ReadFile(e.config)
 	if err != nil {
 		t.Fatal(err)
@@ -140,25 +144,50 @@ func TestDoctorCatchesDaemonMissingARepo(t *testing.T) {
 
 // The admin tool doctor is aicr doctor: a daemon running another aicr
 // than this one is a warning from both (the tool did not know its own
-// version, so it said ok where the verb said restart the daemon).
+// version, so it said ok where the verb said restart the daemon). "This
+// one" is an aicr built as another release, beside the daemon under test.
 func TestDoctorToolWarnsOfADaemonOfAnotherVersion(t *testing.T) {
 	e := newEnv(t, 1)
 	e.startDaemon()
-	saved := version
-	version = "9.9.9-test"
-	t.Cleanup(func() { version = saved })
+	other := filepath.Join(t.TempDir(), "aicr")
+	if err := buildAicr(other, "-X main.version=9.9.9-test"); err != nil {
+		t.Fatal(err)
+	}
 
-	f, out, _ := testFactory(t, e.config)
-	if code := exitCode(doctorRun(context.Background(), &DoctorOptions{Factory: f, Format: formatJSON}), io.Discard); code > 1 {
-		t.Fatalf("aicr doctor: exit %d\n%s", code, out)
+	cmd := exec.Command(other, "doctor", "--config", e.config, "--format", "json")
+	cmd.Dir = e.dir
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() > 1) {
+		t.Fatalf("aicr doctor: %v\n%s", err, out)
 	}
 	var verb doctor.Report
-	if err := json.Unmarshal(out.Bytes(), &verb); err != nil {
+	if err := json.Unmarshal(out, &verb); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	tool, err := adminFor(f, "").Doctor(context.Background(), admin.DoctorInput{})
+
+	c, err := client.NewStdioMCPClient(other, nil, "mcp", "admin", "--config", e.config)
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = admin.ToolDoctor
+	res, err := c.CallTool(ctx, req)
+	if err != nil || res.IsError {
+		t.Fatalf("doctor tool: %+v %v", res, err)
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool doctor.Report
+	if err := json.Unmarshal(raw, &tool); err != nil {
+		t.Fatalf("%v\n%s", err, raw)
 	}
 	for name, rep := range map[string]doctor.Report{"aicr doctor": verb, "the doctor tool": tool} {
 		c := findCheck(t, rep, doctor.CheckDaemon)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // aicr doctor's daemon side, checked as the daemon's account on real
 // parts: svnserve refusing a wrong password, the p4 emulator with an
@@ -16,6 +16,7 @@ import (
 
 	"github.com/aicr-dev/aicr/doctor"
 	"github.com/aicr-dev/aicr/internal/p4emu"
+	"github.com/aicr-dev/aicr/internal/svntest"
 )
 
 // repoCheck is the named check of one repo.
@@ -35,7 +36,7 @@ func repoCheck(t *testing.T, rep doctor.Report, name, repo string) doctor.Check 
 func startSvnserve(t *testing.T, root string) int {
 	t.Helper()
 	repo := filepath.Join(root, "served")
-	run(t, root, "svnadmin", "create", repo)
+	svntest.Run(t, root, "svnadmin", "create", repo)
 	conf := "[general]\nanon-access = none\nauth-access = read\npassword-db = passwd\nrealm = aicr-doctor\n"
 	if err := os.WriteFile(filepath.Join(repo, "conf", "svnserve.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Shelved Perforce changes: reviewed in a session through the p4
 // emulator (p4-shelf:<change>), and by the daemon through the
@@ -104,7 +104,9 @@ func TestReviewSessionOfP4Shelf(t *testing.T) {
 func TestP4ShelveTriggerReviewedEndToEnd(t *testing.T) {
 	e, shelf := newP4ShelfEnv(t)
 	out := e.aicr("install", "p4-trigger", "--shelve", "--repo", "depot", "--config", e.config, "--format", "json")
-	var lines installP4Output
+	var lines struct {
+		Lines []string `json:"lines"`
+	}
 	if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &lines); err != nil {
 		t.Fatalf("install p4-trigger --shelve: %v: %s", err, out)
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests on real parts: a real svnadmin repository, the hook
 // written by `aicr install svn-hook`, a real `aicr daemon` process, real
@@ -23,10 +23,18 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/internal/pgtest"
+	"github.com/aicr-dev/aicr/internal/svntest"
 	"github.com/aicr-dev/aicr/internal/testimage"
 	"github.com/aicr-dev/aicr/review"
 )
 
+// The packages of the shipped binaries, as `make build` names them.
+const (
+	aicrPkg   = "github.com/aicr-dev/aicr/cmd/aicr"
+	notifyPkg = "github.com/aicr-dev/aicr/cmd/aicr-notify"
+)
+
+// aicrBin is the aicr binary TestMain built, the one every test runs.
 var aicrBin string
 
 func TestMain(m *testing.M) {
@@ -35,13 +43,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	aicrBin = filepath.Join(dir, "aicr")
-	// Static, as `make build` makes it: the sandbox e2e tests mount this
-	// binary into the image `make image` ships, and its default image
-	// (buildinfo.Version) is that image's tag.
-	build := exec.Command("go", append(append([]string{"build"}, testimage.BuildFlags()...), "-o", aicrBin, ".")...)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	if err := buildAicr(aicrBin); err != nil {
 		fmt.Fprintln(os.Stderr, "build aicr:", err)
 		os.Exit(1)
 	}
@@ -49,18 +51,6 @@ func TestMain(m *testing.M) {
 	pgtest.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-func requireSVN(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"svn", "svnadmin"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s missing on CI: make test installs subversion", tool)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
 }
 
 // env is one installation: a repository with the hook, a config, a data dir.
@@ -92,7 +82,7 @@ func newEnv(t *testing.T, workers int) *env {
 // newEnvWith adds repoExtra (TOML lines) to the [[repo]] table.
 func newEnvWith(t *testing.T, workers int, repoExtra string) *env {
 	t.Helper()
-	requireSVN(t)
+	svntest.Require(t)
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, repos: filepath.Join(dir, "repos", "main"), wc: filepath.Join(dir, "wc"),
 		config: filepath.Join(dir, "aicr.toml"), reports: filepath.Join(dir, "reports.jsonl"), spool: filepath.Join(dir, "spool")}
@@ -129,12 +119,12 @@ path = "reports.jsonl"
 		t.Fatal(err)
 	}
 	os.MkdirAll(filepath.Dir(e.repos), 0o755)
-	run(t, dir, "svnadmin", "create", e.repos)
+	svntest.Run(t, dir, "svnadmin", "create", e.repos)
 	out := e.aicr("install", "svn-hook", "--repo", e.repos, "--config", e.config)
 	if !strings.Contains(out, "installed") {
 		t.Fatalf("install svn-hook: %s", out)
 	}
-	run(t, dir, "svn", "checkout", "-q", "file://"+e.repos, e.wc)
+	svntest.Run(t, dir, "svn", "checkout", "-q", "file://"+e.repos, e.wc)
 	t.Cleanup(e.stopDaemon)
 	return e
 }
@@ -148,6 +138,46 @@ func (e *env) aicr(args ...string) string {
 		e.t.Fatalf("aicr %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// buildAicr builds aicr into out static, as `make build` makes it: the
+// sandbox tests mount this binary into the image `make image` ships, and
+// its default image (sandbox.Version) is that image's tag. extraX are more
+// -X settings, such as another main.version.
+func buildAicr(out string, extraX ...string) error {
+	var x []string
+	if flags := testimage.BuildFlags(); len(flags) == 2 && flags[0] == "-ldflags" {
+		x = append(x, flags[1])
+	}
+	x = append(x, extraX...)
+	args := []string{"build"}
+	if len(x) > 0 {
+		args = append(args, "-ldflags", strings.Join(x, " "))
+	}
+	build := exec.Command("go", append(args, "-o", out, aicrPkg)...)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stderr = os.Stderr
+	return build.Run()
+}
+
+// runAicr runs aicr in dir and returns its stdout, its stderr and its
+// exit code, for a test that checks them apart (JSON on stdout, reasons
+// on stderr) or expects a failure.
+func runAicr(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(aicrBin, args...)
+	cmd.Dir = dir
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("aicr %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errOut.String(), code
 }
 
 func (e *env) startDaemon() {
@@ -212,8 +242,8 @@ func (e *env) commit(msg string, files map[string]string) {
 			e.t.Fatal(err)
 		}
 	}
-	run(e.t, e.wc, "svn", "add", "-q", "--force", ".")
-	run(e.t, e.wc, "svn", "commit", "-q", "-m", msg, "--username", "alice")
+	svntest.Run(e.t, e.wc, "svn", "add", "-q", "--force", ".")
+	svntest.Run(e.t, e.wc, "svn", "commit", "-q", "-m", msg, "--username", "alice")
 }
 
 func (e *env) store() *audit.Store {
@@ -301,18 +331,6 @@ func (e *env) reportLines() []reportLine {
 		out = append(out, l)
 	}
 	return out
-}
-
-func run(t *testing.T, dir, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 func freeAddr(t *testing.T) string {
@@ -600,7 +618,7 @@ func TestReviewBadInputFailsClearly(t *testing.T) {
 		{"missing config", []string{"review", "svn", "--repo", "main", "--rev", "1", "--config", filepath.Join(e.dir, "missing.toml")}, 2, "config file not found"},
 		{"bad format", []string{"audit", "list", "--config", e.config, "--format", "yaml"}, 2, "--format must be text or json"},
 		{"unknown run", []string{"audit", "show", "12345", "--config", e.config}, 1, "no run 12345"},
-		{"config check", []string{"config", "check", filepath.Join("..", "..", "daemon", "testdata", "config", "unknown_key.toml")}, 2, "unknown_key.toml:4: daemon.wrokers: unknown key"},
+		{"config check", []string{"config", "check", filepath.Join("..", "daemon", "testdata", "config", "unknown_key.toml")}, 2, "unknown_key.toml:4: daemon.wrokers: unknown key"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The official MCP TypeScript SDK (review/testdata/tsclient, installed by
 // scripts/install-tsclient.sh) against the real aicr binary, over stdio and
@@ -25,7 +25,7 @@ import (
 const tsClientSDKVersion = "1.32.2"
 
 // tsClientDir is the node project, relative to this package.
-var tsClientDir = filepath.Join("..", "..", "review", "testdata", "tsclient")
+var tsClientDir = filepath.Join("..", "review", "testdata", "tsclient")
 
 // requireTSClient fails on CI (CI set; make test installs the client) and
 // skips elsewhere when node or the SDK is missing.

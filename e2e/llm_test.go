@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End to end with kind = "llm": a real SVN commit through the installed
 // hook (or a Perforce change through the trigger client and the p4

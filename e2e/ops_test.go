@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Operating a real `aicr daemon` process: /healthz and /metrics after a
 // review of a real svn commit, config reloads (aicr reload and SIGHUP)
@@ -28,6 +28,7 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/internal/modelsim"
+	"github.com/aicr-dev/aicr/internal/svntest"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -250,7 +251,7 @@ func TestHealthzAndMetricsOfARunningDaemon(t *testing.T) {
 func TestReloadGoodAndBadConfigs(t *testing.T) {
 	e := newEnv(t, 1)
 	other := filepath.Join(e.dir, "repos", "other")
-	run(t, e.dir, "svnadmin", "create", other)
+	svntest.Run(t, e.dir, "svnadmin", "create", other)
 	e.startDaemon()
 	if code := e.postEvent("other", "1"); code != http.StatusUnprocessableEntity {
 		t.Fatalf("event for a repo not yet configured: HTTP %d, want 422", code)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Real-process tests of the daemon's lifecycle and the database: a taken
 // listen port, config check against the daemon's own checks, the audit
