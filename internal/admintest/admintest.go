@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -84,11 +85,11 @@ path = %q
 	must(store.SetRunDir(ctx, run.ID, runDir))
 	write(t, filepath.Join(runDir, "diff.patch"), "x")
 	must(store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}))
-	d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "")
 	must(err)
 	claim, err := store.ClaimDispatch(ctx, d.ID, time.Minute)
 	must(err)
-	_, err = store.FinishAttempt(ctx, claim, audit.AttemptResult{Status: audit.DispatchDead, Reason: "server", StatusCode: 503, Error: "gave up"})
+	_, err = store.FinishAttempt(ctx, claim, delivery.AttemptResult{Status: delivery.StatusDead, Reason: "server", StatusCode: 503, Error: "gave up"})
 	must(err)
 	fx.Dispatch = d.ID
 
