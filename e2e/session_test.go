@@ -24,8 +24,8 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/internal/modelsim"
-	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/internal/svntest"
+	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/session"
 )
 
