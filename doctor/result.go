@@ -9,8 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/aicr-dev/aicr/internal/atomicfile"
 )
 
 // waitResult polls for the result file, which notify renames into place
@@ -59,19 +60,10 @@ func WriteResult(path string, checks []Check) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".result-*")
-	if err != nil {
-		return fmt.Errorf("create result: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
+	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // resultDir is a private directory the hook's account can write into.

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aicr-dev/aicr/internal/atomicfile"
 	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -293,22 +294,7 @@ func (l Layout) WriteChange(c *vcs.Change) error {
 	if err != nil {
 		return fmt.Errorf("encode change: %w", err)
 	}
-	tmp, err := os.CreateTemp(l.dir, ChangeFileName+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write change: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write change: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write change: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o640); err != nil {
-		return fmt.Errorf("write change: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), l.ChangePath()); err != nil {
+	if err := atomicfile.WriteFile(l.ChangePath(), append(b, '\n'), 0o640); err != nil {
 		return fmt.Errorf("write change: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/internal/atomicfile"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -83,11 +84,8 @@ func TestChangeRoundTrip(t *testing.T) {
 	if out.Revision != "7" || out.Author != "ann" || !out.Date.Equal(in.Date) || len(out.Files) != 1 || !out.Files[0].IsAdded(3) {
 		t.Errorf("round trip = %+v, want %+v", out, in)
 	}
-	entries, _ := os.ReadDir(l.Dir())
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".tmp") {
-			t.Errorf("WriteChange left %s behind", e.Name())
-		}
+	if left, _ := filepath.Glob(atomicfile.TempGlob(l.ChangePath())); len(left) != 0 {
+		t.Errorf("WriteChange left %v behind", left)
 	}
 	if err := os.WriteFile(l.ChangePath(), []byte("{torn"), 0o644); err != nil {
 		t.Fatal(err)

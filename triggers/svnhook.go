@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/aicr-dev/aicr/internal/atomicfile"
 )
 
 // Marker lines around the aicr part of a post-commit hook. The block is
@@ -449,30 +451,20 @@ func joinLines(lines []string) []byte {
 // writeHook replaces the hook atomically, so a commit landing mid-install
 // runs either the old or the new script, never half of one.
 func writeHook(path string, script []byte, owner os.FileInfo) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".post-commit.aicr-*")
+	tmp, err := atomicfile.WriteTemp(filepath.Dir(path), ".post-commit.aicr-*", script, 0o755, func(name string) error {
+		if err := chownLike(name, owner); err != nil {
+			return fmt.Errorf("chown hook: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("create hook: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(script); err != nil {
-		tmp.Close()
 		return fmt.Errorf("write hook: %w", err)
 	}
-	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return fmt.Errorf("chmod hook: %w", err)
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("install hook: %w", err)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync hook: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close hook: %w", err)
-	}
-	if err := chownLike(tmp.Name(), owner); err != nil {
-		return fmt.Errorf("chown hook: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("install hook: %w", err)
 	}
 	return nil
