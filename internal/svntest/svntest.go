@@ -5,6 +5,7 @@
 package svntest
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,8 @@ func Require(tb testing.TB) {
 // its handling of non-ASCII paths the same on every machine.
 func Run(tb testing.TB, dir, name string, args ...string) string {
 	tb.Helper()
-	cmd := exec.Command(name, args...)
+	// Not tb.Context(): it ends before tb's Cleanup, which may run svn too.
+	cmd := exec.CommandContext(context.Background(), name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
 	out, err := cmd.CombinedOutput()
