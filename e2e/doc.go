@@ -1,6 +1,6 @@
 // Package e2e holds aicr's whole-product tests: each one runs the shipped
 // binaries on real parts and checks what an operator would see. TestMain
-// builds ./cmd/aicr once, static, with sandbox.Version set to the tag of
+// builds ./cmd/aicr once, static, with buildinfo.Version set to the tag of
 // the image `make image` built (internal/testimage), so the sandbox tests
 // mount the binary into the image aicr ships; ./cmd/aicr-notify is built
 // beside it when a test needs the pair `make build` leaves in bin/.

@@ -150,7 +150,7 @@ func TestDoctorToolWarnsOfADaemonOfAnotherVersion(t *testing.T) {
 	e := newEnv(t, 1)
 	e.startDaemon()
 	other := filepath.Join(t.TempDir(), "aicr")
-	if err := buildAicr(other, "-X main.version=9.9.9-test"); err != nil {
+	if err := buildAicr(other, "-X github.com/aicr-dev/aicr/internal/buildinfo.Version=9.9.9-test"); err != nil {
 		t.Fatal(err)
 	}
 

@@ -142,8 +142,8 @@ func (e *env) aicr(args ...string) string {
 
 // buildAicr builds aicr into out static, as `make build` makes it: the
 // sandbox tests mount this binary into the image `make image` ships, and
-// its default image (sandbox.Version) is that image's tag. extraX are more
-// -X settings, such as another main.version.
+// its default image (buildinfo.Version) is that image's tag. extraX are more
+// -X settings, such as another buildinfo.Version.
 func buildAicr(out string, extraX ...string) error {
 	var x []string
 	if flags := testimage.BuildFlags(); len(flags) == 2 && flags[0] == "-ldflags" {
