@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,14 +14,6 @@ import (
 
 // maxProbeBytes bounds a probe body; a real one is under 100 bytes.
 const maxProbeBytes = 4 << 10
-
-// ConfigDigest is how the daemon names the config it runs: "sha256:" and
-// the hex digest of the file's bytes. aicr doctor compares it with the
-// file on disk to tell that the daemon must reload.
-func ConfigDigest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // postProbe answers a signed probe (triggers.ProbePath) with what the
 // daemon runs: version, config and repositories. It is authenticated and

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/aicr-dev/aicr/agent"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/svn"
@@ -103,7 +103,7 @@ func (t Target) needsRepo() bool {
 // resolveRepo picks the [[repo]] a target is reviewed as: the named one
 // (checked against the target's kind), else the only repo of that kind
 // when the target needs one.
-func resolveRepo(cfg *daemon.Config, t Target, name string) (string, error) {
+func resolveRepo(cfg *config.Config, t Target, name string) (string, error) {
 	want := t.repoKind()
 	if name != "" {
 		r, ok := cfg.Repo(name)
@@ -193,7 +193,7 @@ func (t Target) fetch(ctx context.Context, adapters map[string]vcs.Adapter, repo
 // workingCopyRepo is the svn [[repo]] whose url the working copy at root
 // was checked out from (at it or below it), so a session begun without
 // repo can still publish; "" when none matches or svn cannot tell.
-func workingCopyRepo(ctx context.Context, cfg *daemon.Config, root string) string {
+func workingCopyRepo(ctx context.Context, cfg *config.Config, root string) string {
 	out, err := svnIn(ctx, root, "info", "--show-item", "url", ".")
 	if err != nil {
 		return ""
