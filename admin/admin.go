@@ -19,11 +19,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/vcs"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/mcperr"
 )
 
@@ -67,8 +67,8 @@ func New(d Deps) *Admin {
 
 // config loads the config at every call; a config that does not load is
 // CONFIG_INVALID with the loader's file:line message.
-func (a *Admin) config() (*daemon.Config, error) {
-	cfg, err := daemon.LoadConfig(a.d.ConfigPath)
+func (a *Admin) config() (*config.Config, error) {
+	cfg, err := config.Load(a.d.ConfigPath)
 	if err != nil {
 		return nil, mcperr.New(mcperr.ConfigInvalid,
 			"fix the config (aicr config check "+a.d.ConfigPath+" lists every problem), then call again", "%v", err)
@@ -79,12 +79,12 @@ func (a *Admin) config() (*daemon.Config, error) {
 // readStore opens the configured store ([store]: the data_dir's SQLite
 // file, or PostgreSQL) read-only: reads and plans never create, migrate
 // or write it.
-func (a *Admin) readStore(ctx context.Context) (*audit.Store, *daemon.Config, error) {
+func (a *Admin) readStore(ctx context.Context) (*audit.Store, *config.Config, error) {
 	cfg, err := a.config()
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := daemon.OpenStoreReadOnly(ctx, cfg)
+	store, err := config.OpenStoreReadOnly(ctx, cfg)
 	if errors.Is(err, audit.ErrNoDatabase) {
 		return nil, nil, mcperr.Wrap(mcperr.NotFound, "start the daemon once (aicr daemon); it creates the database", err)
 	}
@@ -96,7 +96,7 @@ func (a *Admin) readStore(ctx context.Context) (*audit.Store, *daemon.Config, er
 
 // writeStore opens the configured store for a confirmed mutation, as the
 // data_dir's owner only.
-func (a *Admin) writeStore(ctx context.Context, cfg *daemon.Config) (*audit.Store, error) {
+func (a *Admin) writeStore(ctx context.Context, cfg *config.Config) (*audit.Store, error) {
 	if a.d.ReadOnly {
 		return nil, mcperr.New(mcperr.PolicyBlocked,
 			"this admin server was started with --read-only; run the matching aicr CLI verb, or register a server without --read-only",
@@ -105,7 +105,7 @@ func (a *Admin) writeStore(ctx context.Context, cfg *daemon.Config) (*audit.Stor
 	if err := a.d.CheckOwner(cfg.Daemon.DataDir); err != nil {
 		return nil, mcperr.Wrap(mcperr.PolicyBlocked, "run the admin server (or the CLI) as the data_dir's owner", err)
 	}
-	store, err := daemon.OpenStore(ctx, cfg)
+	store, err := config.OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, storeErr(err)
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aicr-dev/aicr/config"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/rundir"
@@ -54,7 +54,7 @@ func (a *Admin) RunRetry(ctx context.Context, in RunRetryInput) (RunRetryOutput,
 	}
 	out, err := a.run(ctx, mutation{
 		tool: "run_retry",
-		plan: func(ctx context.Context, store *audit.Store, _ *daemon.Config) ([]Change, string, error) {
+		plan: func(ctx context.Context, store *audit.Store, _ *config.Config) ([]Change, string, error) {
 			if in.RunID != 0 {
 				r, err := getRun(ctx, store, in.RunID)
 				if err != nil {
@@ -80,10 +80,10 @@ func (a *Admin) RunRetry(ctx context.Context, in RunRetryInput) (RunRetryOutput,
 			}
 			return changes, "", nil
 		},
-		apply: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		apply: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			return storeErr(store.RetryRun(ctx, c.ID))
 		},
-		verify: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		verify: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			r, err := getRun(ctx, store, c.ID)
 			if err != nil {
 				return err
@@ -145,7 +145,7 @@ func (a *Admin) RunCancel(ctx context.Context, in RunCancelInput) (Outcome, erro
 	}
 	return a.run(ctx, mutation{
 		tool: "run_cancel",
-		plan: func(ctx context.Context, store *audit.Store, _ *daemon.Config) ([]Change, string, error) {
+		plan: func(ctx context.Context, store *audit.Store, _ *config.Config) ([]Change, string, error) {
 			r, err := getRun(ctx, store, in.RunID)
 			if err != nil {
 				return nil, "", err
@@ -170,14 +170,14 @@ func (a *Admin) RunCancel(ctx context.Context, in RunCancelInput) (Outcome, erro
 			return []Change{{Action: "cancel_run", Kind: "run", ID: r.ID, Repo: r.Repo, From: from,
 				To: "skipped (" + audit.SkipCancelled + ")", Detail: vcs.RevisionText(vcs.Kind(r.VCS), r.Revision) + prefixed(": ", in.Reason)}}, "", nil
 		},
-		apply: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		apply: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			err := store.CancelRun(ctx, c.ID, why)
 			if errors.Is(err, audit.ErrNotQueued) {
 				return mcperr.New(mcperr.PolicyBlocked, "only queued runs can be cancelled", "%v", err)
 			}
 			return storeErr(err)
 		},
-		verify: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		verify: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			r, err := getRun(ctx, store, c.ID)
 			if err != nil {
 				return err
@@ -213,7 +213,7 @@ func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (Dispa
 	}
 	out, err := a.run(ctx, mutation{
 		tool: "dispatch_retry",
-		plan: func(ctx context.Context, store *audit.Store, _ *daemon.Config) ([]Change, string, error) {
+		plan: func(ctx context.Context, store *audit.Store, _ *config.Config) ([]Change, string, error) {
 			d, err := getDispatch(ctx, store, in.DispatchID)
 			if err != nil {
 				return nil, "", err
@@ -227,14 +227,14 @@ func (a *Admin) DispatchRetry(ctx context.Context, in DispatchRetryInput) (Dispa
 			return []Change{{Action: "retry_dispatch", Kind: "dispatch", ID: d.ID, From: string(d.Status), To: string(delivery.StatusPending),
 				Detail: fmt.Sprintf("run %d to %s after %d attempt(s): %s", d.RunID, d.Channel, d.Attempts, firstLine(d.LastError, 200))}}, "", nil
 		},
-		apply: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		apply: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			_, err := store.RetryDispatch(ctx, c.ID)
 			if errors.Is(err, audit.ErrNotRetryable) {
 				return mcperr.New(mcperr.PolicyBlocked, "only failed, dead or unknown-outcome deliveries are re-driven", "%v", err)
 			}
 			return storeErr(err)
 		},
-		verify: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		verify: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			d, err := getDispatch(ctx, store, c.ID)
 			if err != nil {
 				return err
@@ -298,7 +298,7 @@ func (a *Admin) RepoPause(ctx context.Context, in RepoPauseInput) (Outcome, erro
 	}
 	return a.run(ctx, mutation{
 		tool: "repo_pause",
-		plan: func(ctx context.Context, store *audit.Store, cfg *daemon.Config) ([]Change, string, error) {
+		plan: func(ctx context.Context, store *audit.Store, cfg *config.Config) ([]Change, string, error) {
 			if _, ok := cfg.Repo(in.Repo); !ok {
 				return nil, "", unknownRepo(cfg, in.Repo)
 			}
@@ -316,11 +316,11 @@ func (a *Admin) RepoPause(ctx context.Context, in RepoPauseInput) (Outcome, erro
 			return []Change{{Action: "pause_repo", Kind: "repo", Repo: in.Repo, From: "active", To: "paused",
 				Detail: fmt.Sprintf("%d queued run(s) will be held; new events are still recorded and queued; running reviews finish", queuedOf(q, in.Repo))}}, "", nil
 		},
-		apply: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		apply: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			_, _, err := store.PauseRepo(ctx, c.Repo, a.d.Actor, in.Reason)
 			return storeErr(err)
 		},
-		verify: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		verify: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			_, paused, err := store.RepoPaused(ctx, c.Repo)
 			if err != nil {
 				return fmt.Errorf("repo %s is not paused (%w)", c.Repo, err)
@@ -340,7 +340,7 @@ func (a *Admin) RepoResume(ctx context.Context, in RepoInput) (Outcome, error) {
 	}
 	return a.run(ctx, mutation{
 		tool: "repo_resume",
-		plan: func(ctx context.Context, store *audit.Store, cfg *daemon.Config) ([]Change, string, error) {
+		plan: func(ctx context.Context, store *audit.Store, cfg *config.Config) ([]Change, string, error) {
 			_, paused, err := store.RepoPaused(ctx, in.Repo)
 			if err != nil {
 				return nil, "", storeErr(err)
@@ -360,11 +360,11 @@ func (a *Admin) RepoResume(ctx context.Context, in RepoInput) (Outcome, error) {
 			return []Change{{Action: "resume_repo", Kind: "repo", Repo: in.Repo, From: "paused", To: "active",
 				Detail: fmt.Sprintf("%d held run(s) will be reviewed in queue order", queuedOf(q, in.Repo))}}, "", nil
 		},
-		apply: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		apply: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			_, err := store.ResumeRepo(ctx, c.Repo)
 			return storeErr(err)
 		},
-		verify: func(ctx context.Context, store *audit.Store, _ *daemon.Config, c Change) error {
+		verify: func(ctx context.Context, store *audit.Store, _ *config.Config, c Change) error {
 			_, paused, err := store.RepoPaused(ctx, c.Repo)
 			if err != nil {
 				return fmt.Errorf("repo %s is still paused (%w)", c.Repo, err)
@@ -377,7 +377,7 @@ func (a *Admin) RepoResume(ctx context.Context, in RepoInput) (Outcome, error) {
 	}, in.TwoPhase)
 }
 
-func unknownRepo(cfg *daemon.Config, name string) error {
+func unknownRepo(cfg *config.Config, name string) error {
 	return mcperr.New(mcperr.NotFound, "use one of: "+strings.Join(cfg.RepoNames(), ", "), "no [[repo]] named %q in %s", name, cfg.Path)
 }
 
@@ -414,7 +414,7 @@ func (a *Admin) Prune(ctx context.Context, in PruneInput) (Outcome, error) {
 	}
 	return a.run(ctx, mutation{
 		tool: "prune",
-		plan: func(ctx context.Context, store *audit.Store, cfg *daemon.Config) ([]Change, string, error) {
+		plan: func(ctx context.Context, store *audit.Store, cfg *config.Config) ([]Change, string, error) {
 			keep := keep
 			if keep == 0 {
 				keep = cfg.Daemon.KeepRunsFor
@@ -439,7 +439,7 @@ func (a *Admin) Prune(ctx context.Context, in PruneInput) (Outcome, error) {
 			}
 			return changes, note, nil
 		},
-		apply: func(ctx context.Context, store *audit.Store, cfg *daemon.Config, c Change) error {
+		apply: func(ctx context.Context, store *audit.Store, cfg *config.Config, c Change) error {
 			ok, err := store.MarkRunDirPruned(ctx, c.ID)
 			if err != nil {
 				return storeErr(err)
@@ -453,7 +453,7 @@ func (a *Admin) Prune(ctx context.Context, in PruneInput) (Outcome, error) {
 			}
 			return nil
 		},
-		verify: func(_ context.Context, _ *audit.Store, cfg *daemon.Config, c Change) error {
+		verify: func(_ context.Context, _ *audit.Store, cfg *config.Config, c Change) error {
 			_, err := os.Lstat(runDir(cfg, c.ID))
 			if err == nil {
 				return fmt.Errorf("%s still exists", runDir(cfg, c.ID))
@@ -468,7 +468,7 @@ func (a *Admin) Prune(ctx context.Context, in PruneInput) (Outcome, error) {
 
 // runDir is derived from the id, never from the run_dir column, so a
 // row cannot point a removal elsewhere (as the retention job does).
-func runDir(cfg *daemon.Config, id int64) string {
+func runDir(cfg *config.Config, id int64) string {
 	return rundir.ForRun(cfg.Daemon.DataDir, id).Dir()
 }
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/mcperr"
 )
 
@@ -50,12 +50,12 @@ type Outcome struct {
 type mutation struct {
 	tool string
 	// plan builds the changes from the store's current state.
-	plan func(ctx context.Context, store *audit.Store, cfg *daemon.Config) ([]Change, string, error)
+	plan func(ctx context.Context, store *audit.Store, cfg *config.Config) ([]Change, string, error)
 	// apply makes one change.
-	apply func(ctx context.Context, store *audit.Store, cfg *daemon.Config, c Change) error
+	apply func(ctx context.Context, store *audit.Store, cfg *config.Config, c Change) error
 	// verify reads the object back after apply and says why the change
 	// does not hold, if it does not.
-	verify func(ctx context.Context, store *audit.Store, cfg *daemon.Config, c Change) error
+	verify func(ctx context.Context, store *audit.Store, cfg *config.Config, c Change) error
 }
 
 func planID(tool string, changes []Change) string {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/doctor"
 	"github.com/aicr-dev/aicr/mcperr"
@@ -211,7 +211,7 @@ type ConfigCheckOutput struct {
 // error: reporting them is the tool's job.
 func CheckConfig(path string) ConfigCheckOutput {
 	res := ConfigCheckOutput{File: path, Errors: []string{}, Warnings: []string{}}
-	cfg, err := daemon.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		// LoadConfig's message already names file:line for each problem.
 		for _, e := range splitJoined(err) {
@@ -219,10 +219,10 @@ func CheckConfig(path string) ConfigCheckOutput {
 		}
 	} else {
 		res.Repos, res.Channels, res.DataDir = len(cfg.Repos), len(cfg.Channels), cfg.Daemon.DataDir
-		warnings, err := daemon.Preflight(cfg)
+		warnings, err := config.Preflight(cfg)
 		// An agent key that cannot be read lets the daemon start but fails
 		// every review: for the admin checking the file, it is an error.
-		keyErr := daemon.AgentKeyError(cfg)
+		keyErr := config.AgentKeyError(cfg)
 		for _, w := range warnings {
 			if keyErr == nil || w != keyErr.Error() {
 				res.Warnings = append(res.Warnings, w)
@@ -233,7 +233,7 @@ func CheckConfig(path string) ConfigCheckOutput {
 			errs = append(errs, fmt.Errorf("%w (every review fails until it can be read)", keyErr))
 		}
 		for _, e := range errs {
-			var located *daemon.ConfigError
+			var located *config.Error
 			if errors.As(e, &located) {
 				res.Errors = append(res.Errors, e.Error())
 				continue

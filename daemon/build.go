@@ -14,6 +14,7 @@ import (
 	"github.com/aicr-dev/aicr/agent/sandboxed"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/childenv"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/sandbox"
@@ -62,7 +63,7 @@ type BuildOptions struct {
 // Components are one process's wired parts: the composition root's
 // result, shared by the daemon's jobs and the CLI.
 type Components struct {
-	Config *Config
+	Config *config.Config
 	// Adapters are the repos' VCS adapters by repo name.
 	Adapters map[string]vcs.Adapter
 	// Channels by name; nil when built with NoChannels.
@@ -78,7 +79,7 @@ type Components struct {
 // Build wires everything one process needs from cfg: the adapters
 // (vcs/registry kinds), the agent, the channels, the dispatcher and the
 // pipeline over them. Nothing is started.
-func Build(cfg *Config, deps Deps, opts BuildOptions) (*Components, error) {
+func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error) {
 	deps = deps.withDefaults()
 	c := &Components{Config: cfg, Adapters: map[string]vcs.Adapter{}}
 	for _, r := range cfg.Repos {
@@ -114,14 +115,14 @@ func Build(cfg *Config, deps Deps, opts BuildOptions) (*Components, error) {
 	return c, nil
 }
 
-func newAdapter(r RepoConfig) (vcs.Adapter, error) {
+func newAdapter(r config.Repo) (vcs.Adapter, error) {
 	if r.Settings == nil {
 		return nil, fmt.Errorf("repo kind %q has no adapter", r.Kind)
 	}
 	return r.Settings.NewAdapter()
 }
 
-func buildAgent(cfg *Config, deps Deps) (agent.Agent, error) {
+func buildAgent(cfg *config.Config, deps Deps) (agent.Agent, error) {
 	bin := deps.AicrBinary
 	if bin == "" {
 		bin = cfg.Daemon.AicrBinary
@@ -149,7 +150,7 @@ func buildAgent(cfg *Config, deps Deps) (agent.Agent, error) {
 // buildSandboxedAgent runs every pass of every agent kind in the sandbox;
 // a sandbox that cannot run fails the run with its remedy, never falls
 // back to running the agent natively.
-func buildSandboxedAgent(cfg *Config, deps Deps, bin string) (agent.Agent, error) {
+func buildSandboxedAgent(cfg *config.Config, deps Deps, bin string) (agent.Agent, error) {
 	runner, err := sandbox.New(cfg.Sandbox)
 	if err != nil {
 		return nil, err
@@ -199,7 +200,7 @@ func containerEnv() []string {
 }
 
 // BuildChannel builds one configured channel; deps.Store is not used.
-func BuildChannel(cfg *Config, name string, deps Deps) (im.Channel, error) {
+func BuildChannel(cfg *config.Config, name string, deps Deps) (im.Channel, error) {
 	deps = deps.withDefaults()
 	ch, ok := cfg.Channel(name)
 	if !ok {

@@ -9,8 +9,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"time"
+
+	"github.com/aicr-dev/aicr/config"
 )
 
 // ErrDataDirLocked means another daemon is running on the same data_dir.
@@ -22,7 +23,7 @@ const maxInterruptions = 3
 
 // Options are what the process hands the daemon; main only adapts the OS.
 type Options struct {
-	Config *Config
+	Config *config.Config
 	Logger *slog.Logger
 	Stdout io.Writer
 	// Ready, when set, receives the bound listen address once the intake
@@ -45,7 +46,7 @@ type Options struct {
 	// Version is the aicr version, logged at start and reported by
 	// /healthz, /metrics and the probe.
 	Version string
-	// ConfigDigest is the sha256 of the config file's bytes Config was
+	// config.Digest is the sha256 of the config file's bytes Config was
 	// parsed from; empty reads the file again.
 	ConfigDigest string
 	// Reload, when it delivers, re-reads the config file (SIGHUP).
@@ -76,6 +77,3 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
-
-// DBPath is where the queue and audit trail live under data_dir.
-func DBPath(cfg *Config) string { return filepath.Join(cfg.Daemon.DataDir, "aicr.db") }

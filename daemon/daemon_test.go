@@ -15,13 +15,14 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
 // runningDaemon is daemon.Serve in-process against a real svnadmin
 // repository and a real SQLite file.
 type runningDaemon struct {
-	cfg    *Config
+	cfg    *config.Config
 	addr   string
 	repos  string
 	cancel context.CancelFunc
@@ -38,7 +39,7 @@ func requireSVN(t *testing.T) {
 	}
 }
 
-func newSVNConfig(t *testing.T) (*Config, string) {
+func newSVNConfig(t *testing.T) (*config.Config, string) {
 	t.Helper()
 	requireSVN(t)
 	dir := t.TempDir()
@@ -59,7 +60,7 @@ kind = "svn"
 local_path = %q
 reconcile_every = "off"
 `, repos)), 0o600)
-	cfg, err := LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ reconcile_every = "off"
 	return cfg, repos
 }
 
-func startDaemon(t *testing.T, cfg *Config) *runningDaemon {
+func startDaemon(t *testing.T, cfg *config.Config) *runningDaemon {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &runningDaemon{cfg: cfg, cancel: cancel, done: make(chan error, 1)}
@@ -112,9 +113,9 @@ func (d *runningDaemon) send(t *testing.T, rev string) {
 	}
 }
 
-func waitRun(t *testing.T, cfg *Config, done func(audit.RunSummary) bool) audit.RunSummary {
+func waitRun(t *testing.T, cfg *config.Config, done func(audit.RunSummary) bool) audit.RunSummary {
 	t.Helper()
-	store, err := audit.Open(context.Background(), DBPath(cfg))
+	store, err := audit.Open(context.Background(), config.DBPath(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ type Health struct {
 	Status  string `json:"status"` // ok | draining | unhealthy
 	Reason  string `json:"reason,omitempty"`
 	Version string `json:"version"`
-	// ConfigDigest is the sha256 of the config file the daemon runs with;
+	// config.Digest is the sha256 of the config file the daemon runs with;
 	// it differs from the file on disk until a reload.
 	ConfigDigest string `json:"config_digest"`
 	// LastReloadError is why the last reload was refused; empty after a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -23,7 +24,7 @@ const eventsPath = "/v1/events"
 
 // intake is the HTTP server the notify client talks to.
 type intake struct {
-	cfg    *Config
+	cfg    *config.Config
 	secret []byte
 	store  *audit.Store
 	replay *triggers.ReplayGuard
@@ -173,7 +174,7 @@ func (in *intake) parseEvent(body []byte) (ev triggers.Event, code, msg string) 
 // revision ("+1" and "01" are "1", so they de-duplicate); it is shared by
 // the intake and the spool drain so both refuse the same things. code is
 // empty when the event is valid.
-func checkEvent(cfg *Config, ev triggers.Event) (_ triggers.Event, code, msg string) {
+func checkEvent(cfg *config.Config, ev triggers.Event) (_ triggers.Event, code, msg string) {
 	if ev.V != triggers.ProtocolVersion {
 		return ev, "invalid_event", fmt.Sprintf("unsupported protocol version v=%d (this daemon speaks v=%d)", ev.V, triggers.ProtocolVersion)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -40,7 +41,7 @@ func (l *lockedBuffer) String() string {
 // after a daemon restart) on the database at dbPath.
 func startIntake(t *testing.T, dbPath string, now *time.Time, logw *lockedBuffer) (*intakeFixture, *audit.Store) {
 	t.Helper()
-	cfg, err := LoadConfig(writeTemp(t, `
+	cfg, err := config.Load(writeTemp(t, `
 [daemon]
 secret_env = "UNUSED"
 data_dir = "data"

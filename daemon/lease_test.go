@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
-func startDaemonWith(t *testing.T, cfg *Config, opts Options) *runningDaemon {
+func startDaemonWith(t *testing.T, cfg *config.Config, opts Options) *runningDaemon {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &runningDaemon{cfg: cfg, cancel: cancel, done: make(chan error, 1)}
@@ -40,7 +41,7 @@ func TestSweepRequeuesRunWhoseLeaseRanOut(t *testing.T) {
 	cfg.Daemon.MissingRevisionGrace = time.Nanosecond
 	startDaemonWith(t, cfg, Options{SweepEvery: 20 * time.Millisecond})
 
-	other, err := audit.Open(context.Background(), DBPath(cfg))
+	other, err := audit.Open(context.Background(), config.DBPath(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestSweepRequeuesRunWhoseLeaseRanOut(t *testing.T) {
 func TestSweepLeavesRenewedRunAlone(t *testing.T) {
 	cfg, _ := newSVNConfig(t)
 	startDaemonWith(t, cfg, Options{SweepEvery: 10 * time.Millisecond})
-	cli, err := audit.Open(context.Background(), DBPath(cfg))
+	cli, err := audit.Open(context.Background(), config.DBPath(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,14 +101,14 @@ func TestRunStrandedByFailingWritesIsRequeuedWhenWritesWork(t *testing.T) {
 	ctx := context.Background()
 	// Created before the daemon so the trigger is in place for its first
 	// run.
-	s, err := audit.Open(ctx, DBPath(cfg))
+	s, err := audit.Open(ctx, config.DBPath(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	// A busy timeout like the store's own: the daemon writes (sweeps,
 	// lease renewals) while the test adds and drops its trigger.
-	raw, err := sql.Open("sqlite", DBPath(cfg)+"?_pragma=busy_timeout(5000)")
+	raw, err := sql.Open("sqlite", config.DBPath(cfg)+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}

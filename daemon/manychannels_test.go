@@ -13,6 +13,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/review"
 )
 
@@ -48,7 +49,7 @@ reconcile_every = "off"
 %s`, strings.Join(names, `", "`), conf.String())), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

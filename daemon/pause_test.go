@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -33,14 +34,14 @@ func TestPausedRepoHeldByRunningDaemonUntilResumed(t *testing.T) {
 	if err := os.WriteFile(cfg.Path, append(raw, extra...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err = LoadConfig(cfg.Path); err != nil {
+	if cfg, err = config.Load(cfg.Path); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Daemon.MissingRevisionGrace = time.Nanosecond
 	cfg.Daemon.AicrBinary = "/bin/true"
 
 	ctx := context.Background()
-	cli, err := audit.Open(ctx, DBPath(cfg))
+	cli, err := audit.Open(ctx, config.DBPath(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

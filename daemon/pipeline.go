@@ -11,6 +11,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -66,7 +67,7 @@ type Stages struct {
 // daemon's workers and `aicr review` share it so a manual review behaves
 // exactly like a triggered one.
 type Pipeline struct {
-	cfg    *Config
+	cfg    *config.Config
 	store  *audit.Store
 	log    *slog.Logger
 	now    func() time.Time
@@ -79,7 +80,7 @@ type Pipeline struct {
 }
 
 // NewPipeline runs stages over deps.Store; Build wires the real stages.
-func NewPipeline(cfg *Config, deps Deps, stages Stages) *Pipeline {
+func NewPipeline(cfg *config.Config, deps Deps, stages Stages) *Pipeline {
 	deps = deps.withDefaults()
 	return &Pipeline{cfg: cfg, store: deps.Store, log: deps.Logger, now: deps.Now, stages: stages, metrics: deps.Metrics}
 }

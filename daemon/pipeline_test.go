@@ -11,6 +11,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -39,7 +40,7 @@ func (f fakeReview) Review(context.Context, *audit.Run, rundir.Layout) (review.R
 // pipelineFixture is a real store and config (one file channel whose
 // policy suppresses clean reports) with the pipeline's stages swapped.
 type pipelineFixture struct {
-	cfg   *Config
+	cfg   *config.Config
 	store *audit.Store
 	parts *Components
 	now   time.Time
@@ -71,7 +72,7 @@ no_problems = "suppress"
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,29 +1,17 @@
 package daemon
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/aicr-dev/aicr/triggers"
 )
 
 // maxProbeBytes bounds a probe body; a real one is under 100 bytes.
 const maxProbeBytes = 4 << 10
-
-// ConfigDigest is how the daemon names the config it runs: "sha256:" and
-// the hex digest of the file's bytes. aicr doctor compares it with the
-// file on disk to tell that the daemon must reload.
-func ConfigDigest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // postProbe answers a signed probe (triggers.ProbePath) with what the
 // daemon runs: version, config and repositories. It is authenticated and
@@ -55,31 +43,4 @@ func (in *intake) postProbe(w http.ResponseWriter, r *http.Request) {
 		ans.Repos = append(ans.Repos, triggers.ProbeRepo{Name: repo.Name, Kind: string(repo.Kind)})
 	}
 	writeJSON(w, http.StatusOK, ans)
-}
-
-// authenticate checks a request's signature headers over body and, when
-// they fail, logs (rate-limited) and answers 401 with the reason; events
-// and probes share it, so both say the same thing for the same fault.
-func (in *intake) authenticate(w http.ResponseWriter, r *http.Request, body []byte, received time.Time) bool {
-	err := triggers.Verify(in.secret, r.Header.Get(triggers.HeaderTimestamp), r.Header.Get(triggers.HeaderSignature), body, received)
-	if err == nil {
-		return true
-	}
-	in.unauthenticated(r, err)
-	var code, msg string
-	switch {
-	case errors.Is(err, triggers.ErrMissingSignature):
-		code, msg = "missing_signature", "missing "+triggers.HeaderTimestamp+" or "+triggers.HeaderSignature+" header: sign requests with the shared secret"
-	case errors.Is(err, triggers.ErrBadTimestamp):
-		code, msg = "bad_timestamp", triggers.HeaderTimestamp+" must be unix seconds"
-	case errors.Is(err, triggers.ErrStaleTimestamp):
-		code, msg = "stale_timestamp", "timestamp is more than 5 minutes from the daemon's clock: check NTP on both hosts"
-	default:
-		code, msg = "bad_signature", "signature does not match: the hook and the daemon must use the same secret"
-	}
-	if r.URL.Path == eventsPath {
-		in.recordRefused(r, received, code, msg, body)
-	}
-	in.reject(w, http.StatusUnauthorized, code, msg)
-	return false
 }

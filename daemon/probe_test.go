@@ -15,10 +15,11 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
-func newProbeServer(t *testing.T) (*httptest.Server, *Config, *audit.Store) {
+func newProbeServer(t *testing.T) (*httptest.Server, *config.Config, *audit.Store) {
 	t.Helper()
 	path := writeTemp(t, `
 [daemon]
@@ -33,7 +34,7 @@ name = "tools"
 kind = "svn"
 url = "file:///srv/svn/tools"
 `)
-	cfg, err := LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +62,8 @@ func TestProbeAnswersWhatTheDaemonRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ans.Version != "1.2.3" || ans.ConfigPath != cfg.Path || ans.ConfigDigest != ConfigDigest(data) {
-		t.Errorf("answer %+v; want version 1.2.3, config %s with digest %s", ans, cfg.Path, ConfigDigest(data))
+	if ans.Version != "1.2.3" || ans.ConfigPath != cfg.Path || ans.ConfigDigest != config.Digest(data) {
+		t.Errorf("answer %+v; want version 1.2.3, config %s with digest %s", ans, cfg.Path, config.Digest(data))
 	}
 	if !ans.Knows("main") || !ans.Knows("tools") || ans.Knows("other") || len(ans.Repos) != 2 {
 		t.Errorf("repos %+v, want main and tools", ans.Repos)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
@@ -21,7 +22,7 @@ import (
 // runs, change.json and [[user]]. The state machine, retries and rate
 // limits are the dispatcher's.
 type Resolver struct {
-	cfg      *Config
+	cfg      *config.Config
 	store    *audit.Store
 	channels map[string]im.Channel
 }
@@ -129,7 +130,7 @@ func changedPaths(c *vcs.Change) []string {
 // is recorded and handed over after, so a resumed run finds its rows and
 // never posts twice where it already posted.
 type publisher struct {
-	cfg        *Config
+	cfg        *config.Config
 	store      *audit.Store
 	log        *slog.Logger
 	dispatcher *delivery.Dispatcher
@@ -145,7 +146,7 @@ func (p *publisher) Plan(ctx context.Context, run *audit.Run, change *vcs.Change
 	if repo == nil {
 		return Planned{}, nil
 	}
-	names := p.cfg.channelsForRun(repo, run, change)
+	names := channelsForRun(p.cfg, repo, run, change)
 	planned := Planned{Selected: len(names)}
 	if len(names) == 0 {
 		return planned, nil
@@ -182,7 +183,7 @@ func (p *publisher) PlanFailure(ctx context.Context, run *audit.Run, change *vcs
 	if !ok {
 		return
 	}
-	for _, name := range p.cfg.channelsForRun(repo, run, change) {
+	for _, name := range channelsForRun(p.cfg, repo, run, change) {
 		ch, ok := p.cfg.Channel(name)
 		if !ok {
 			continue

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -27,7 +28,7 @@ type reconciler struct {
 }
 
 // tick reconciles one repo; it is safe to call concurrently.
-func (r *reconciler) tick(ctx context.Context, repo RepoConfig, adapter vcs.Adapter) (enqueued int, err error) {
+func (r *reconciler) tick(ctx context.Context, repo config.Repo, adapter vcs.Adapter) (enqueued int, err error) {
 	lister, ok := adapter.(vcs.Lister)
 	if !ok {
 		return 0, nil

@@ -12,12 +12,9 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
-
-// DefaultShutdownGrace is how long SIGTERM lets reviews in flight finish
-// by default; keep the service manager's stop timeout above it.
-const DefaultShutdownGrace = 60 * time.Second
 
 // ReloadPath is the signed endpoint `aicr reload` posts to.
 const ReloadPath = "/v1/reload"
@@ -38,14 +35,14 @@ type ReloadResult struct {
 	RestartNeeded []string `json:"restart_needed,omitempty"`
 }
 
-// fileDigest is ConfigDigest of the file at path; "" when it cannot be
+// fileDigest is config.Digest of the file at path; "" when it cannot be
 // read (the daemon was handed a parsed config).
 func fileDigest(path string) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}
-	return ConfigDigest(data)
+	return config.Digest(data)
 }
 
 // generation is one config's running parts: the jobs (which own the
@@ -53,7 +50,7 @@ func fileDigest(path string) string {
 // starts a new generation and retires the old one; the old workers finish
 // the reviews they hold under the old config.
 type generation struct {
-	cfg         *Config
+	cfg         *config.Config
 	digest      string
 	parts       *Components
 	jobs        *jobs
@@ -91,7 +88,7 @@ type lifecycle struct {
 
 // start builds nothing: it starts parts (already built from cfg) as the
 // running generation.
-func (lc *lifecycle) start(cfg *Config, digest string, secret []byte, parts *Components) (*generation, error) {
+func (lc *lifecycle) start(cfg *config.Config, digest string, secret []byte, parts *Components) (*generation, error) {
 	j, err := startJobs(lc.jobsCtx, lc.procCtx, parts, lc.store, lc.watch, lc.opts)
 	if err != nil {
 		return nil, err
@@ -154,12 +151,12 @@ func (lc *lifecycle) reload() ReloadResult {
 	if err != nil {
 		return refuse(fmt.Errorf("read config: %w", err))
 	}
-	cfg, err := ParseConfig(old.cfg.Path, old.cfg.Path, data)
+	cfg, err := config.Parse(old.cfg.Path, old.cfg.Path, data)
 	if err != nil {
 		return refuse(err)
 	}
 	res.RestartNeeded = keepUnreloadable(old.cfg, cfg)
-	warnings, err := Preflight(cfg)
+	warnings, err := config.Preflight(cfg)
 	res.Warnings = warnings
 	if err != nil {
 		return refuse(err)
@@ -175,9 +172,9 @@ func (lc *lifecycle) reload() ReloadResult {
 	// Old jobs stop before the new ones start, so two spool drains or
 	// reconcilers of one repo never run at once.
 	lc.retire(old)
-	digest := ConfigDigest(data)
+	digest := config.Digest(data)
 	if _, err := lc.start(cfg, digest, secret, parts); err != nil {
-		// Every schedule was checked by Preflight or startJobs before;
+		// Every schedule was checked by config.Preflight or startJobs before;
 		// should one still fail, the old config runs again.
 		if _, rerr := lc.start(old.cfg, old.digest, mustSecret(old.cfg), old.parts); rerr != nil {
 			log.Error("restart the previous config after a failed reload", "err", rerr)
@@ -204,7 +201,7 @@ func (lc *lifecycle) setLastErr(s string) {
 	lc.mu.Unlock()
 }
 
-func mustSecret(cfg *Config) []byte {
+func mustSecret(cfg *config.Config) []byte {
 	s, _ := cfg.DaemonSecret()
 	return s
 }
@@ -212,7 +209,7 @@ func mustSecret(cfg *Config) []byte {
 // keepUnreloadable gives next the settings a running daemon cannot
 // change (its listener and its locked data_dir, which every path under
 // it derives from) and names those that differ.
-func keepUnreloadable(running, next *Config) (restart []string) {
+func keepUnreloadable(running, next *config.Config) (restart []string) {
 	if next.Daemon.Listen != running.Daemon.Listen {
 		restart = append(restart, "[daemon] listen")
 		next.Daemon.Listen = running.Daemon.Listen
@@ -293,7 +290,7 @@ func (lc *lifecycle) isDraining() bool {
 	return lc.draining
 }
 
-func (lc *lifecycle) running() (cfg *Config, digest, lastErr string) {
+func (lc *lifecycle) running() (cfg *config.Config, digest, lastErr string) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	return lc.current.cfg, lc.current.digest, lc.lastErr

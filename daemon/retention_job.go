@@ -15,6 +15,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/im/file"
 	"github.com/aicr-dev/aicr/internal/idlegate"
 	"github.com/aicr-dev/aicr/rundir"
@@ -37,7 +38,7 @@ const tempLeftoverAge = time.Hour
 // retention is the [retention] job: run directories, src/ copies, audit
 // rows, spool leftovers and channel files.
 type retention struct {
-	cfg     RetentionConfig
+	cfg     config.Retention
 	store   *audit.Store
 	dataDir string
 	// spoolDirs are the spools the daemon drains (their rejected/ dirs
@@ -265,7 +266,7 @@ func (r *retention) pruneChannelFiles() int {
 
 // fileChannelPaths are the files of the file channels, resolved as the
 // channel resolves them; two channels sharing a file count once.
-func fileChannelPaths(cfg *Config) []string {
+func fileChannelPaths(cfg *config.Config) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, ch := range cfg.Channels {
@@ -285,7 +286,7 @@ func fileChannelPaths(cfg *Config) []string {
 	return out
 }
 
-func newRetention(cfg *Config, store *audit.Store, spoolDirs []string, now func() time.Time, log *slog.Logger) *retention {
+func newRetention(cfg *config.Config, store *audit.Store, spoolDirs []string, now func() time.Time, log *slog.Logger) *retention {
 	return &retention{cfg: cfg.Retention, store: store, dataDir: cfg.Daemon.DataDir, spoolDirs: spoolDirs,
 		channelFiles: fileChannelPaths(cfg), now: now, log: log, sourcesGate: newIdleGate(store)}
 }

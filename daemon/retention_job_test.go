@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -46,7 +47,7 @@ func newRetentionFixture(t *testing.T) *retentionFixture {
 
 func (f *retentionFixture) clock() time.Time { return f.now }
 
-func (f *retentionFixture) job(cfg RetentionConfig) *retention {
+func (f *retentionFixture) job(cfg config.Retention) *retention {
 	return &retention{cfg: cfg, store: f.store, dataDir: f.dataDir, now: f.clock,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
@@ -141,7 +142,7 @@ func TestRetentionDropsSourcesOnceDelivered(t *testing.T) {
 	noChannel := f.finishedRun()
 	pending := f.finishedRun(delivery.StatusSent, delivery.StatusPending)
 
-	kept := f.job(RetentionConfig{KeepSources: true})
+	kept := f.job(config.Retention{KeepSources: true})
 	if n, err := kept.dropSources(f.ctx); err != nil || n != 0 {
 		t.Fatalf("keep_sources: dropped %d, err %v", n, err)
 	}
@@ -165,7 +166,7 @@ func TestRetentionDropsSourcesOnceDelivered(t *testing.T) {
 		}
 	}
 
-	job := f.job(RetentionConfig{})
+	job := f.job(config.Retention{})
 	n, err := job.dropSources(f.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +257,7 @@ func TestRetentionDeletesOldAuditRows(t *testing.T) {
 	}
 	f.now = f.now.Add(24 * time.Hour)
 
-	job := f.job(RetentionConfig{AuditRows: 90 * 24 * time.Hour})
+	job := f.job(config.Retention{AuditRows: 90 * 24 * time.Hour})
 	job.batch = 3
 	// Events keep arriving while the job deletes.
 	var wg sync.WaitGroup
@@ -318,7 +319,7 @@ func TestRetentionDeletesOldAuditRows(t *testing.T) {
 	}
 	// audit_rows = 0 keeps everything.
 	f.now = f.now.Add(10 * 365 * 24 * time.Hour)
-	if n, err := f.job(RetentionConfig{}).deleteRows(f.ctx); err != nil || n != 0 {
+	if n, err := f.job(config.Retention{}).deleteRows(f.ctx); err != nil || n != 0 {
 		t.Fatalf("audit_rows = 0: deleted %d, err %v", n, err)
 	}
 }
@@ -351,7 +352,7 @@ func TestRetentionPrunesSpoolLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	job := f.job(RetentionConfig{SpoolLeftovers: 30 * 24 * time.Hour})
+	job := f.job(config.Retention{SpoolLeftovers: 30 * 24 * time.Hour})
 	job.spoolDirs = []string{spool, filepath.Join(t.TempDir(), "absent")}
 	if n := job.pruneSpools(); n != 3 {
 		t.Errorf("removed %d files, want 3", n)
@@ -365,73 +366,6 @@ func TestRetentionPrunesSpoolLeftovers(t *testing.T) {
 	}
 }
 
-// [retention] keys: defaults, durations, the schedule, and the old
-// [daemon] keep_runs_for still honoured with a deprecation warning.
-func TestRetentionConfig(t *testing.T) {
-	write := func(body string) string {
-		p := filepath.Join(t.TempDir(), "aicr.toml")
-		body = "[daemon]\ndata_dir = \"d\"\n" + body + "\n[[repo]]\nname = \"main\"\nkind = \"svn\"\nurl = \"file:///x\"\n[[channel]]\nname = \"console\"\nkind = \"console\"\n"
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	cfg, err := LoadConfig(write(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := RetentionConfig{RunDirs: DefaultKeepRunsFor, SpoolLeftovers: DefaultSpoolLeftoversFor, Every: "@daily"}
-	if cfg.Retention != want {
-		t.Errorf("defaults = %+v, want %+v", cfg.Retention, want)
-	}
-	if len(cfg.deprecations) != 0 {
-		t.Errorf("deprecations without the old key: %v", cfg.deprecations)
-	}
-
-	cfg, err = LoadConfig(write("[retention]\nrun_dirs = \"0\"\naudit_rows = \"8760h\"\nspool_leftovers = \"0\"\nchannel_files = \"2160h\"\nevery = \"@every 6h\"\nkeep_sources = true\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = RetentionConfig{AuditRows: 8760 * time.Hour, ChannelFiles: 2160 * time.Hour, Every: "@every 6h", KeepSources: true}
-	if cfg.Retention != want {
-		t.Errorf("set = %+v, want %+v", cfg.Retention, want)
-	}
-
-	// The deprecated key still works and says where it moved.
-	cfg, err = LoadConfig(write("keep_runs_for = \"48h\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Retention.RunDirs != 48*time.Hour {
-		t.Errorf("keep_runs_for = 48h gave run_dirs %s", cfg.Retention.RunDirs)
-	}
-	warnings, _ := Preflight(cfg)
-	if !containsAll(strings.Join(warnings, "\n"), "keep_runs_for is deprecated", "[retention] run_dirs") {
-		t.Errorf("Preflight warnings %q do not name the deprecated key and its new place", warnings)
-	}
-
-	for body, key := range map[string]string{
-		"keep_runs_for = \"24h\"\n[retention]\nrun_dirs = \"48h\"\n": "daemon.keep_runs_for",
-		"[retention]\naudit_rows = \"-1h\"\n":                        "retention.audit_rows",
-		"[retention]\nevery = \"sometimes\"\n":                       "retention.every",
-		"[retention]\nkeep = \"1h\"\n":                               "retention.keep",
-	} {
-		_, err := LoadConfig(write(body))
-		if err == nil || !strings.Contains(err.Error(), key) {
-			t.Errorf("%q: err = %v, want one naming %s", body, err, key)
-		}
-	}
-}
-
-func containsAll(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			return false
-		}
-	}
-	return true
-}
-
 // channel_files prunes the file channels' files, found as the channel
 // finds them (relative to the config file), and nothing with 0.
 func TestRetentionPrunesChannelFiles(t *testing.T) {
@@ -442,7 +376,7 @@ func TestRetentionPrunesChannelFiles(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(cfgPath)
+	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +444,7 @@ func TestRetentionPrunesEndedSessionDirectories(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	job := f.job(RetentionConfig{RunDirs: 30 * 24 * time.Hour})
+	job := f.job(config.Retention{RunDirs: 30 * 24 * time.Hour})
 	if n := job.pruneSessions(f.ctx); n != 2 {
 		t.Errorf("removed %d session directories, want 2 (the long-ended one and the old orphan)", n)
 	}
@@ -520,7 +454,7 @@ func TestRetentionPrunesEndedSessionDirectories(t *testing.T) {
 			t.Errorf("%s: removed = %v, want %v", path, gone, wantGone)
 		}
 	}
-	if n := f.job(RetentionConfig{}).pruneSessions(f.ctx); n != 0 {
+	if n := f.job(config.Retention{}).pruneSessions(f.ctx); n != 0 {
 		t.Errorf("run_dirs = 0 removed %d session directories; it keeps them forever", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -89,7 +90,7 @@ func TestRetentionPrunesOnlyOldFinishedRunDirs(t *testing.T) {
 	}
 
 	now = t0.Add(31 * 24 * time.Hour)
-	pruner := &runPruner{store: store, dataDir: dataDir, keep: DefaultKeepRunsFor, now: clock,
+	pruner := &runPruner{store: store, dataDir: dataDir, keep: config.DefaultKeepRunsFor, now: clock,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	n, err := pruner.prune(ctx)
 	if err != nil {
@@ -184,21 +185,21 @@ func TestKeepRunsForConfig(t *testing.T) {
 		}
 		return p
 	}
-	cfg, err := LoadConfig(write("[daemon]\ndata_dir = \"d\"\n"))
+	cfg, err := config.Load(write("[daemon]\ndata_dir = \"d\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Daemon.KeepRunsFor != 720*time.Hour {
 		t.Errorf("default keep_runs_for = %s, want 720h", cfg.Daemon.KeepRunsFor)
 	}
-	cfg, err = LoadConfig(write("[daemon]\ndata_dir = \"d\"\nkeep_runs_for = \"0\"\n"))
+	cfg, err = config.Load(write("[daemon]\ndata_dir = \"d\"\nkeep_runs_for = \"0\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Daemon.KeepRunsFor != 0 {
 		t.Errorf("keep_runs_for \"0\" = %s, want 0", cfg.Daemon.KeepRunsFor)
 	}
-	_, err = LoadConfig(write("[daemon]\ndata_dir = \"d\"\nkeep_runs_for = \"-1h\"\n"))
+	_, err = config.Load(write("[daemon]\ndata_dir = \"d\"\nkeep_runs_for = \"-1h\"\n"))
 	if err == nil || !strings.Contains(err.Error(), "keep_runs_for") {
 		t.Errorf("negative keep_runs_for: err = %v, want one naming the key", err)
 	}
@@ -276,7 +277,7 @@ func TestRetentionRemovesRunsFinishedOnAnotherHost(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := &runPruner{store: a, dataDir: dataA, keep: DefaultKeepRunsFor, now: time.Now,
+	p := &runPruner{store: a, dataDir: dataA, keep: config.DefaultKeepRunsFor, now: time.Now,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	n, err := p.pruneFinishedElsewhere(ctx)
 	if err != nil || n != 1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -34,7 +35,7 @@ const (
 // structured result (agent.ErrNoResult) fail at once: the same request to
 // the same model would get the same answer. llm.ErrTransient (rate
 // limits, 5xx, timeouts) is retried like any outage.
-func retryDelay(err error, run *audit.Run, d DaemonConfig, now time.Time) (time.Duration, bool) {
+func retryDelay(err error, run *audit.Run, d config.Daemon, now time.Time) (time.Duration, bool) {
 	if errors.Is(err, errPermanent) || errors.Is(err, vcs.ErrBadRevision) || errors.Is(err, vcs.ErrToolMissing) {
 		return 0, false
 	}

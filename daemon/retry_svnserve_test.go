@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 )
 
 // A real svnserve that is down when the event arrives: the run fails for
@@ -55,7 +56,7 @@ kind = "svn"
 url = "svn://127.0.0.1:%d/repo"
 reconcile_every = "off"
 `, port)), 0o600)
-	cfg, err := LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ reconcile_every = "off"
 	if strings.Contains(run.Error, "fetch main r1") {
 		t.Fatalf("the re-queued run should have fetched from the server that is back: %+v", run)
 	}
-	s, err := audit.Open(context.Background(), DBPath(cfg))
+	s, err := audit.Open(context.Background(), config.DBPath(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -17,7 +18,7 @@ import (
 // retried with a capped backoff for retry_for; a missing revision only
 // during the grace window; bad input never.
 func TestRetryDelay(t *testing.T) {
-	d := DaemonConfig{RetryFor: 72 * time.Hour, MissingRevisionGrace: 30 * time.Minute}
+	d := config.Daemon{RetryFor: 72 * time.Hour, MissingRevisionGrace: 30 * time.Minute}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	down := fmt.Errorf("fetch main r5: %w", errors.New("svn: E170013: Unable to connect to a repository"))
 	missing := fmt.Errorf("fetch depot 12: %w", vcs.ErrNoSuchRevision)
@@ -66,7 +67,7 @@ func TestRetryDelay(t *testing.T) {
 // within missing_revision_grace), and the permanent vcs sentinels are
 // neither transient nor retried.
 func TestRetryDelayAgreesWithIsTransient(t *testing.T) {
-	d := DaemonConfig{RetryFor: 72 * time.Hour, MissingRevisionGrace: 30 * time.Minute}
+	d := config.Daemon{RetryFor: 72 * time.Hour, MissingRevisionGrace: 30 * time.Minute}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	fresh := &audit.Run{RunSummary: audit.RunSummary{Attempts: 1, QueuedAt: now.Add(-time.Minute)}}
 	late := &audit.Run{RunSummary: audit.RunSummary{Attempts: 1, QueuedAt: now.Add(-time.Hour)}}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -21,7 +22,7 @@ import (
 func Serve(ctx context.Context, opts Options) error {
 	opts = opts.withDefaults()
 	cfg, log := opts.Config, opts.Logger
-	warnings, err := Preflight(cfg)
+	warnings, err := config.Preflight(cfg)
 	for _, w := range warnings {
 		log.Warn("config", "warning", w)
 	}
@@ -54,7 +55,7 @@ func Serve(ctx context.Context, opts Options) error {
 		digest = fileDigest(cfg.Path)
 	}
 	log.Info("aicr daemon starting", "version", opts.Version, "config", cfg.Path, "config_digest", digest)
-	store, err := OpenStore(ctx, cfg)
+	store, err := config.OpenStore(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("open audit store: %w", err)
 	}
@@ -125,7 +126,7 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	defer func() { stopAll(); <-beatDone }()
 	log.Info("daemon started", "version", opts.Version, "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir,
-		"workers", cfg.Daemon.Workers, "repos", len(cfg.Repos), "config_digest", digest, "store", StoreLocation(cfg))
+		"workers", cfg.Daemon.Workers, "repos", len(cfg.Repos), "config_digest", digest, "store", config.StoreLocation(cfg))
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
 	}
@@ -178,6 +179,6 @@ wait:
 
 // newIntake is the intake of one config generation; the replay guard is
 // the process's, so a reload does not forget recent signatures.
-func newIntake(cfg *Config, secret []byte, lc *lifecycle, j *jobs) *intake {
+func newIntake(cfg *config.Config, secret []byte, lc *lifecycle, j *jobs) *intake {
 	return &intake{cfg: cfg, secret: secret, store: lc.store, replay: lc.replay, log: lc.opts.Logger, now: lc.opts.Now, wake: j.wake, metrics: lc.metrics, version: lc.opts.Version}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -60,13 +59,4 @@ func reviewedRevision(rev string) string {
 		return change
 	}
 	return rev
-}
-
-// channelsForRun is ChannelsFor, except that the review of a shelf goes
-// to the repo's shelve_channels when it names any.
-func (c *Config) channelsForRun(repo *RepoConfig, run *audit.Run, change *vcs.Change) []string {
-	if _, ok := triggers.ParseShelfRevision(run.Revision); ok && len(repo.ShelveChannels) > 0 {
-		return append([]string(nil), repo.ShelveChannels...)
-	}
-	return c.ChannelsFor(repo, changedPaths(change))
 }

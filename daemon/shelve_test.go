@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -46,11 +47,11 @@ func TestCheckShelveEvent(t *testing.T) {
 
 // shelve_channels must name defined channels.
 func TestShelveChannelsValidated(t *testing.T) {
-	_, err := ParseConfig("aicr.toml", "/etc/aicr/aicr.toml", []byte(strings.Replace(shelveBase, `channels = ["team"]`, "channels = [\"team\"]\nshelve_channels = [\"nope\"]", 1)))
+	_, err := config.Parse("aicr.toml", "/etc/aicr/aicr.toml", []byte(strings.Replace(shelveBase, `channels = ["team"]`, "channels = [\"team\"]\nshelve_channels = [\"nope\"]", 1)))
 	if err == nil || !strings.Contains(err.Error(), "shelve_channels") || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown shelve channel: %v", err)
 	}
-	cfg, err := ParseConfig("aicr.toml", "/etc/aicr/aicr.toml", []byte(strings.Replace(shelveBase, `channels = ["team"]`, "channels = [\"team\"]\nshelve_channels = [\"team\"]", 1)))
+	cfg, err := config.Parse("aicr.toml", "/etc/aicr/aicr.toml", []byte(strings.Replace(shelveBase, `channels = ["team"]`, "channels = [\"team\"]\nshelve_channels = [\"team\"]", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
 // spoolDrainer moves events that hooks spooled on this host (because the
 // daemon was down or unreachable) into the queue.
 type spoolDrainer struct {
-	cfg   *Config
+	cfg   *config.Config
 	store *audit.Store
 	log   *slog.Logger
 	now   func() time.Time

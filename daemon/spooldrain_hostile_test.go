@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -138,7 +139,7 @@ func TestRetentionDoesNotDeleteThroughLinksInTheSpool(t *testing.T) {
 	}
 	// The link's own mtime is now; retention judges the link, not its
 	// (old) target, so it is kept until it is old itself.
-	job := f.job(RetentionConfig{SpoolLeftovers: 30 * 24 * time.Hour})
+	job := f.job(config.Retention{SpoolLeftovers: 30 * 24 * time.Hour})
 	job.spoolDirs = []string{linked, real}
 	job.pruneSpools()
 	if !exists(t, db) {
@@ -148,7 +149,7 @@ func TestRetentionDoesNotDeleteThroughLinksInTheSpool(t *testing.T) {
 		t.Fatal("retention deleted the target of a link in rejected/")
 	}
 	f.now = time.Now().Add(31 * 24 * time.Hour)
-	job = f.job(RetentionConfig{SpoolLeftovers: 30 * 24 * time.Hour})
+	job = f.job(config.Retention{SpoolLeftovers: 30 * 24 * time.Hour})
 	job.spoolDirs = []string{linked, real}
 	if n := job.pruneSpools(); n != 1 {
 		t.Errorf("removed %d, want the old link in rejected/", n)

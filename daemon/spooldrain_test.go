@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -21,7 +22,7 @@ func newDrainFixture(t *testing.T) (*spoolDrainer, *audit.Store, triggers.Spool)
 	t.Helper()
 	t.Setenv(drainSecretEnv, string(testSecret))
 	spoolDir := filepath.Join(t.TempDir(), "spool")
-	cfg, err := LoadConfig(writeTemp(t, `
+	cfg, err := config.Load(writeTemp(t, `
 [daemon]
 secret_env = "`+drainSecretEnv+`"
 data_dir = "data"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/cli"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/sandbox"
 )
 
@@ -23,7 +23,7 @@ const agentCLITimeout = 60 * time.Second
 // checkAgentCLI checks the configured agent CLI: installed at a version
 // the adapter was proven with, and runnable where reviews run it (in the
 // sandbox's image, or natively with [sandbox] kind = "none").
-func checkAgentCLI(ctx context.Context, cfg *daemon.Config, exe string) []Check {
+func checkAgentCLI(ctx context.Context, cfg *config.Config, exe string) []Check {
 	kind := cfg.Agent.Kind
 	if !agent.IsCLI(kind) {
 		return nil
@@ -50,7 +50,7 @@ func checkAgentCLI(ctx context.Context, cfg *daemon.Config, exe string) []Check 
 }
 
 // runAgentCLI runs `<cli> --version` the way a review runs the CLI.
-func runAgentCLI(ctx context.Context, cfg *daemon.Config, spec cli.Spec, prefix, exe string) Check {
+func runAgentCLI(ctx context.Context, cfg *config.Config, spec cli.Spec, prefix, exe string) Check {
 	c := Check{Name: CheckAgentCLIRuns}
 	ctx, cancel := context.WithTimeout(ctx, agentCLITimeout)
 	defer cancel()

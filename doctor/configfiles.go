@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 )
 
 // namedFile is a file the config names under a *_file key, which the
@@ -22,7 +22,7 @@ type namedFile struct {
 // without doctor knowing it. [notify] is left out: the hook reads it,
 // and the hook's dry run checks it as the hook's account. envNames are
 // the variables named by *_env keys the daemon reads.
-func daemonFiles(cfg *daemon.Config, only string) (files []namedFile, envNames []string) {
+func daemonFiles(cfg *config.Config, only string) (files []namedFile, envNames []string) {
 	seen := map[string]bool{}
 	var walk func(v reflect.Value, where, repo string)
 	walk = func(v reflect.Value, where, repo string) {
@@ -33,7 +33,7 @@ func daemonFiles(cfg *daemon.Config, only string) (files []namedFile, envNames [
 			}
 		case reflect.Struct:
 			t := v.Type()
-			top := t == reflect.TypeOf(daemon.Config{})
+			top := t == reflect.TypeOf(config.Config{})
 			for i := 0; i < t.NumField(); i++ {
 				f := t.Field(i)
 				if !f.IsExported() {
@@ -46,7 +46,7 @@ func daemonFiles(cfg *daemon.Config, only string) (files []namedFile, envNames [
 					continue
 				case top && f.Name == "Repos":
 					for j := 0; j < fv.Len(); j++ {
-						r := fv.Index(j).Interface().(daemon.RepoConfig)
+						r := fv.Index(j).Interface().(config.Repo)
 						if only != "" && r.Name != only {
 							continue
 						}
@@ -55,7 +55,7 @@ func daemonFiles(cfg *daemon.Config, only string) (files []namedFile, envNames [
 					continue
 				case top && f.Name == "Channels":
 					for j := 0; j < fv.Len(); j++ {
-						c := fv.Index(j).Interface().(daemon.ChannelConfig)
+						c := fv.Index(j).Interface().(config.Channel)
 						walk(fv.Index(j), fmt.Sprintf("[[channel]] %s", c.Name), "")
 					}
 					continue

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/p4"
@@ -44,7 +44,7 @@ const childPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 // daemonAccount is the account the daemon runs as: --as-user, else the
 // owner of data_dir (the daemon refuses to run as anyone else), else the
 // aicr service user the packages create, else doctor's own.
-func daemonAccount(cfg *daemon.Config, asUser string) (account, string, error) {
+func daemonAccount(cfg *config.Config, asUser string) (account, string, error) {
 	if asUser != "" {
 		a, err := lookupUser(asUser)
 		return a, "--as-user", err
@@ -131,7 +131,7 @@ func runDaemonSideAs(ctx context.Context, opts Options, who account) ([]Check, e
 // A config this account cannot load is itself the finding.
 func RunDaemonSide(ctx context.Context, configPath, only, result string) error {
 	var checks []Check
-	cfg, err := daemon.LoadConfig(configPath)
+	cfg, err := config.Load(configPath)
 	if err != nil {
 		me := currentAccount()
 		c := Check{Name: CheckConfig, Status: StatusFail, Detail: fmt.Sprintf("the daemon's account %s cannot load %s: %s", me.who(), configPath, oneLine(err.Error()))}
@@ -149,7 +149,7 @@ func RunDaemonSide(ctx context.Context, configPath, only, result string) error {
 
 // DaemonSide is every check of the daemon's side, made as this process's
 // account.
-func DaemonSide(ctx context.Context, cfg *daemon.Config, only string) []Check {
+func DaemonSide(ctx context.Context, cfg *config.Config, only string) []Check {
 	me := currentAccount()
 	out := []Check{checkDataDir(cfg, me)}
 	out = append(out, checkDaemonFiles(cfg, only, me)...)
@@ -175,7 +175,7 @@ func DaemonSide(ctx context.Context, cfg *daemon.Config, only string) []Check {
 }
 
 // checkDaemonFiles checks every *_file the daemon reads.
-func checkDaemonFiles(cfg *daemon.Config, only string, me account) []Check {
+func checkDaemonFiles(cfg *config.Config, only string, me account) []Check {
 	files, _ := daemonFiles(cfg, only)
 	var out []Check
 	for _, f := range files {
@@ -193,7 +193,7 @@ func checkDaemonFiles(cfg *daemon.Config, only string, me account) []Check {
 // checkDataDir proves data_dir is the daemon's: owned by it (the daemon
 // refuses to start otherwise) and writable (a probe file created and
 // removed), and so are aicr.db and runs/ when they exist.
-func checkDataDir(cfg *daemon.Config, me account) Check {
+func checkDataDir(cfg *config.Config, me account) Check {
 	dir := cfg.Daemon.DataDir
 	c := Check{Name: CheckDataDir}
 	st, err := os.Stat(dir)
@@ -231,7 +231,7 @@ func checkDataDir(cfg *daemon.Config, me account) Check {
 	if err := probeWrite(dir); err != nil {
 		bad = append(bad, fmt.Sprintf("%s: %s", dir, oneLine(err.Error())))
 	}
-	if db := daemon.DBPath(cfg); isFile(db) {
+	if db := config.DBPath(cfg); isFile(db) {
 		if f, err := os.OpenFile(db, os.O_RDWR, 0); err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %s", db, oneLine(err.Error())))
 		} else {
@@ -338,7 +338,7 @@ type loginStatuser interface {
 // checkRepoAccess asks the repository what the daemon asks first, with
 // the repo's own credentials and client settings: svn info at HEAD (or
 // svnlook youngest on the server), p4 login -s and the depot paths.
-func checkRepoAccess(ctx context.Context, r daemon.RepoConfig) Check {
+func checkRepoAccess(ctx context.Context, r config.Repo) Check {
 	c := Check{Name: CheckRepoAccess, Repo: r.Name}
 	a, err := r.Settings.NewAdapter()
 	if err != nil {
@@ -372,7 +372,7 @@ func checkRepoAccess(ctx context.Context, r daemon.RepoConfig) Check {
 }
 
 // svnAccessFix reads svn's error code to name the cure.
-func svnAccessFix(r daemon.RepoConfig, err error) string {
+func svnAccessFix(r config.Repo, err error) string {
 	msg := err.Error()
 	url, user, pwFile := svnSettings(r)
 	switch {
@@ -401,7 +401,7 @@ func svnAccessFix(r daemon.RepoConfig, err error) string {
 	return fmt.Sprintf("run what the daemon runs by hand, as its account: svn info --non-interactive %s", shellQuote(url))
 }
 
-func checkP4Access(ctx context.Context, r daemon.RepoConfig, a loginStatuser, c Check) Check {
+func checkP4Access(ctx context.Context, r config.Repo, a loginStatuser, c Check) Check {
 	pc, _ := r.Settings.(*p4.Config)
 	port, user := "", ""
 	if pc != nil {
@@ -475,7 +475,7 @@ func p4LoginCommand(pc *p4.Config, user, port, daemonUser string) string {
 }
 
 // p4RepoOf is the p4 settings of the repo f belongs to, if it is one.
-func p4RepoOf(cfg *daemon.Config, f namedFile) *p4.Config {
+func p4RepoOf(cfg *config.Config, f namedFile) *p4.Config {
 	for _, r := range cfg.Repos {
 		if r.Name == f.Repo {
 			pc, _ := r.Settings.(*p4.Config)
@@ -485,7 +485,7 @@ func p4RepoOf(cfg *daemon.Config, f namedFile) *p4.Config {
 	return nil
 }
 
-func credentialNote(r daemon.RepoConfig) string {
+func credentialNote(r config.Repo) string {
 	if _, user, _ := svnSettings(r); user != "" {
 		return fmt.Sprintf(" (as user %s, with the repo's password)", user)
 	}
@@ -493,7 +493,7 @@ func credentialNote(r daemon.RepoConfig) string {
 }
 
 // svnSettings are the svn repo's url, user and password file, for fixes.
-func svnSettings(r daemon.RepoConfig) (url, user, pwFile string) {
+func svnSettings(r config.Repo) (url, user, pwFile string) {
 	sc, ok := r.Settings.(*svn.Config)
 	if !ok {
 		return "", "", ""

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 )
 
 // Every *_file the daemon reads is found, in any section and in the kind
@@ -57,7 +57,7 @@ secret_file = "feishu-secret"
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := daemon.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ depot_paths = ["//depot/main/..."]
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := daemon.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/vcs"
 )
 
@@ -97,7 +97,7 @@ func settle(checks []Check) bool {
 
 // Options says what to check.
 type Options struct {
-	Config *daemon.Config
+	Config *config.Config
 	// Repo limits the repository checks to this [[repo]] name.
 	Repo string
 	// Exe is the aicr binary doctor runs `notify svn` with directly, as

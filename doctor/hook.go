@@ -13,13 +13,13 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
 // inspectHook checks the hook file without running it. runnable means it
 // is a POSIX hook with an aicr block that svn can execute.
-func inspectHook(cfg *daemon.Config, name, repos string, owner account) (c Check, info triggers.SVNHookInfo, path string, runnable bool) {
+func inspectHook(cfg *config.Config, name, repos string, owner account) (c Check, info triggers.SVNHookInfo, path string, runnable bool) {
 	c = Check{Name: CheckHook}
 	reinstall := fmt.Sprintf("aicr install svn-hook --repo %s --config %s", shellQuote(repos), shellQuote(cfg.Path))
 	// A hook in another language calls the helper that holds the block.

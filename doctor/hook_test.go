@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -22,8 +22,8 @@ func TestInspectHookReadsTheHelperAForeignHookCalls(t *testing.T) {
 	if out, err := exec.Command("svnadmin", "create", repos).CombinedOutput(); err != nil {
 		t.Fatalf("svnadmin create: %v\n%s", err, out)
 	}
-	config := filepath.Join(base, "aicr.toml")
-	if err := os.WriteFile(config, []byte("# test\n"), 0o644); err != nil {
+	configPath := filepath.Join(base, "aicr.toml")
+	if err := os.WriteFile(configPath, []byte("# test\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	hook := triggers.SVNHookPath(repos, false)
@@ -36,14 +36,14 @@ func TestInspectHookReadsTheHelperAForeignHookCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := triggers.InstallSVNHookOrHelper(triggers.SVNHookOptions{ReposPath: repos, AicrPath: notifier,
-		ConfigPath: config, RepoName: "main", SpoolDir: filepath.Join(base, "spool")})
+		ConfigPath: configPath, RepoName: "main", SpoolDir: filepath.Join(base, "spool")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.PasteLine == "" {
 		t.Fatalf("no paste line for a python hook: %+v", res)
 	}
-	cfg := &daemon.Config{Path: config}
+	cfg := &config.Config{Path: configPath}
 	owner := ownerOf(repos)
 	if c, _, _, _ := inspectHook(cfg, "main", repos, owner); !strings.Contains(c.Detail, "no aicr block") {
 		t.Fatalf("before the line is pasted the hook calls nothing, doctor said %+v", c)

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -33,7 +33,7 @@ const reloadFix = "reload the daemon so it reads the config on disk: systemctl r
 // (CheckDaemon), accepting the hook's secret (CheckProbe), knowing every
 // repo and running the config on disk. remoteHost is set when the daemon
 // is on another host.
-func probeDaemon(ctx context.Context, cfg *daemon.Config, only, version string) ([]Check, string) {
+func probeDaemon(ctx context.Context, cfg *config.Config, only, version string) ([]Check, string) {
 	reach := Check{Name: CheckDaemon}
 	hook, _, herr := triggers.LoadHookConfig(cfg.Path)
 	base, timeout := cfg.Notify.URL, cfg.Notify.Timeout
@@ -113,7 +113,7 @@ func probeDaemon(ctx context.Context, cfg *daemon.Config, only, version string) 
 // see of both secrets. It only ever changes what the daemon reads or
 // copies a value into the hook's file in place (keeping its owner and
 // mode), so the hook's account keeps the access it has.
-func refusedProbeFix(cfg *daemon.Config, hook *triggers.HookConfig, hookSecret []byte, pe *triggers.ProbeError, remote string) string {
+func refusedProbeFix(cfg *config.Config, hook *triggers.HookConfig, hookSecret []byte, pe *triggers.ProbeError, remote string) string {
 	switch pe.Code {
 	case "stale_timestamp", "bad_timestamp":
 		return "synchronise the clocks of this host and the daemon's host (NTP: timedatectl set-ntp true)"
@@ -145,7 +145,7 @@ func refusedProbeFix(cfg *daemon.Config, hook *triggers.HookConfig, hookSecret [
 
 // daemonRepos checks that the running daemon accepts events for every
 // [[repo]] of doctor's config (or the one asked for).
-func daemonRepos(cfg *daemon.Config, ans triggers.ProbeAnswer, only, remote string) Check {
+func daemonRepos(cfg *config.Config, ans triggers.ProbeAnswer, only, remote string) Check {
 	c := Check{Name: CheckDaemonRepos}
 	var missing, known []string
 	for _, r := range cfg.Repos {
@@ -173,7 +173,7 @@ func daemonRepos(cfg *daemon.Config, ans triggers.ProbeAnswer, only, remote stri
 
 // daemonConfig compares the digest of the config the daemon loaded with
 // the file on disk, when they are the same file.
-func daemonConfig(cfg *daemon.Config, ans triggers.ProbeAnswer, remote string) Check {
+func daemonConfig(cfg *config.Config, ans triggers.ProbeAnswer, remote string) Check {
 	c := Check{Name: CheckDaemonConfig}
 	if !sameConfig(cfg, ans, remote) {
 		c.Status = StatusWarn
@@ -186,7 +186,7 @@ func daemonConfig(cfg *daemon.Config, ans triggers.ProbeAnswer, remote string) C
 		c.Status, c.Detail = StatusWarn, fmt.Sprintf("read %s: %v", cfg.Path, err)
 		return c
 	}
-	if onDisk := daemon.ConfigDigest(data); onDisk != ans.ConfigDigest {
+	if onDisk := config.Digest(data); onDisk != ans.ConfigDigest {
 		c.Detail = fmt.Sprintf("%s changed since the daemon loaded it (it runs %s, the file is %s): the change is not in effect", cfg.Path, short(ans.ConfigDigest), short(onDisk))
 		c.Fix = reloadFix
 		return c
@@ -196,7 +196,7 @@ func daemonConfig(cfg *daemon.Config, ans triggers.ProbeAnswer, remote string) C
 }
 
 // sameConfig reports whether the daemon loaded the very file doctor reads.
-func sameConfig(cfg *daemon.Config, ans triggers.ProbeAnswer, remote string) bool {
+func sameConfig(cfg *config.Config, ans triggers.ProbeAnswer, remote string) bool {
 	if remote != "" {
 		return false
 	}
@@ -222,7 +222,7 @@ func secretSource(h *triggers.HookConfig) string {
 	return "$" + h.SecretEnv
 }
 
-func daemonSecretSource(cfg *daemon.Config) string {
+func daemonSecretSource(cfg *config.Config) string {
 	if cfg.Daemon.SecretFile != "" {
 		return cfg.Daemon.SecretFile
 	}

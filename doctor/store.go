@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/daemon"
 )
 
@@ -21,7 +22,7 @@ const (
 // checkStore checks a PostgreSQL store: the connection, the schema
 // version and the daemons alive on it. A SQLite store is a file the
 // daemon creates; nothing to check here.
-func checkStore(ctx context.Context, cfg *daemon.Config) []Check {
+func checkStore(ctx context.Context, cfg *config.Config) []Check {
 	if !cfg.Store.Shared() {
 		return nil
 	}

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/internal/pgtest"
 )
 
-func storeCheck(t *testing.T, cfg *daemon.Config, name string) Check {
+func storeCheck(t *testing.T, cfg *config.Config, name string) Check {
 	t.Helper()
 	for _, c := range checkStore(context.Background(), cfg) {
 		if c.Name == name {
@@ -25,7 +25,7 @@ func TestStoreChecksOnPostgres(t *testing.T) {
 	srv := pgtest.Start(t)
 	t.Cleanup(pgtest.Stop)
 	ctx := context.Background()
-	cfg := &daemon.Config{Path: "/etc/aicr/aicr.toml", Store: daemon.StoreConfig{Kind: "postgres", DSNEnv: "AICR_DOCTOR_TEST_DSN"}}
+	cfg := &config.Config{Path: "/etc/aicr/aicr.toml", Store: config.Store{Kind: "postgres", DSNEnv: "AICR_DOCTOR_TEST_DSN"}}
 
 	t.Setenv("AICR_DOCTOR_TEST_DSN", "")
 	if c := storeCheck(t, cfg, CheckStore); c.Status == StatusOK || !strings.Contains(c.Detail, "dsn_env") || c.Fix == "" {
@@ -61,7 +61,7 @@ func TestStoreChecksOnPostgres(t *testing.T) {
 	if c := storeCheck(t, cfg, CheckStoreDaemons); c.Status != StatusOK || !strings.Contains(c.Detail, "aicr 9.9.9") || !strings.Contains(c.Detail, "10.1.2.3:8080") {
 		t.Fatalf("one live daemon: %+v", c)
 	}
-	if checkStore(ctx, &daemon.Config{}) != nil {
+	if checkStore(ctx, &config.Config{}) != nil {
 		t.Fatal("a SQLite store has no store checks")
 	}
 }

@@ -10,13 +10,13 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/svn"
 )
 
 // checkTools runs each configured VCS client's version query once.
-func checkTools(ctx context.Context, cfg *daemon.Config, only, remoteHost string) []Check {
+func checkTools(ctx context.Context, cfg *config.Config, only, remoteHost string) []Check {
 	var out []Check
 	seen := map[string]bool{}
 	tool := func(name, bin string) {
@@ -88,7 +88,7 @@ type versionChecker interface {
 	CheckVersion(ctx context.Context) (string, error)
 }
 
-func checkP4(ctx context.Context, r daemon.RepoConfig) Check {
+func checkP4(ctx context.Context, r config.Repo) Check {
 	c := Check{Repo: r.Name, Name: CheckP4}
 	a, err := r.Settings.NewAdapter()
 	if err != nil {

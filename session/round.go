@@ -13,6 +13,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -20,7 +21,7 @@ import (
 
 // RoundDir is where a round's run directory lives: beside the daemon's
 // runs/, under sessions/<id>/round-<n>.
-func RoundDir(cfg *daemon.Config, id int64, round int) string {
+func RoundDir(cfg *config.Config, id int64, round int) string {
 	return filepath.Join(cfg.Daemon.DataDir, "sessions", strconv.FormatInt(id, 10), "round-"+strconv.Itoa(round))
 }
 
@@ -29,7 +30,7 @@ func RoundDir(cfg *daemon.Config, id int64, round int) string {
 // target, runs the configured agent on the review ladder and records the
 // outcome. A round that is no longer running (ended, or declared dead)
 // is left alone.
-func RunRound(ctx context.Context, cfg *daemon.Config, store *audit.Store, id int64, round int, log *slog.Logger) error {
+func RunRound(ctx context.Context, cfg *config.Config, store *audit.Store, id int64, round int, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -84,7 +85,7 @@ func holdRound(ctx context.Context, cancel context.CancelCauseFunc, store *audit
 	}
 }
 
-func runRound(ctx context.Context, cfg *daemon.Config, store *audit.Store, id int64, round int, log *slog.Logger) audit.RoundOutcome {
+func runRound(ctx context.Context, cfg *config.Config, store *audit.Store, id int64, round int, log *slog.Logger) audit.RoundOutcome {
 	failed := func(reason string, err error) audit.RoundOutcome {
 		return audit.RoundOutcome{Status: audit.RoundFailed, Error: err.Error(), FailureReason: reason}
 	}

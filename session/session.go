@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/review"
 )
@@ -85,7 +85,7 @@ type Starter func(ctx context.Context, sessionID int64, round int) error
 
 // Service is one process's handle on review sessions.
 type Service struct {
-	Config *daemon.Config
+	Config *config.Config
 	Store  *audit.Store
 	// Start runs a round in the background (DetachedStarter in aicr).
 	Start Starter
@@ -231,7 +231,7 @@ func (s *Service) start(ctx context.Context, id int64, round int) error {
 }
 
 // agentConfig is the config's agent with a session's overrides, checked.
-func agentConfig(cfg *daemon.Config, kind, model string) (*daemon.Config, error) {
+func agentConfig(cfg *config.Config, kind, model string) (*config.Config, error) {
 	if kind == "" && model == "" {
 		return cfg, nil
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/aicr-dev/aicr/agent"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -104,7 +104,7 @@ func (t Target) needsRepo() bool {
 // resolveRepo picks the [[repo]] a target is reviewed as: the named one
 // (checked against the target's kind), else the only repo of that kind
 // when the target needs one.
-func resolveRepo(cfg *daemon.Config, t Target, name string) (string, error) {
+func resolveRepo(cfg *config.Config, t Target, name string) (string, error) {
 	want := t.repoKind()
 	if name != "" {
 		r, ok := cfg.Repo(name)
@@ -213,7 +213,7 @@ func workingCopyReader(adapters map[string]vcs.Adapter, repo string) (*svn.Adapt
 // was checked out from (at it or below it), so a session begun without
 // repo can still publish; "" when none matches or svn cannot tell. The
 // url is read with the first svn repo's client (svn_path).
-func workingCopyRepo(ctx context.Context, cfg *daemon.Config, root string) string {
+func workingCopyRepo(ctx context.Context, cfg *config.Config, root string) string {
 	var repos []*svn.Config
 	var names []string
 	for _, r := range cfg.Repos {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -138,7 +138,7 @@ func TestWaitDefaultFromEnv(t *testing.T) {
 
 // An agent kind aicr does not know is REVIEWER_NOT_FOUND, naming it.
 func TestAgentOverride(t *testing.T) {
-	cfg := &daemon.Config{Path: "/etc/aicr/aicr.toml", Agent: agent.Config{Kind: "builtin"}}
+	cfg := &config.Config{Path: "/etc/aicr/aicr.toml", Agent: agent.Config{Kind: "builtin"}}
 	if c, err := agentConfig(cfg, "", ""); err != nil || c != cfg {
 		t.Errorf("no override: %v", err)
 	}

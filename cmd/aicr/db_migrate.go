@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/daemon"
 )
 
@@ -68,7 +69,7 @@ func dbMigrateRun(ctx context.Context, opts *DBMigrateOptions) error {
 	}
 	from := opts.From
 	if from == "" {
-		from = daemon.DBPath(cfg)
+		from = config.DBPath(cfg)
 	}
 	if _, err := os.Stat(from); err != nil {
 		return fmt.Errorf("--from %s: %w", from, err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
 
@@ -44,7 +44,7 @@ type Factory struct {
 	// Executable is the aicr binary hooks and agents should run.
 	Executable func() (string, error)
 
-	cfg    *daemon.Config
+	cfg    *config.Config
 	cfgErr error
 	loaded bool
 }
@@ -56,7 +56,7 @@ func NewFactory(ios *IOStreams) *Factory {
 
 // Config loads the config at ConfigPath once; a config that does not load
 // is a usage error (exit 2): nothing ran.
-func (f *Factory) Config() (*daemon.Config, error) {
+func (f *Factory) Config() (*config.Config, error) {
 	if !f.loaded {
 		f.cfg, f.cfgErr = loadConfigFile(f.ConfigPath)
 		f.loaded = true
@@ -64,8 +64,8 @@ func (f *Factory) Config() (*daemon.Config, error) {
 	return f.cfg, f.cfgErr
 }
 
-func loadConfigFile(path string) (*daemon.Config, error) {
-	cfg, err := daemon.LoadConfig(path)
+func loadConfigFile(path string) (*config.Config, error) {
+	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, asUsage(err)
 	}
@@ -74,7 +74,7 @@ func loadConfigFile(path string) (*daemon.Config, error) {
 
 // RequireDataDirOwner refuses to go on when this process is not the
 // data_dir's owner: see checkDataDirOwner.
-func (f *Factory) RequireDataDirOwner() (*daemon.Config, error) {
+func (f *Factory) RequireDataDirOwner() (*config.Config, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func (f *Factory) Store(ctx context.Context) (*audit.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := daemon.OpenStore(ctx, cfg)
+	store, err := config.OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (f *Factory) ReadOnlyStore(ctx context.Context) (*audit.Store, error) {
 		return nil, err
 	}
 	// audit.ErrNoDatabase says the daemon has not run yet; exit 1.
-	return daemon.OpenStoreReadOnly(ctx, cfg)
+	return config.OpenStoreReadOnly(ctx, cfg)
 }
 
 // Logger logs to ErrOut: JSON unless it is a terminal.

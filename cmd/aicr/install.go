@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
 )
@@ -176,7 +176,7 @@ func printInstalled(w io.Writer, res installSVNHookOutput) error {
 
 // installOneSVNHook installs the hook of one repository; warnings go to
 // errOut and into the result.
-func installOneSVNHook(cfg *daemon.Config, opts *InstallSVNHookOptions, reposPath, name, aicrPath string, errOut io.Writer) (installSVNHookOutput, error) {
+func installOneSVNHook(cfg *config.Config, opts *InstallSVNHookOptions, reposPath, name, aicrPath string, errOut io.Writer) (installSVNHookOutput, error) {
 	res := installSVNHookOutput{Repo: name, Aicr: aicrPath, Config: cfg.Path, SpoolDir: cfg.Notify.SpoolDir, Warnings: []string{}}
 	absRepos, err := filepath.Abs(reposPath)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 )
 
 // Per-repository outcomes of `aicr install svn-hook --all`.
@@ -87,7 +87,7 @@ func installSVNHooksRun(_ context.Context, opts *InstallSVNHookOptions) error {
 // installUnderParent installs one directory's hook and classifies the
 // outcome; warnings stay in the result rather than on stderr, once per
 // repository.
-func installUnderParent(cfg *daemon.Config, opts *InstallSVNHookOptions, dir, aicrPath string) (installSVNHookOutput, string, string) {
+func installUnderParent(cfg *config.Config, opts *InstallSVNHookOptions, dir, aicrPath string) (installSVNHookOutput, string, string) {
 	res := installSVNHookOutput{Warnings: []string{}}
 	if !isSVNRepository(dir) {
 		return res, hookSkipped, "not a Subversion repository (no format file or hooks directory)"

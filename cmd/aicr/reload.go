@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -62,8 +63,8 @@ address on this host unless --url names another.`,
 }
 
 func reloadRun(ctx context.Context, opts *ReloadOptions) error {
-	cfg, err := daemon.LoadConfig(opts.Factory.ConfigPath)
-	if errors.Is(err, daemon.ErrConfigNotFound) {
+	cfg, err := config.Load(opts.Factory.ConfigPath)
+	if errors.Is(err, config.ErrNotFound) {
 		return asUsage(err)
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
@@ -173,7 +174,7 @@ func reviewRun(ctx context.Context, opts *ReviewOptions) error {
 
 // sentToConsole reports whether a console channel already printed the
 // report on stdout, so the command does not print it twice.
-func sentToConsole(cfg *daemon.Config, notes []daemon.DispatchNote) bool {
+func sentToConsole(cfg *config.Config, notes []daemon.DispatchNote) bool {
 	for _, n := range notes {
 		for _, ch := range cfg.Channels {
 			if ch.Name == n.Channel && ch.Kind == "console" && n.Status == delivery.StatusSent {

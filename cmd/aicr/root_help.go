@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/agent"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 )
 
 // withAgentInHelp makes `aicr`, `aicr --help` and `aicr help` say which
@@ -34,7 +34,7 @@ func agentSummary(path string) string {
 		return fmt.Sprintf("Agent: not configured here (no config at %s; --config or $AICR_CONFIG names another).\n"+
 			"  The example config uses the builtin agent: rules only, no model.", path)
 	}
-	cfg, err := daemon.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		return fmt.Sprintf("Agent: unknown: %s does not load (%s); run 'aicr config check'.", path, first)

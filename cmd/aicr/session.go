@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/mcperr"
 	"github.com/aicr-dev/aicr/session"
 )
@@ -279,7 +279,7 @@ func newCmdSessionRunRound(f *Factory) *cobra.Command {
 	return cmd
 }
 
-func runRoundWithLog(ctx context.Context, f *Factory, cfg *daemon.Config, store *audit.Store, id int64, round int) error {
+func runRoundWithLog(ctx context.Context, f *Factory, cfg *config.Config, store *audit.Store, id int64, round int) error {
 	log := slog.New(slog.NewTextHandler(f.IOStreams.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return session.RunRound(ctx, cfg, store, id, round, log)
 }

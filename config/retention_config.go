@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"cmp"
@@ -19,9 +19,9 @@ const DefaultRetentionEvery = "@daily"
 // an operator to look, short enough that a flood of junk goes away.
 const DefaultSpoolLeftoversFor = 30 * 24 * time.Hour
 
-// RetentionConfig is the [retention] table: how long each kind of data
+// Retention is the [retention] table: how long each kind of data
 // is kept. A zero duration keeps that data forever.
-type RetentionConfig struct {
+type Retention struct {
 	// RunDirs is how long a finished run's directory (runs/<id>) is kept.
 	RunDirs time.Duration `toml:"run_dirs"`
 	// AuditRows is how long a finished run's rows (run, events, problems,
@@ -76,7 +76,7 @@ func (c *Config) applyRetentionDefaults(md toml.MetaData) (warnings []string, pr
 }
 
 // validate returns the [retention] problems under their keys.
-func (r RetentionConfig) validate() []fieldProblem {
+func (r Retention) validate() []fieldProblem {
 	var out []fieldProblem
 	for _, d := range []struct {
 		key string

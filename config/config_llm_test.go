@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"fmt"
@@ -13,13 +13,13 @@ import (
 // [agent.llm] is checked like every table: a misspelt key and a bad value
 // are reported at their lines, each naming the key.
 func TestLoadConfigAgentLLMErrors(t *testing.T) {
-	_, err := LoadConfig("testdata/config/bad_agent_llm.toml")
+	_, err := Load("testdata/bad_agent_llm.toml")
 	if err == nil {
 		t.Fatal("expected errors")
 	}
 	want := []string{
-		"testdata/config/bad_agent_llm.toml:22: agent.llm.base_url: must not carry credentials; put the key in api_key_env or api_key_file",
-		"testdata/config/bad_agent_llm.toml:25: agent.llm.max_turn: unknown key (did you mean `max_turns`?)",
+		"testdata/bad_agent_llm.toml:22: agent.llm.base_url: must not carry credentials; put the key in api_key_env or api_key_file",
+		"testdata/bad_agent_llm.toml:25: agent.llm.max_turn: unknown key (did you mean `max_turns`?)",
 	}
 	got := strings.Split(err.Error(), "\n")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") && !(len(got) == 2 && got[0] == want[1] && got[1] == want[0]) {
@@ -51,7 +51,7 @@ timeout = "5m"
 price_per_mtok_in = 3.0
 price_per_mtok_out = 15.0
 `), 0o600)
-	c, err := LoadConfig(cfg)
+	c, err := Load(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestReadmeModelConfigsLoad(t *testing.T) {
 			body = "[agent]\nkind = \"llm\"\n" + body
 		}
 		cfg := "[daemon]\nsecret_env = \"S\"\n[[repo]]\nname = \"main\"\nkind = \"svn\"\nurl = \"file:///x\"\n" + body
-		if _, err := ParseConfig(fmt.Sprintf("README block %d", i+1), filepath.Join(t.TempDir(), "aicr.toml"), []byte(cfg)); err != nil {
+		if _, err := Parse(fmt.Sprintf("README block %d", i+1), filepath.Join(t.TempDir(), "aicr.toml"), []byte(cfg)); err != nil {
 			t.Errorf("README block %d:\n%s\n%v", i+1, body, err)
 		}
 	}
@@ -97,7 +97,7 @@ func TestPreflightWarnsAboutLLMFiles(t *testing.T) {
 	os.WriteFile(key, []byte("sk-preflight-value\n"), 0o644)
 	os.Chmod(key, 0o644)
 	os.WriteFile(filepath.Join(dir, "headers"), []byte("not a header line\n"), 0o600)
-	cfg := &Config{Daemon: DaemonConfig{Listen: "127.0.0.1:0", SpoolDrainEvery: "@every 1m"}}
+	cfg := &Config{Daemon: Daemon{Listen: "127.0.0.1:0", SpoolDrainEvery: "@every 1m"}}
 	cfg.Dispatch.RetryEvery = "@every 1m"
 	cfg.Agent.Kind = "llm"
 	cfg.Agent.LLM.APIKeyFile = key

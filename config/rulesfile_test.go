@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"os"
@@ -10,16 +10,16 @@ import (
 // fails config check under its key instead of reviewing without the
 // operator's rules.
 func TestLoadConfigRulesFile(t *testing.T) {
-	dir, _ := filepath.Abs("testdata/config")
-	_, err := LoadConfig("testdata/config/bad_rules_file.toml")
-	want := "testdata/config/bad_rules_file.toml:19: agent.rules_file: " + filepath.Join(dir, "no-such-rules.md") +
+	dir, _ := filepath.Abs("testdata")
+	_, err := Load("testdata/bad_rules_file.toml")
+	want := "testdata/bad_rules_file.toml:19: agent.rules_file: " + filepath.Join(dir, "no-such-rules.md") +
 		" does not exist: create it or remove the key"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error:\n got %v\nwant %s", err, want)
 	}
 
 	tmp := t.TempDir()
-	src, err := os.ReadFile("testdata/config/bad_rules_file.toml")
+	src, err := os.ReadFile("testdata/bad_rules_file.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestLoadConfigRulesFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tmp, "no-such-rules.md"), []byte("Check error paths.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(filepath.Join(tmp, "aicr.toml"))
+	cfg, err := Load(filepath.Join(tmp, "aicr.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"errors"
@@ -10,11 +10,11 @@ import (
 )
 
 func TestLoadConfigValid(t *testing.T) {
-	cfg, err := LoadConfig("testdata/config/valid.toml")
+	cfg, err := Load("testdata/valid.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, _ := filepath.Abs("testdata/config")
+	dir, _ := filepath.Abs("testdata")
 	if cfg.Daemon.DataDir != filepath.Join(dir, "data") {
 		t.Errorf("data_dir not resolved against the config file: %s", cfg.Daemon.DataDir)
 	}
@@ -62,7 +62,7 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
-			_, err := LoadConfig(filepath.Join("testdata/config", tc.file))
+			_, err := Load(filepath.Join("testdata", tc.file))
 			if err == nil {
 				t.Fatal("expected an error")
 			}
@@ -90,16 +90,16 @@ name = "console"
 kind = "console"
 no_problems = "sometimes"
 `)
-	_, err := LoadConfig(path)
+	_, err := Load(path)
 	if err == nil || !strings.Contains(err.Error(), "sometimes") || !strings.Contains(err.Error(), `:11: channel[0].no_problems: invalid value "sometimes"`) {
 		t.Fatalf("want a located no_problems error, got %v", err)
 	}
 }
 
 func TestLoadConfigMissingFile(t *testing.T) {
-	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.toml"))
-	if !errors.Is(err, ErrConfigNotFound) {
-		t.Fatalf("want ErrConfigNotFound, got %v", err)
+	_, err := Load(filepath.Join(t.TempDir(), "nope.toml"))
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("want ErrNotFound, got %v", err)
 	}
 }
 
@@ -107,7 +107,7 @@ func TestLoadConfigUnreadable(t *testing.T) {
 	if os.Geteuid() == 0 {
 		// root reads anything; a directory in place of the file is
 		// unreadable for everyone.
-		_, err := LoadConfig(t.TempDir())
+		_, err := Load(t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), "read config") {
 			t.Fatalf("want a read error, got %v", err)
 		}
@@ -115,7 +115,7 @@ func TestLoadConfigUnreadable(t *testing.T) {
 	}
 	path := writeTemp(t, "[daemon]\n")
 	os.Chmod(path, 0)
-	if _, err := LoadConfig(path); err == nil {
+	if _, err := Load(path); err == nil {
 		t.Fatal("want an error for an unreadable file")
 	}
 }
@@ -131,7 +131,7 @@ name = "main"
 kind = "svn"
 url = "file:///x"
 `)
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ url = "file:///x"
 }
 
 func TestExampleConfigIsValid(t *testing.T) {
-	if _, err := LoadConfig("../configs/aicr.example.toml"); err != nil {
+	if _, err := Load("../configs/aicr.example.toml"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -179,7 +179,7 @@ name = "main"
 kind = "svn"
 url = "file:///x"
 `)
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ url = "file:///x"
 		t.Fatalf("limits: %+v", l)
 	}
 	bad := writeTemp(t, "[daemon]\nsecret_env = \"X\"\n[agent]\nmax_problems = -1\n[[repo]]\nname = \"m\"\nkind = \"svn\"\nurl = \"file:///x\"\n")
-	if _, err := LoadConfig(bad); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "must not be negative") {
 		t.Fatalf("negative limit: %v", err)
 	}
 }
@@ -215,7 +215,7 @@ name = "wc"
 kind = "wecom"
 webhook_url_file = "wc-hook"
 `)
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ kind = "wecom"
 webhook_url_file = "wc-hook"
 secret_env = "WC_SECRET"
 `)
-	if _, err := LoadConfig(bad); err == nil || !strings.Contains(err.Error(), "does not sign requests") {
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "does not sign requests") {
 		t.Fatalf("a WeCom secret must be refused, got %v", err)
 	}
 }
@@ -245,12 +245,12 @@ secret_env = "WC_SECRET"
 // agent.timeout: ..." at the [agent] table).
 func TestLoadConfigAgentErrorsNameTheirKey(t *testing.T) {
 	cases := []struct{ file, want string }{
-		{"bad_agent.toml", "testdata/config/bad_agent.toml:19: agent.timeout: must not be negative, got -5s"},
-		{"bad_agent_limits.toml", "testdata/config/bad_agent_limits.toml:17: agent: agent.max_problems, max_context_requests, max_attribution_requests and max_rejected must not be negative"},
+		{"bad_agent.toml", "testdata/bad_agent.toml:19: agent.timeout: must not be negative, got -5s"},
+		{"bad_agent_limits.toml", "testdata/bad_agent_limits.toml:17: agent: agent.max_problems, max_context_requests, max_attribution_requests and max_rejected must not be negative"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
-			_, err := LoadConfig(filepath.Join("testdata/config", tc.file))
+			_, err := Load(filepath.Join("testdata", tc.file))
 			if err == nil {
 				t.Fatal("expected an error")
 			}

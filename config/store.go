@@ -1,28 +1,29 @@
-package daemon
+package config
 
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/secret"
 )
 
-// StoreConfig is the [store] table: which database holds the queue and
+// Store is the [store] table: which database holds the queue and
 // the audit trail. SQLite (the default) is a file in data_dir that one
 // daemon owns; PostgreSQL is shared by several daemons on several hosts.
 // The DSN carries a password, so it is only ever read from an environment
 // variable or a file, never written in the config.
-type StoreConfig struct {
+type Store struct {
 	Kind    string `toml:"kind"`
 	DSNEnv  string `toml:"dsn_env"`
 	DSNFile string `toml:"dsn_file"`
 }
 
 // Shared says whether several daemons may use the store at once.
-func (s StoreConfig) Shared() bool { return s.Kind == string(audit.BackendPostgres) }
+func (s Store) Shared() bool { return s.Kind == string(audit.BackendPostgres) }
 
-func (s StoreConfig) dsnRef() secret.Ref { return secret.Ref{Env: s.DSNEnv, File: s.DSNFile} }
+func (s Store) dsnRef() secret.Ref { return secret.Ref{Env: s.DSNEnv, File: s.DSNFile} }
 
 func (c *Config) validateStore() []fieldProblem {
 	var out []fieldProblem
@@ -58,6 +59,9 @@ func (c *Config) StoreDSN() (string, error) {
 	}
 	return v.Reveal(), nil
 }
+
+// DBPath is where the queue and audit trail live under data_dir.
+func DBPath(cfg *Config) string { return filepath.Join(cfg.Daemon.DataDir, "aicr.db") }
 
 // StoreLocation names the store for logs and messages, without secrets.
 func StoreLocation(cfg *Config) string {

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 // per table for every line (4 errors for 2 typos), with no hint but a
 // checkout path. Each line is reported once, with the nearest known key.
 func TestConfigUnknownKeysOnceWithTheNearestKnownKey(t *testing.T) {
-	_, err := ParseConfig("aicr.toml", "/tmp/aicr.toml", []byte(`
+	_, err := Parse("aicr.toml", "/tmp/aicr.toml", []byte(`
 [daemon]
 data_dir = "d"
 worker = 2
@@ -45,7 +45,7 @@ zzzzzz = "x"
 		"aicr.toml:4: daemon.worker: unknown key (did you mean `workers`?)",
 		"aicr.toml:9: repo.chanels: unknown key (did you mean `channels`?)",
 		"aicr.toml:14: repo.chanels: unknown key (did you mean `channels`?)",
-		"aicr.toml:18: channel.zzzzzz: unknown key (check the spelling against " + ExampleConfigPath,
+		"aicr.toml:18: channel.zzzzzz: unknown key (check the spelling against " + ExamplePath,
 	} {
 		found := false
 		for _, m := range msgs {
@@ -75,7 +75,7 @@ url = "file:///x"
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(path)
+	cfg, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ url = "file:///srv/svn/main"
 `
 
 func TestSandboxAbsentMeansNone(t *testing.T) {
-	cfg, err := ParseConfig("aicr.toml", "/etc/aicr/aicr.toml", []byte(sandboxBase))
+	cfg, err := Parse("aicr.toml", "/etc/aicr/aicr.toml", []byte(sandboxBase))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestSandboxAbsentMeansNone(t *testing.T) {
 }
 
 func TestSandboxPodmanDecodedAndDefaulted(t *testing.T) {
-	cfg, err := ParseConfig("aicr.toml", "/etc/aicr/aicr.toml", []byte(sandboxBase+`
+	cfg, err := Parse("aicr.toml", "/etc/aicr/aicr.toml", []byte(sandboxBase+`
 [sandbox]
 kind = "podman"
 network = "llm-only"
@@ -58,7 +58,7 @@ extra_args = ["--security-opt", "label=disable"]
 // A [sandbox] table is validated at file:line under the key at fault, and
 // one that forgets kind never falls back to running agents natively.
 func TestSandboxErrorsNameKeyAndLine(t *testing.T) {
-	_, err := ParseConfig("aicr.toml", "/etc/aicr/aicr.toml", []byte(sandboxBase+`
+	_, err := Parse("aicr.toml", "/etc/aicr/aicr.toml", []byte(sandboxBase+`
 [sandbox]
 network = "internet"
 
@@ -80,7 +80,7 @@ pids_limit = 2
 	if strings.Contains(err.Error(), "sandbox.podman.memory") {
 		t.Errorf("podman keys are checked only for kind podman:\n%v", err)
 	}
-	_, err = ParseConfig("aicr.toml", "/etc/aicr/aicr.toml", []byte(sandboxBase+`
+	_, err = Parse("aicr.toml", "/etc/aicr/aicr.toml", []byte(sandboxBase+`
 [sandbox]
 kind = "podman"
 

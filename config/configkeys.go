@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"reflect"
@@ -8,9 +8,9 @@ import (
 	"github.com/aicr-dev/aicr/vcs/registry"
 )
 
-// ExampleConfigPath is where the packages install the commented example
+// ExamplePath is where the packages install the commented example
 // config; a checkout has it as configs/aicr.example.toml.
-const ExampleConfigPath = "/usr/share/aicr/aicr.example.toml"
+const ExamplePath = "/usr/share/aicr/aicr.example.toml"
 
 // knownKeys are the keys the config accepts, in the form
 // toml.MetaData.Undecoded reports ("daemon.workers", "repo.url"), read
@@ -18,12 +18,12 @@ const ExampleConfigPath = "/usr/share/aicr/aicr.example.toml"
 func knownKeys() map[string]bool {
 	out := map[string]bool{}
 	addTomlKeys(out, "", reflect.TypeOf(Config{}))
-	addTomlKeys(out, "repo", reflect.TypeOf(RepoConfig{}))
+	addTomlKeys(out, "repo", reflect.TypeOf(Repo{}))
 	for _, newSettings := range registry.Kinds() {
 		addTomlKeys(out, "repo", reflect.TypeOf(newSettings()))
 	}
 	for _, k := range channels.Kinds() {
-		addTomlKeys(out, "channel", reflect.TypeOf(ChannelConfig{}.ChannelConfig))
+		addTomlKeys(out, "channel", reflect.TypeOf(Channel{}.ChannelConfig))
 		addTomlKeys(out, "channel", reflect.TypeOf(k.NewConfig()))
 	}
 	return out

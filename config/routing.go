@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"fmt"
@@ -10,17 +10,17 @@ import (
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-// PolicyConfig is a publishing policy layer: the global [policy] table, a
+// Policy is a publishing policy layer: the global [policy] table, a
 // repo's own keys, or a [repo.channel_policy.NAME] table. Empty keys
 // inherit from the layer below.
-type PolicyConfig struct {
+type Policy struct {
 	NoProblems  im.NoProblemsPolicy `toml:"no_problems"`
 	MinSeverity review.Severity     `toml:"min_severity"`
 }
 
-// RouteConfig is one [[repo.route]]: a change touching any path matching
+// Route is one [[repo.route]]: a change touching any path matching
 // Paths is also sent to Channels.
-type RouteConfig struct {
+type Route struct {
 	Paths    []string `toml:"paths"`
 	Channels []string `toml:"channels"`
 }
@@ -30,13 +30,13 @@ type RouteConfig struct {
 // [[repo]] table, [policy], then the defaults (publish, info). Each key is
 // resolved on its own, so a repo can set min_severity while a channel
 // sets no_problems.
-func (c *Config) PolicyFor(repo *RepoConfig, channel string) im.Policy {
-	layers := []PolicyConfig{c.Policy}
+func (c *Config) PolicyFor(repo *Repo, channel string) im.Policy {
+	layers := []Policy{c.Policy}
 	if repo != nil {
-		layers = append(layers, PolicyConfig{NoProblems: repo.NoProblems, MinSeverity: repo.MinSeverity})
+		layers = append(layers, Policy{NoProblems: repo.NoProblems, MinSeverity: repo.MinSeverity})
 	}
 	if ch, ok := c.Channel(channel); ok {
-		layers = append(layers, PolicyConfig{NoProblems: ch.NoProblems, MinSeverity: ch.MinSeverity})
+		layers = append(layers, Policy{NoProblems: ch.NoProblems, MinSeverity: ch.MinSeverity})
 	}
 	if repo != nil {
 		layers = append(layers, repo.ChannelPolicy[channel])
@@ -55,7 +55,7 @@ func (c *Config) PolicyFor(repo *RepoConfig, channel string) im.Policy {
 
 // ChannelsFor returns the channels a change to repo goes to: the repo's
 // channels, then those of every route matching one of paths, each once.
-func (c *Config) ChannelsFor(repo *RepoConfig, paths []string) []string {
+func (c *Config) ChannelsFor(repo *Repo, paths []string) []string {
 	out := slices.Clone(repo.Channels)
 	for _, r := range repo.Routes {
 		f := vcs.Filter{Include: r.Paths}
@@ -72,7 +72,7 @@ func (c *Config) ChannelsFor(repo *RepoConfig, paths []string) []string {
 }
 
 // Channel returns the [[channel]] named name.
-func (c *Config) Channel(name string) (*ChannelConfig, bool) {
+func (c *Config) Channel(name string) (*Channel, bool) {
 	for i := range c.Channels {
 		if c.Channels[i].Name == name {
 			return &c.Channels[i], true
@@ -99,9 +99,9 @@ func (c *Config) User(vcsUser string) *im.Identity {
 func (c *Config) validateRouting(file string, keys keyIndex, declared map[string]bool) []error {
 	var errs []error
 	add := func(key, lineKey, format string, args ...any) {
-		errs = append(errs, &ConfigError{File: file, Line: keys.line(lineKey), Key: key, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &Error{File: file, Line: keys.line(lineKey), Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	checkPolicy := func(key string, p PolicyConfig) {
+	checkPolicy := func(key string, p Policy) {
 		if p.NoProblems != "" && !p.NoProblems.Valid() {
 			add(key+".no_problems", key+".no_problems", "must be publish, suppress or publish_if_summary, got %q", p.NoProblems)
 		}
@@ -138,7 +138,7 @@ func (c *Config) validateRouting(file string, keys keyIndex, declared map[string
 	route := 0 // global index of [[repo.route]] tables, as keyIndex counts them
 	for i, r := range c.Repos {
 		key := fmt.Sprintf("repo[%d]", i)
-		checkPolicy(key, PolicyConfig{NoProblems: r.NoProblems, MinSeverity: r.MinSeverity})
+		checkPolicy(key, Policy{NoProblems: r.NoProblems, MinSeverity: r.MinSeverity})
 		for _, name := range sortedKeys(r.ChannelPolicy) {
 			pkey := key + ".channel_policy." + name
 			lineKey := "repo.channel_policy." + name

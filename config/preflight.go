@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 )
 
 // Preflight runs every check the daemon makes before it serves, beyond
-// what LoadConfig validates: the listen address, the signing secret, the
+// what Load validates: the listen address, the signing secret, the
 // schedules. `aicr config check` runs it too, so a config it calls ok is
 // one the daemon starts with. Warnings (a secret file others can read)
 // do not stop the daemon.

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"fmt"
@@ -60,14 +60,14 @@ on_error = "notify"
 `
 
 func TestPolicyPrecedence(t *testing.T) {
-	cfg, err := ParseConfig("aicr.toml", "/etc/aicr/aicr.toml", []byte(routingConfig))
+	cfg, err := Parse("aicr.toml", "/etc/aicr/aicr.toml", []byte(routingConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
 	main, _ := cfg.Repo("main")
 	other, _ := cfg.Repo("other")
 	cases := []struct {
-		repo    *RepoConfig
+		repo    *Repo
 		channel string
 		want    im.Policy
 		why     string
@@ -107,7 +107,7 @@ func TestRoutingErrorsNameTheLine(t *testing.T) {
 		`on_error = "notify"`, `on_error = "shout"`,
 		`min_severity = "low"`, `min_severity = "severe"`,
 	).Replace(routingConfig)
-	_, err := ParseConfig("aicr.toml", "/etc/aicr/aicr.toml", []byte(bad))
+	_, err := Parse("aicr.toml", "/etc/aicr/aicr.toml", []byte(bad))
 	if err == nil {
 		t.Fatal("bad routing accepted")
 	}

@@ -1,6 +1,8 @@
-package daemon
+package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -31,22 +33,26 @@ const defaultWorkers = 2
 // [daemon] keep_runs_for is not set: 30 days.
 const DefaultKeepRunsFor = 30 * 24 * time.Hour
 
+// DefaultShutdownGrace is how long SIGTERM lets reviews in flight finish
+// by default; keep the service manager's stop timeout above it.
+const DefaultShutdownGrace = 60 * time.Second
+
 // Config is the whole aicr.toml. One file serves the daemon and the hook
 // client on the VCS server.
 type Config struct {
 	// Path is the file the config was loaded from; relative paths in it
 	// were resolved against its directory.
 	Path string `toml:"-"`
-	// Digest is ConfigDigest of the bytes the config was parsed from.
+	// Digest is Digest of the bytes the config was parsed from.
 	Digest string `toml:"-"`
 
-	Daemon   DaemonConfig    `toml:"daemon"`
-	Notify   NotifyConfig    `toml:"notify"`
-	Agent    agent.Config    `toml:"agent"`
-	Repos    []RepoConfig    `toml:"-"`
-	Channels []ChannelConfig `toml:"-"`
+	Daemon   Daemon       `toml:"daemon"`
+	Notify   Notify       `toml:"notify"`
+	Agent    agent.Config `toml:"agent"`
+	Repos    []Repo       `toml:"-"`
+	Channels []Channel    `toml:"-"`
 	// Policy is the global default publishing policy (see PolicyFor).
-	Policy PolicyConfig `toml:"policy"`
+	Policy Policy `toml:"policy"`
 	// Dispatch tunes delivery retries.
 	Dispatch delivery.Config `toml:"dispatch"`
 	// Users map VCS users to chat identities for mentions.
@@ -54,7 +60,7 @@ type Config struct {
 	// Sandbox is where agent passes run; kind "none" when the table is absent.
 	Sandbox sandbox.Config `toml:"sandbox"`
 	// Retention says how long run dirs, audit rows and leftovers are kept.
-	Retention RetentionConfig `toml:"retention"`
+	Retention Retention `toml:"retention"`
 
 	// deprecations are warnings about keys still accepted under an old
 	// name; Preflight reports them.
@@ -64,11 +70,11 @@ type Config struct {
 	keys keyIndex
 
 	// Store is the database of the queue and the audit trail (store.go).
-	Store StoreConfig `toml:"store"`
+	Store Store `toml:"store"`
 }
 
-// DaemonConfig is the [daemon] table.
-type DaemonConfig struct {
+// Daemon is the [daemon] table.
+type Daemon struct {
 	Listen  string `toml:"listen"`
 	DataDir string `toml:"data_dir"`
 	Workers int    `toml:"workers"`
@@ -98,8 +104,8 @@ type DaemonConfig struct {
 	ShutdownGrace time.Duration `toml:"shutdown_grace"`
 }
 
-// NotifyConfig is the [notify] table, read by `aicr notify` on the VCS host.
-type NotifyConfig struct {
+// Notify is the [notify] table, read by `aicr notify` on the VCS host.
+type Notify struct {
 	URL        string        `toml:"url"`
 	SecretEnv  string        `toml:"secret_env"`
 	SecretFile string        `toml:"secret_file"`
@@ -111,9 +117,9 @@ type NotifyConfig struct {
 	UnknownRepoRetry time.Duration `toml:"unknown_repo_retry"`
 }
 
-// RepoConfig is one [[repo]] table: the keys every kind shares, plus the
+// Repo is one [[repo]] table: the keys every kind shares, plus the
 // kind's own settings (vcs/registry) decoded from the same table.
-type RepoConfig struct {
+type Repo struct {
 	Name     string   `toml:"name"`
 	Kind     vcs.Kind `toml:"kind"`
 	Channels []string `toml:"channels"`
@@ -130,11 +136,11 @@ type RepoConfig struct {
 	ReconcileBackfill bool `toml:"reconcile_backfill"`
 	// NoProblems and MinSeverity override [policy] for this repo's
 	// channels; ChannelPolicy overrides per channel (see PolicyFor).
-	NoProblems    im.NoProblemsPolicy     `toml:"no_problems"`
-	MinSeverity   review.Severity         `toml:"min_severity"`
-	ChannelPolicy map[string]PolicyConfig `toml:"channel_policy"`
+	NoProblems    im.NoProblemsPolicy `toml:"no_problems"`
+	MinSeverity   review.Severity     `toml:"min_severity"`
+	ChannelPolicy map[string]Policy   `toml:"channel_policy"`
 	// Routes send changes touching some paths to extra channels.
-	Routes []RouteConfig `toml:"route"`
+	Routes []Route `toml:"route"`
 	// ChangeURL links reports to the change in a browser; {repo} and
 	// {revision} are replaced.
 	ChangeURL string `toml:"change_url"`
@@ -142,23 +148,23 @@ type RepoConfig struct {
 	Settings vcs.RepoSettings `toml:"-"`
 }
 
-// ChannelConfig is one [[channel]] table: the keys every kind shares plus
+// Channel is one [[channel]] table: the keys every kind shares plus
 // the kind's own settings, decoded from the same table.
-type ChannelConfig struct {
+type Channel struct {
 	im.ChannelConfig
 	Settings im.KindConfig
 }
 
-// ConfigError is one problem in a config file, located by line when the
+// Error is one problem in a config file, located by line when the
 // key can be found.
-type ConfigError struct {
+type Error struct {
 	File string
 	Line int
 	Key  string
 	Msg  string
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	loc := e.File
 	if e.Line > 0 {
 		loc += ":" + strconv.Itoa(e.Line)
@@ -169,12 +175,12 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("%s: %s", loc, e.Msg)
 }
 
-// ErrConfigNotFound is wrapped when the config file does not exist.
-var ErrConfigNotFound = errors.New("config file not found")
+// ErrNotFound is wrapped when the config file does not exist.
+var ErrNotFound = errors.New("config file not found")
 
-// LoadConfig reads, decodes strictly, resolves relative paths and
+// Load reads, decodes strictly, resolves relative paths and
 // validates. The error joins every problem found, each as file:line: msg.
-func LoadConfig(path string) (*Config, error) {
+func Load(path string) (*Config, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("config path %s: %w", path, err)
@@ -182,7 +188,7 @@ func LoadConfig(path string) (*Config, error) {
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w (create one from %s, or configs/aicr.example.toml in a checkout)", path, ErrConfigNotFound, ExampleConfigPath)
+			return nil, fmt.Errorf("%s: %w (create one from %s, or configs/aicr.example.toml in a checkout)", path, ErrNotFound, ExamplePath)
 		}
 		if errors.Is(err, os.ErrPermission) {
 			// The README installs it root:aicr 0640: readable by the
@@ -191,12 +197,12 @@ func LoadConfig(path string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return ParseConfig(path, abs, data)
+	return Parse(path, abs, data)
 }
 
-// ParseConfig is LoadConfig on bytes already read. name is used in error
+// Parse is Load on bytes already read. name is used in error
 // messages; abs anchors relative paths.
-func ParseConfig(name, abs string, data []byte) (*Config, error) {
+func Parse(name, abs string, data []byte) (*Config, error) {
 	var raw struct {
 		Config
 		Channel []toml.Primitive `toml:"channel"`
@@ -206,24 +212,24 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
-			return nil, &ConfigError{File: name, Line: perr.Position.Line, Msg: perr.Message}
+			return nil, &Error{File: name, Line: perr.Position.Line, Msg: perr.Message}
 		}
-		return nil, &ConfigError{File: name, Msg: err.Error()}
+		return nil, &Error{File: name, Msg: err.Error()}
 	}
 	cfg := raw.Config
 	cfg.Path = abs
-	cfg.Digest = ConfigDigest(data)
+	cfg.Digest = Digest(data)
 	keys := indexKeys(data)
 	cfg.file, cfg.keys = name, keys
 	var errs []error
 	fail := func(key, format string, args ...any) {
-		errs = append(errs, &ConfigError{File: name, Line: keys.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &Error{File: name, Line: keys.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 
 	repoKinds := registry.Kinds()
 	for i, prim := range raw.Repo {
 		key := fmt.Sprintf("repo[%d]", i)
-		var r RepoConfig
+		var r Repo
 		if err := md.PrimitiveDecode(prim, &r); err != nil {
 			fail(key, "%v", err)
 			continue
@@ -250,7 +256,7 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 	declared := map[string]bool{}
 	for i, prim := range raw.Channel {
 		key := fmt.Sprintf("channel[%d]", i)
-		var ch ChannelConfig
+		var ch Channel
 		if err := md.PrimitiveDecode(prim, &ch.ChannelConfig); err != nil {
 			fail(key, "%v", err)
 			continue
@@ -285,7 +291,7 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 		if s := closestKey(ks, known); s != "" {
 			msg += fmt.Sprintf(" (did you mean `%s`?)", s)
 		} else {
-			msg += " (check the spelling against " + ExampleConfigPath + ", configs/aicr.example.toml in a checkout)"
+			msg += " (check the spelling against " + ExamplePath + ", configs/aicr.example.toml in a checkout)"
 		}
 		lines := keys.lines[ks]
 		if len(lines) == 0 {
@@ -293,7 +299,7 @@ func ParseConfig(name, abs string, data []byte) (*Config, error) {
 			continue
 		}
 		for _, l := range lines {
-			errs = append(errs, &ConfigError{File: name, Line: l, Key: ks, Msg: msg})
+			errs = append(errs, &Error{File: name, Line: l, Key: ks, Msg: msg})
 		}
 	}
 	if !md.IsDefined("daemon", "workers") {
@@ -410,7 +416,7 @@ func (c *Config) resolvePaths(base string) {
 }
 
 // Repo returns the repo named name.
-func (c *Config) Repo(name string) (*RepoConfig, bool) {
+func (c *Config) Repo(name string) (*Repo, bool) {
 	for i := range c.Repos {
 		if c.Repos[i].Name == name {
 			return &c.Repos[i], true
@@ -431,7 +437,7 @@ func (c *Config) RepoNames() []string {
 	return names
 }
 
-func (c *Config) RepoForPath(dir string) (*RepoConfig, bool) {
+func (c *Config) RepoForPath(dir string) (*Repo, bool) {
 	clean := filepath.Clean(dir)
 	for i := range c.Repos {
 		lp, ok := c.Repos[i].Settings.(vcs.LocalPather)
@@ -452,7 +458,7 @@ func (c *Config) located(key string, err error) error {
 	if err == nil || c.file == "" {
 		return err
 	}
-	return &ConfigError{File: c.file, Line: c.keys.line(key), Msg: err.Error()}
+	return &Error{File: c.file, Line: c.keys.line(key), Msg: err.Error()}
 }
 
 // DaemonSecret resolves the trigger-signing secret for the intake.
@@ -488,4 +494,12 @@ func sortedKeys[K ~string, V any](m map[K]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Digest is how the daemon names the config it runs: "sha256:" and
+// the hex digest of the file's bytes. aicr doctor compares it with the
+// file on disk to tell that the daemon must reload.
+func Digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
