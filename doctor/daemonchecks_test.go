@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/agent/cli"
-	"github.com/aicr-dev/aicr/daemon"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/internal/p4emu"
 )
 
@@ -388,7 +388,7 @@ kind = "none"
 		[]string{"install Node.js 20 or later", "aicr agent install " + spec.Kind + " --force"})
 }
 
-func checkNamedAgent(t *testing.T, cfg *daemon.Config, name string) Check {
+func checkNamedAgent(t *testing.T, cfg *config.Config, name string) Check {
 	t.Helper()
 	return findCheck(t, checkAgentCLI(context.Background(), cfg, ""), name)
 }

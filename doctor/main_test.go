@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/internal/p4emu"
 	"github.com/aicr-dev/aicr/triggers"
@@ -160,9 +161,9 @@ func writeFile(t *testing.T, path, body string, mode os.FileMode) {
 	}
 }
 
-func loadConfig(t *testing.T, path string) *daemon.Config {
+func loadConfig(t *testing.T, path string) *config.Config {
 	t.Helper()
-	cfg, err := daemon.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

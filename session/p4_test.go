@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/internal/p4emu"
 	"github.com/aicr-dev/aicr/vcs"
@@ -50,7 +51,7 @@ user = "aicr"
 p4_path = "` + wrapper + `"
 depot_paths = [` + strings.Join(paths, ", ") + `]
 `
-	cfg, err := daemon.ParseConfig("aicr.toml", filepath.Join(dir, "aicr.toml"), []byte(toml))
+	cfg, err := config.Parse("aicr.toml", filepath.Join(dir, "aicr.toml"), []byte(toml))
 	if err != nil {
 		t.Fatal(err)
 	}

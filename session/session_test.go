@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -19,7 +20,7 @@ import (
 // env is a real svn repository with one commit, a working copy of it
 // with local changes, a config naming it, and an audit store.
 type env struct {
-	cfg   *daemon.Config
+	cfg   *config.Config
 	store *audit.Store
 	wc    string
 	out   string // the file channel's output
@@ -91,7 +92,7 @@ name = "archive"
 kind = "file"
 path = "` + out + `"
 `
-	cfg, err := daemon.ParseConfig("aicr.toml", filepath.Join(dir, "aicr.toml"), []byte(toml))
+	cfg, err := config.Parse("aicr.toml", filepath.Join(dir, "aicr.toml"), []byte(toml))
 	if err != nil {
 		t.Fatal(err)
 	}

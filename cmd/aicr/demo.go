@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/daemon"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -178,7 +179,7 @@ func (d demoDaemon) stop() error {
 }
 
 // startDemoDaemon serves cfg in this process and returns once it listens.
-func startDemoDaemon(ctx context.Context, f *Factory, cfg *daemon.Config, say func(string, ...any)) (demoDaemon, error) {
+func startDemoDaemon(ctx context.Context, f *Factory, cfg *config.Config, say func(string, ...any)) (demoDaemon, error) {
 	daemonCtx, cancel := context.WithCancel(ctx)
 	d := demoDaemon{cancel: cancel, done: make(chan error, 1)}
 	ready := make(chan string, 1)
