@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -195,7 +193,7 @@ func (p *Pipeline) review(ctx context.Context, run *audit.Run, rep *Report, opts
 	if _, ok := p.cfg.Repo(run.Repo); !ok {
 		return audit.Outcome{}, fmt.Errorf("%w: repo %q is no longer in the config", errPermanent, run.Repo)
 	}
-	layout := rundir.New(filepath.Join(p.cfg.Daemon.DataDir, "runs", strconv.FormatInt(run.ID, 10)))
+	layout := rundir.ForRun(p.cfg.Daemon.DataDir, run.ID)
 	// A resumed run starts from a clean directory: a half-written fetch
 	// from the interrupted attempt must not leak into this one.
 	if err := os.RemoveAll(layout.Dir()); err != nil {
