@@ -226,82 +226,10 @@ func Parse(name, abs string, data []byte) (*Config, error) {
 		errs = append(errs, &Error{File: name, Line: keys.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 
-	repoKinds := registry.Kinds()
-	for i, prim := range raw.Repo {
-		key := fmt.Sprintf("repo[%d]", i)
-		var r Repo
-		if err := md.PrimitiveDecode(prim, &r); err != nil {
-			fail(key, "%v", err)
-			continue
-		}
-		newSettings, ok := repoKinds[r.Kind]
-		switch {
-		case r.Kind == "":
-			fail(key+".kind", `missing; set kind = "svn"`)
-		case !ok:
-			fail(key+".kind", "unsupported repo kind %q (supported: %s)", r.Kind, strings.Join(sortedKeys(repoKinds), ", "))
-		default:
-			r.Settings = newSettings()
-			if err := md.PrimitiveDecode(prim, r.Settings); err != nil {
-				fail(key, "%v", err)
-				continue
-			}
-		}
-		cfg.Repos = append(cfg.Repos, r)
-	}
-
-	kinds := channels.Kinds()
-	// Names of every [[channel]] table, even ones with errors, so a repo
-	// that routes to them is not reported a second time.
-	declared := map[string]bool{}
-	for i, prim := range raw.Channel {
-		key := fmt.Sprintf("channel[%d]", i)
-		var ch Channel
-		if err := md.PrimitiveDecode(prim, &ch.ChannelConfig); err != nil {
-			fail(key, "%v", err)
-			continue
-		}
-		declared[ch.Name] = true
-		kind, ok := kinds[ch.Kind]
-		if !ok {
-			fail(key+".kind", "unknown channel kind %q (known: %s)", ch.Kind, strings.Join(sortedKeys(kinds), ", "))
-			continue
-		}
-		ch.Settings = kind.NewConfig()
-		if err := md.PrimitiveDecode(prim, ch.Settings); err != nil {
-			fail(key, "%v", err)
-			continue
-		}
-		cfg.Channels = append(cfg.Channels, ch)
-	}
-	// Undecoded names a key of an array of tables once per table that
-	// has it, and keys.lines has every line already: one error per line.
-	var known map[string]bool
-	reported := map[string]bool{}
-	for _, k := range md.Undecoded() {
-		ks := k.String()
-		if reported[ks] {
-			continue
-		}
-		reported[ks] = true
-		if known == nil {
-			known = knownKeys()
-		}
-		msg := "unknown key"
-		if s := closestKey(ks, known); s != "" {
-			msg += fmt.Sprintf(" (did you mean `%s`?)", s)
-		} else {
-			msg += " (check the spelling against " + ExamplePath + ", configs/aicr.example.toml in a checkout)"
-		}
-		lines := keys.lines[ks]
-		if len(lines) == 0 {
-			fail(ks, "%s", msg)
-			continue
-		}
-		for _, l := range lines {
-			errs = append(errs, &Error{File: name, Line: l, Key: ks, Msg: msg})
-		}
-	}
+	cfg.Repos = decodeRepos(md, raw.Repo, fail)
+	var declared map[string]bool
+	cfg.Channels, declared = decodeChannels(md, raw.Channel, fail)
+	unknownKeys(md, name, keys, func(err error) { errs = append(errs, err) })
 	if !md.IsDefined("daemon", "workers") {
 		cfg.Daemon.Workers = defaultWorkers
 	}
@@ -325,6 +253,101 @@ func Parse(name, abs string, data []byte) (*Config, error) {
 		return nil, errors.Join(errs...)
 	}
 	return &cfg, nil
+}
+
+// failFunc records a problem under a key; Parse locates it by line.
+type failFunc func(key, format string, args ...any)
+
+// decodeRepos decodes each [[repo]] table: the shared keys, then the
+// kind's own settings from the same table.
+func decodeRepos(md toml.MetaData, prims []toml.Primitive, fail failFunc) []Repo {
+	var repos []Repo
+	repoKinds := registry.Kinds()
+	for i, prim := range prims {
+		key := fmt.Sprintf("repo[%d]", i)
+		var r Repo
+		if err := md.PrimitiveDecode(prim, &r); err != nil {
+			fail(key, "%v", err)
+			continue
+		}
+		newSettings, ok := repoKinds[r.Kind]
+		switch {
+		case r.Kind == "":
+			fail(key+".kind", `missing; set kind = "svn"`)
+		case !ok:
+			fail(key+".kind", "unsupported repo kind %q (supported: %s)", r.Kind, strings.Join(sortedKeys(repoKinds), ", "))
+		default:
+			r.Settings = newSettings()
+			if err := md.PrimitiveDecode(prim, r.Settings); err != nil {
+				fail(key, "%v", err)
+				continue
+			}
+		}
+		repos = append(repos, r)
+	}
+
+	return repos
+}
+
+// decodeChannels decodes each [[channel]] table and returns, with them,
+// the names of every table, even ones with errors, so a repo that routes
+// to them is not reported a second time.
+func decodeChannels(md toml.MetaData, prims []toml.Primitive, fail failFunc) (out []Channel, declared map[string]bool) {
+	kinds := channels.Kinds()
+	declared = map[string]bool{}
+	for i, prim := range prims {
+		key := fmt.Sprintf("channel[%d]", i)
+		var ch Channel
+		if err := md.PrimitiveDecode(prim, &ch.ChannelConfig); err != nil {
+			fail(key, "%v", err)
+			continue
+		}
+		declared[ch.Name] = true
+		kind, ok := kinds[ch.Kind]
+		if !ok {
+			fail(key+".kind", "unknown channel kind %q (known: %s)", ch.Kind, strings.Join(sortedKeys(kinds), ", "))
+			continue
+		}
+		ch.Settings = kind.NewConfig()
+		if err := md.PrimitiveDecode(prim, ch.Settings); err != nil {
+			fail(key, "%v", err)
+			continue
+		}
+		out = append(out, ch)
+	}
+	return out, declared
+}
+
+// unknownKeys reports each key no struct decoded, with a did-you-mean,
+// through add, in the order the decoder lists them.
+func unknownKeys(md toml.MetaData, name string, keys keyIndex, add func(error)) {
+	// Undecoded names a key of an array of tables once per table that
+	// has it, and keys.lines has every line already: one error per line.
+	var known map[string]bool
+	reported := map[string]bool{}
+	for _, k := range md.Undecoded() {
+		ks := k.String()
+		if reported[ks] {
+			continue
+		}
+		reported[ks] = true
+		if known == nil {
+			known = knownKeys()
+		}
+		msg := "unknown key"
+		if s := closestKey(ks, known); s != "" {
+			msg += fmt.Sprintf(" (did you mean `%s`?)", s)
+		} else {
+			msg += " (check the spelling against " + ExamplePath + ", configs/aicr.example.toml in a checkout)"
+		}
+		lines := keys.lines[ks]
+		if len(lines) == 0 {
+			lines = []int{keys.line(ks)}
+		}
+		for _, l := range lines {
+			add(&Error{File: name, Line: l, Key: ks, Msg: msg})
+		}
+	}
 }
 
 func (c *Config) applyDefaults() {

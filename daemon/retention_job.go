@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -53,17 +52,15 @@ type retention struct {
 	sourcesGate *idlegate.Gate
 }
 
-// runDir is where a run's files are: always derived from the id, never
-// the run_dir column, so a row cannot point the job elsewhere.
-func (r *retention) runDir(id int64) string {
-	return filepath.Join(r.dataDir, "runs", strconv.FormatInt(id, 10))
-}
+// runDir is where a run's files are: always <data_dir>/runs/<id>, derived
+// from the id, never the run_dir column, so a row cannot point the job
+// elsewhere.
+func (r *retention) runDir(id int64) string { return rundir.ForRun(r.dataDir, id).Dir() }
 
 // run is the scheduled job body: every step runs even if one fails, and
 // failures are logged; the daemon keeps serving.
 func (r *retention) run(ctx context.Context) {
-	pruner := &runPruner{store: r.store, dataDir: r.dataDir, keep: r.cfg.RunDirs, now: r.now, log: r.log}
-	pruner.run(ctx)
+	r.pruneAllRunDirs(ctx)
 	if n := r.pruneSessions(ctx); n > 0 {
 		r.log.Info("removed ended review sessions' directories", "sessions", n, "run_dirs", r.cfg.RunDirs.String())
 	}

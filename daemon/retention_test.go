@@ -90,9 +90,9 @@ func TestRetentionPrunesOnlyOldFinishedRunDirs(t *testing.T) {
 	}
 
 	now = t0.Add(31 * 24 * time.Hour)
-	pruner := &runPruner{store: store, dataDir: dataDir, keep: config.DefaultKeepRunsFor, now: clock,
+	pruner := &retention{cfg: config.Retention{RunDirs: config.DefaultKeepRunsFor}, store: store, dataDir: dataDir, now: clock,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	n, err := pruner.prune(ctx)
+	n, err := pruner.pruneRunDirs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestRetentionPrunesOnlyOldFinishedRunDirs(t *testing.T) {
 
 	// A second pass finds nothing more; a run retried after its directory
 	// was pruned gets a directory again and is no longer marked.
-	if n, err := pruner.prune(ctx); err != nil || n != 0 {
+	if n, err := pruner.pruneRunDirs(ctx); err != nil || n != 0 {
 		t.Fatalf("second pass pruned %d, err %v", n, err)
 	}
 	if err := store.RetryRun(ctx, ids[oldFailed]); err != nil {
@@ -164,9 +164,9 @@ func TestRetentionZeroKeepsForever(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = t0.Add(5 * 365 * 24 * time.Hour)
-	p := &runPruner{store: store, dataDir: dataDir, keep: 0, now: func() time.Time { return now },
+	p := &retention{cfg: config.Retention{RunDirs: 0}, store: store, dataDir: dataDir, now: func() time.Time { return now },
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if n, err := p.prune(ctx); err != nil || n != 0 {
+	if n, err := p.pruneRunDirs(ctx); err != nil || n != 0 {
 		t.Fatalf("pruned %d, err %v", n, err)
 	}
 	if _, err := os.Stat(dir); err != nil {
@@ -277,7 +277,7 @@ func TestRetentionRemovesRunsFinishedOnAnotherHost(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := &runPruner{store: a, dataDir: dataA, keep: config.DefaultKeepRunsFor, now: time.Now,
+	p := &retention{cfg: config.Retention{RunDirs: config.DefaultKeepRunsFor}, store: a, dataDir: dataA, now: time.Now,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	n, err := p.pruneFinishedElsewhere(ctx)
 	if err != nil || n != 1 {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
+	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/triggers"
@@ -22,16 +24,9 @@ import (
 func Serve(ctx context.Context, opts Options) error {
 	opts = opts.withDefaults()
 	cfg, log := opts.Config, opts.Logger
-	warnings, err := config.Preflight(cfg)
-	for _, w := range warnings {
-		log.Warn("config", "warning", w)
-	}
+	secret, err := checkBeforeServe(cfg, log)
 	if err != nil {
 		return err
-	}
-	secret, err := cfg.DaemonSecret()
-	if err != nil {
-		return fmt.Errorf("trigger secret: %w", err)
 	}
 	unlock, err := lockDataDir(cfg.Daemon.DataDir)
 	if err != nil {
@@ -55,11 +50,76 @@ func Serve(ctx context.Context, opts Options) error {
 		digest = fileDigest(cfg.Path)
 	}
 	log.Info("aicr daemon starting", "version", opts.Version, "config", cfg.Path, "config_digest", digest)
-	store, err := config.OpenStore(ctx, cfg)
+	store, watch, err := openServeStore(ctx, opts)
 	if err != nil {
-		return fmt.Errorf("open audit store: %w", err)
+		return err
 	}
 	defer store.Close()
+	metrics := NewMetrics(store, opts.Version)
+	parts, err := Build(cfg, Deps{Store: store, Logger: log, Stdout: opts.Stdout, Now: opts.Now, Metrics: metrics}, BuildOptions{})
+	if err != nil {
+		return err
+	}
+	if err := recoverLeftovers(ctx, cfg, store, log); err != nil {
+		return err
+	}
+
+	// Reviews run under procCtx, which the stop cancels only once the
+	// grace period is over; the jobs of every generation under jobsCtx.
+	procCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
+	jobsCtx, stopAll := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAll()
+	lc := &lifecycle{opts: opts, store: store, watch: watch, metrics: metrics, replay: triggers.NewReplayGuard(),
+		procCtx: procCtx, jobsCtx: jobsCtx, adminSecret: adminSecret}
+	if _, err := lc.start(cfg, digest, secret, parts); err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: watch.gate(lc.routes(), log), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(ln) }()
+	beatDone := startHeartbeat(jobsCtx, cfg, store, opts.Version, ln.Addr().String(), log)
+	defer func() { stopAll(); <-beatDone }()
+	log.Info("daemon started", "version", opts.Version, "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir,
+		"workers", cfg.Daemon.Workers, "repos", len(cfg.Repos), "config_digest", digest, "store", config.StoreLocation(cfg))
+	if opts.Ready != nil {
+		opts.Ready(ln.Addr().String())
+	}
+
+	err = serveUntilStopped(ctx, lc, srvErr, opts.Reload)
+	drainAndStop(ctx, lc, srv, store, abort, log)
+	log.Info("daemon stopped")
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// checkBeforeServe reports the config's warnings and refuses a config
+// or a missing trigger secret the daemon cannot serve with.
+func checkBeforeServe(cfg *config.Config, log *slog.Logger) (secret []byte, err error) {
+	warnings, err := config.Preflight(cfg)
+	for _, w := range warnings {
+		log.Warn("config", "warning", w)
+	}
+	if err != nil {
+		return nil, err
+	}
+	secret, err = cfg.DaemonSecret()
+	if err != nil {
+		return nil, fmt.Errorf("trigger secret: %w", err)
+	}
+	return secret, nil
+}
+
+// openServeStore opens and migrates the store, watches its file and puts
+// back in the queue the runs a stopped daemon left claimed.
+func openServeStore(ctx context.Context, opts Options) (*audit.Store, *dbWatch, error) {
+	cfg, log := opts.Config, opts.Logger
+	store, err := config.OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open audit store: %w", err)
+	}
 	if m := store.Migrated(); m.From != m.To {
 		log.Info("audit database migrated", "path", store.Path(), "from_version", m.From, "to_version", m.To)
 	} else {
@@ -70,18 +130,21 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	watch, err := newDBWatch(store.Path())
 	if err != nil {
-		return err
+		_ = store.Close()
+		return nil, nil, err
 	}
 	if n, abandoned, err := store.RequeueInterrupted(ctx, maxInterruptions); err != nil {
-		return fmt.Errorf("requeue interrupted runs: %w", err)
+		_ = store.Close()
+		return nil, nil, fmt.Errorf("requeue interrupted runs: %w", err)
 	} else if n > 0 || abandoned > 0 {
 		log.Info("resuming interrupted runs", "count", n, "abandoned", abandoned)
 	}
-	metrics := NewMetrics(store, opts.Version)
-	parts, err := Build(cfg, Deps{Store: store, Logger: log, Stdout: opts.Stdout, Now: opts.Now, Metrics: metrics}, BuildOptions{})
-	if err != nil {
-		return err
-	}
+	return store, watch, nil
+}
+
+// recoverLeftovers clears what a killed daemon left outside the run
+// queue: its sandbox containers and its delivery leases.
+func recoverLeftovers(ctx context.Context, cfg *config.Config, store *audit.Store, log *slog.Logger) error {
 	// Containers of runs a killed daemon left behind hold memory and
 	// would clash with the resumed runs' names. A failure here is not
 	// fatal: a broken podman fails each run with its remedy instead.
@@ -101,50 +164,42 @@ func Serve(ctx context.Context, opts Options) error {
 			log.Info("re-queued interrupted deliveries", "count", n)
 		}
 	}
+	return nil
+}
 
-	// Reviews run under procCtx, which the stop cancels only once the
-	// grace period is over; the jobs of every generation under jobsCtx.
-	procCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
-	defer abort()
-	jobsCtx, stopAll := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopAll()
-	lc := &lifecycle{opts: opts, store: store, watch: watch, metrics: metrics, replay: triggers.NewReplayGuard(),
-		procCtx: procCtx, jobsCtx: jobsCtx, adminSecret: adminSecret}
-	if _, err := lc.start(cfg, digest, secret, parts); err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: watch.gate(lc.routes(), log), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
-	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.Serve(ln) }()
-	// The heartbeat says which daemons are alive on a shared store; it
-	// ends (and says farewell) before the store closes.
+// startHeartbeat says which daemons are alive on a shared store; the
+// returned channel closes once it has ended (and said farewell), which
+// must be before the store closes.
+func startHeartbeat(ctx context.Context, cfg *config.Config, store *audit.Store, version, listen string, log *slog.Logger) <-chan struct{} {
 	beatDone := make(chan struct{})
 	if cfg.Store.Shared() {
-		go func() { defer close(beatDone); heartbeat(jobsCtx, store, opts.Version, ln.Addr().String(), log) }()
+		go func() { defer close(beatDone); heartbeat(ctx, store, version, listen, log) }()
 	} else {
 		close(beatDone) // one daemon per SQLite file: nobody to tell
 	}
-	defer func() { stopAll(); <-beatDone }()
-	log.Info("daemon started", "version", opts.Version, "listen", ln.Addr().String(), "data_dir", cfg.Daemon.DataDir,
-		"workers", cfg.Daemon.Workers, "repos", len(cfg.Repos), "config_digest", digest, "store", config.StoreLocation(cfg))
-	if opts.Ready != nil {
-		opts.Ready(ln.Addr().String())
-	}
+	return beatDone
+}
 
-wait:
+// serveUntilStopped reloads on each signal until ctx ends or the intake
+// server fails, and returns the server's error if it did.
+func serveUntilStopped(ctx context.Context, lc *lifecycle, srvErr <-chan error, reload <-chan struct{}) error {
 	for {
 		select {
 		case <-ctx.Done():
-			break wait
-		case err = <-srvErr:
-			err = fmt.Errorf("intake server: %w", err)
-			break wait
-		case <-opts.Reload:
+			return nil
+		case err := <-srvErr:
+			return fmt.Errorf("intake server: %w", err)
+		case <-reload:
 			lc.reload()
 		}
 	}
-	// The intake keeps accepting events while the reviews in hand finish
-	// (they are queued for the next start), and /healthz says draining.
+}
+
+// drainAndStop is the stop: the intake keeps accepting events while the
+// reviews in hand finish (they are queued for the next start), and
+// /healthz says draining; then the intake closes and runs cut short go
+// back to the queue.
+func drainAndStop(ctx context.Context, lc *lifecycle, srv *http.Server, store *audit.Store, abort context.CancelFunc, log *slog.Logger) {
 	running, _, _ := lc.running()
 	grace := running.Daemon.ShutdownGrace
 	log.Info("daemon stopping: finishing reviews in flight", "grace", grace.String())
@@ -170,11 +225,6 @@ wait:
 	} else if n > 0 {
 		log.Info("re-queued runs cut short by the stop", "count", n)
 	}
-	log.Info("daemon stopped")
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
 }
 
 // newIntake is the intake of one config generation; the replay guard is
