@@ -18,6 +18,7 @@ import (
 	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
+	"github.com/aicr-dev/aicr/sandbox/egress"
 )
 
 // Agent runs one pass of the review ladder over the change of one run.
@@ -137,64 +138,110 @@ func (c Config) Validate() error {
 	return fmt.Errorf("agent.kind: %w %q (one of: %s)", ErrUnknownKind, c.Kind, kindList)
 }
 
-// Deps are what agents need from the process that runs them.
+// Deps are what agents need from the process that runs them. The daemon
+// and the CLI verbs fill them from the host's config; the sandboxed pass
+// fills them from what the host handed the container (pass.json and the
+// environment). What differs between the two places is only Deps, so one
+// Build makes every kind in both.
 type Deps struct {
 	// CLIInstallDir is [agent.cli] install_dir with its default applied
 	// (the daemon's <data_dir>/agent-clis).
 	CLIInstallDir string
-	// MCPCommand starts the aicr MCP tool server, e.g.
-	// {"/usr/local/bin/aicr", "mcp", "serve"}; the agent appends
-	// --state, --change and the limit flags.
-	MCPCommand []string
+	// CLIPrefix, when set, is the agent CLI's install prefix as this
+	// process sees it (cli.PrefixInside in the sandbox); empty: the
+	// configured version's prefix under CLIInstallDir.
+	CLIPrefix string
+	// Binary is the aicr binary an agent CLI starts as its MCP server.
+	// Only the binary: the CLI's adapter writes the whole command (`mcp
+	// serve` with the run's state and change files and the tool-name
+	// style) into the CLI's own config. The builtin and llm agents run
+	// the review tools in process and need none.
+	Binary string
 	// Limits bound what one pass may record; zero fields keep the
 	// server's defaults.
 	Limits review.Limits
 	// Logger receives progress and rejected tool calls; nil discards.
 	Logger *slog.Logger
+	// APIKey reads an agent CLI's model key at each pass; nil: [agent.llm]
+	// api_key_env or api_key_file. (The llm agent reads its key source
+	// from [agent.llm] itself.)
+	APIKey func() (string, error)
+	// Headers, when not nil, replace [agent.llm] headers_file for the llm
+	// agent: the sandboxed pass gets them from the host, which read the
+	// file for this pass.
+	Headers map[string]string
+	// EgressSocket is the egress proxy's socket when the process has no
+	// network of its own (inside the sandbox, network "llm-only"): every
+	// model-backed agent reaches its model through it. Empty: directly.
+	EgressSocket string
+	// OperatorRules yields the operator's rules text for a pass; nil:
+	// [agent] rules_file, read at each pass. The sandboxed pass gets the
+	// text the host read, so the rules travel as text, never as a file.
+	OperatorRules prompt.RulesSource
 }
 
-// New returns the agent cfg selects, bounded by cfg's pass timeout.
+// UsesModel says whether cfg's agent talks to a model server (and so
+// needs [agent.llm]'s key, headers and base URL): the llm agent and the
+// agent CLIs; the builtin checks do not.
+func (c Config) UsesModel() bool { return c.Kind == KindLLM || IsCLI(c.Kind) }
+
+// PassLimit is the wall-clock bound of one pass and the config key that
+// set it: [agent.llm] timeout for the llm agent when it is set (a model
+// server that never answers should not hold a worker for the longer
+// [agent] limit), else [agent] timeout or its default.
+func (c Config) PassLimit() (time.Duration, string) {
+	if c.Kind == KindLLM && c.LLM.Timeout > 0 {
+		return c.LLM.Timeout, "[agent.llm] timeout"
+	}
+	return c.PassTimeout(), "[agent] timeout"
+}
+
+// New returns the agent cfg selects, bounded by cfg's PassLimit.
 func New(cfg Config, deps Deps) (Agent, error) {
+	a, err := Build(cfg, deps)
+	if err != nil {
+		return nil, err
+	}
+	return Bound(a, cfg), nil
+}
+
+// Bound bounds every pass of a by cfg's PassLimit; the daemon applies it
+// to the sandboxed agent as New does to a native one.
+func Bound(a Agent, cfg Config) Agent {
+	limit, key := cfg.PassLimit()
+	return &timedAgent{agent: a, limit: limit, key: key}
+}
+
+// Build returns the agent cfg.Kind names, without a pass bound: the
+// sandboxed pass runs it under the container's own limit, which the host
+// sets from the same PassLimit. It is the one place a kind becomes an
+// agent.
+func Build(cfg Config, deps Deps) (Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	var a Agent
+	if deps.OperatorRules == nil {
+		deps.OperatorRules = prompt.RulesFromFile(cfg.RulesFile)
+	}
 	switch cfg.Kind {
 	case KindBuiltin:
-		b, err := builtin.New(builtin.Options{Limits: deps.Limits, Logger: deps.Logger})
-		if err != nil {
-			return nil, err
-		}
-		a = b
+		return builtin.New(builtin.Options{Limits: deps.Limits, Logger: deps.Logger})
 	case KindLLM:
-		l, err := llm.New(llm.Options{Config: cfg.LLM, Limits: deps.Limits, OperatorRulesFile: cfg.RulesFile, Logger: deps.Logger})
-		if err != nil {
-			return nil, err
-		}
-		// [agent.llm] timeout, when set, is this agent's pass limit.
-		if cfg.LLM.Timeout > 0 {
-			return &timedAgent{agent: l, limit: cfg.LLM.Timeout, key: "[agent.llm] timeout"}, nil
-		}
-		a = l
-	default:
-		if !cli.IsKind(cfg.Kind) {
-			return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
-		}
-		if len(deps.MCPCommand) == 0 {
-			// The CLI starts aicr's MCP server itself, from this binary.
-			return nil, fmt.Errorf("agent.kind %q: no aicr binary for the CLI's MCP server (set [daemon] aicr_binary)", cfg.Kind)
-		}
-		c, err := NewCLI(cfg, CLIDeps{Prefix: CLIPrefix(cfg, deps.CLIInstallDir), Binary: deps.MCPCommand[0],
-			APIKey: func() (string, error) {
-				k, err := cfg.LLM.ReadAPIKey()
-				return k.Reveal(), err
-			}, Limits: deps.Limits, Logger: deps.Logger})
-		if err != nil {
-			return nil, err
-		}
-		a = c
+		return newLLM(cfg, deps)
 	}
-	return WithTimeout(a, cfg.PassTimeout()), nil
+	if !cli.IsKind(cfg.Kind) {
+		return nil, fmt.Errorf("agent.kind: %w %q", ErrUnknownKind, cfg.Kind)
+	}
+	return newCLI(cfg, deps)
+}
+
+// newLLM is the llm agent over [agent.llm], also the agent CLIs' fallback.
+func newLLM(cfg Config, deps Deps) (*llm.Agent, error) {
+	o := llm.Options{Config: cfg.LLM, Limits: deps.Limits, OperatorRules: deps.OperatorRules, Logger: deps.Logger, Headers: deps.Headers}
+	if deps.EgressSocket != "" {
+		o.HTTPClient = egress.HTTPClient(deps.EgressSocket)
+	}
+	return llm.New(o)
 }
 
 // WithTimeout bounds every pass of a by d of wall-clock time. The pass's

@@ -27,7 +27,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	a, err := agent.New(agent.Config{Kind: "builtin"}, agent.Deps{MCPCommand: []string{"/usr/local/bin/aicr", "mcp", "serve"}})
+	a, err := agent.New(agent.Config{Kind: "builtin"}, agent.Deps{Binary: "/usr/local/bin/aicr"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestNew(t *testing.T) {
 	// The builtin agent runs its review tools in process: it needs no
 	// command to start a server with.
 	if _, err := agent.New(agent.Config{Kind: "builtin"}, agent.Deps{}); err != nil {
-		t.Errorf("builtin without an MCP command: %v", err)
+		t.Errorf("builtin without an aicr binary: %v", err)
 	}
 	if _, err := agent.New(agent.Config{Kind: "nope"}, agent.Deps{}); !errors.Is(err, agent.ErrUnknownKind) {
 		t.Errorf("unknown kind: %v", err)

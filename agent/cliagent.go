@@ -5,32 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/aicr-dev/aicr/agent/cli"
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/pass"
-	"github.com/aicr-dev/aicr/agent/prompt"
-	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 )
-
-// CLIDeps are what an agent CLI needs from the process that runs it.
-type CLIDeps struct {
-	// Prefix is the CLI's install prefix as this process sees it.
-	Prefix string
-	// Binary is the aicr binary the CLI starts as its MCP server.
-	Binary string
-	// APIKey reads the model server's key at each pass; nil: no key.
-	APIKey func() (string, error)
-	Limits review.Limits
-	// OperatorRules is the operator's rules text; empty: read
-	// cfg.RulesFile at each pass.
-	OperatorRules string
-	// EgressSocket is the egress proxy's socket inside the container.
-	EgressSocket string
-	Logger       *slog.Logger
-}
 
 // CLIPrefix is where cfg's CLI is installed under installDir.
 func CLIPrefix(cfg Config, installDir string) string {
@@ -38,18 +18,30 @@ func CLIPrefix(cfg Config, installDir string) string {
 	return cli.Prefix(installDir, cfg.Kind, cfg.CLI.VersionFor(a.Spec()))
 }
 
-// NewCLI returns the agent CLI cfg.Kind names, with the llm agent behind
-// it when [agent.cli] fallback_llm is set.
-func NewCLI(cfg Config, d CLIDeps) (Agent, error) {
-	rules := d.OperatorRules
-	if rules == "" && cfg.RulesFile != "" {
-		r, err := prompt.ReadRulesFile(cfg.RulesFile)
-		if err != nil {
-			return nil, err
-		}
-		rules = r
+// newCLI returns the agent CLI cfg.Kind names, with the llm agent behind
+// it when [agent.cli] fallback_llm is set. The CLI's rules are read once,
+// here: they go into the CLI's prompt for every pass.
+func newCLI(cfg Config, d Deps) (Agent, error) {
+	if d.Binary == "" {
+		// The CLI starts aicr's MCP server itself, from this binary.
+		return nil, fmt.Errorf("agent.kind %q: no aicr binary for the CLI's MCP server (set [daemon] aicr_binary)", cfg.Kind)
 	}
-	c, err := cli.New(cli.Options{Kind: cfg.Kind, LLM: cfg.LLM, APIKey: d.APIKey, Prefix: d.Prefix, Binary: d.Binary,
+	rules, err := d.OperatorRules()
+	if err != nil {
+		return nil, err
+	}
+	prefix := d.CLIPrefix
+	if prefix == "" {
+		prefix = CLIPrefix(cfg, d.CLIInstallDir)
+	}
+	apiKey := d.APIKey
+	if apiKey == nil {
+		apiKey = func() (string, error) {
+			k, err := cfg.LLM.ReadAPIKey()
+			return k.Reveal(), err
+		}
+	}
+	c, err := cli.New(cli.Options{Kind: cfg.Kind, LLM: cfg.LLM, APIKey: apiKey, Prefix: prefix, Binary: d.Binary,
 		Limits: d.Limits, OperatorRules: rules, EgressSocket: d.EgressSocket, Logger: d.Logger})
 	if err != nil {
 		return nil, err
@@ -58,7 +50,7 @@ func NewCLI(cfg Config, d CLIDeps) (Agent, error) {
 		return c, nil
 	}
 	return &fallbackAgent{primary: c, kind: cfg.Kind, fallback: func() (Agent, error) {
-		return newFallbackLLM(cfg, d, rules)
+		return newLLM(cfg, d)
 	}, log: d.Logger}, nil
 }
 
@@ -92,26 +84,4 @@ func (f *fallbackAgent) Review(ctx context.Context, run rundir.Layout, p pass.Pa
 		return stats, fmt.Errorf("%s failed (%v), and so did the llm fallback: %w", f.kind, err, ferr) //nolint:errorlint // the fallback's error is the pass's outcome; the CLI's failure before it is detail
 	}
 	return stats, nil
-}
-
-// newFallbackLLM builds the llm agent over the same [agent.llm]. Inside
-// the sandbox the rules came inline (there is no config file to read), so
-// they are written to the container's tmpfs for it.
-func newFallbackLLM(cfg Config, d CLIDeps, rules string) (Agent, error) {
-	rulesFile := cfg.RulesFile
-	if rulesFile == "" && rules != "" {
-		f, err := os.CreateTemp("", "operator-rules-*.md")
-		if err != nil {
-			return nil, fmt.Errorf("operator rules: %w", err)
-		}
-		_, werr := f.WriteString(rules)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return nil, fmt.Errorf("operator rules: %w", werr)
-		}
-		rulesFile = f.Name()
-	}
-	return llm.New(llm.Options{Config: cfg.LLM, Limits: d.Limits, OperatorRulesFile: rulesFile, Logger: d.Logger})
 }

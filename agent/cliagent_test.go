@@ -63,7 +63,7 @@ func TestCLIFallsBackToTheLLMAgent(t *testing.T) {
 			Arguments: `{"file":"a.go","line":1,"severity":"low","category":"style","message":"fallback found it"}`}}},
 		modelsim.Step{ToolCalls: []modelsim.ToolCall{{Name: "aicr_publish_summary", Arguments: `{"markdown":"one"}`}}})
 	cfg := agent.Config{Kind: "claude-code", LLM: llm.Config{API: llm.APIAnthropic, BaseURL: sim.URL, Model: "m"}}
-	deps := agent.Deps{MCPCommand: []string{"/nonexistent/aicr", "mcp", "serve"}, CLIInstallDir: t.TempDir()}
+	deps := agent.Deps{Binary: "/nonexistent/aicr", CLIInstallDir: t.TempDir()}
 
 	if _, err := agent.New(cfg, agent.Deps{CLIInstallDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "aicr_binary") {
 		t.Errorf("an agent CLI without an aicr binary for its MCP server: %v", err)

@@ -139,7 +139,7 @@ func buildAgent(cfg *config.Config, deps Deps) (agent.Agent, error) {
 	}
 	// [sandbox] kind = "none" is the operator's explicit choice of no
 	// sandbox: the agent runs in this process as it always did.
-	ag, err := agent.New(cfg.Agent, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Limits: cfg.Agent.Limits(), Logger: deps.Logger,
+	ag, err := agent.New(cfg.Agent, agent.Deps{Binary: bin, Limits: cfg.Agent.Limits(), Logger: deps.Logger,
 		CLIInstallDir: cfg.Agent.CLI.InstallDir})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -164,11 +164,7 @@ func buildSandboxedAgent(cfg *config.Config, deps Deps, bin string) (agent.Agent
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	limit := cfg.Agent.PassTimeout()
-	if cfg.Agent.Kind == agent.KindLLM && cfg.Agent.LLM.Timeout > 0 {
-		limit = cfg.Agent.LLM.Timeout
-	}
-	return agent.WithTimeout(ag, limit), nil
+	return agent.Bound(ag, cfg.Agent), nil
 }
 
 // egressRecorder records what the sandbox's egress proxy let through or

@@ -92,6 +92,9 @@ func available(ctx context.Context, p PodmanConfig) error {
 	}
 }
 
+// Run checks that podman can run, creates the container (its env file
+// read and removed at create), runs it attached under the pass's time
+// limit and reads from inspect how it ended.
 func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err := s.validate(); err != nil {
 		return Result{}, err
@@ -103,13 +106,6 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err := checkRootlessLimits(ctx, p); err != nil {
 		return Result{}, err
 	}
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = p.Timeout
-	}
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
 	network := s.Network
 	if network == "" {
 		network = r.cfg.Network
@@ -118,12 +114,7 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	// Run ids are unique per data_dir, not per host: two daemons (or
-	// aicr agent test, doctor, a test suite) on one host number their
-	// runs alike, so the name ends in a random part.
-	var suffix [4]byte
-	_, _ = rand.Read(suffix[:])
-	name := fmt.Sprintf("%s%d-%d-%s", containerPrefix, s.RunID, s.Pass, hex.EncodeToString(suffix[:]))
+	name := containerName(s)
 	args, cleanupEnv, err := createArgs(p, s, name, user, network)
 	if err != nil {
 		return Result{}, err
@@ -134,33 +125,77 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	// podman create + start rather than run: the env file is read at
 	// create, so it is gone before the agent's first instruction, and the
 	// container outlives its exit until inspect has read OOMKilled.
-	var createErr bytes.Buffer
-	create := r.command(ctx, args...)
-	create.Stderr = &createErr
-	err = create.Run()
+	err = r.create(ctx, name, args)
 	cleanupEnv()
 	// Removed on every path, including a cancelled ctx; a daemon killed
 	// here leaves it to RemoveOrphans at the next start.
 	defer r.remove(ctx, name)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Result{}, ctx.Err()
-		}
-		msg := strings.TrimSpace(createErr.String())
-		if strings.Contains(msg, "runtime") {
-			return Result{}, fmt.Errorf("%w: podman create: %s; set [sandbox.podman] runtime = \"runc\" (crun fails on cgroup v1 hybrid hosts) and install runc", ErrUnavailable, msg)
-		}
-		return Result{}, fmt.Errorf("sandbox: podman create %s: %w: %s", name, err, msg)
+		return Result{}, err
 	}
-
-	stdout, err := openCapped(s.StdoutPath)
+	res, podmanErr, err := r.attach(ctx, name, s, r.timeout(s))
 	if err != nil {
 		return Result{}, err
+	}
+	res.Duration = time.Since(start)
+	return r.outcome(ctx, name, res, podmanErr)
+}
+
+// timeout is the pass's own limit, else [sandbox.podman] timeout, else
+// DefaultTimeout.
+func (r *podmanRunner) timeout(s Spec) time.Duration {
+	switch {
+	case s.Timeout > 0:
+		return s.Timeout
+	case r.cfg.Podman.Timeout > 0:
+		return r.cfg.Podman.Timeout
+	}
+	return DefaultTimeout
+}
+
+// containerName names the container after its run and pass. Run ids are
+// unique per data_dir, not per host: two daemons (or aicr agent test,
+// doctor, a test suite) on one host number their runs alike, so the name
+// ends in a random part.
+func containerName(s Spec) string {
+	var suffix [4]byte
+	_, _ = rand.Read(suffix[:])
+	return fmt.Sprintf("%s%d-%d-%s", containerPrefix, s.RunID, s.Pass, hex.EncodeToString(suffix[:]))
+}
+
+// create runs podman create with args, naming the remedy when the OCI
+// runtime is the cause.
+func (r *podmanRunner) create(ctx context.Context, name string, args []string) error {
+	var createErr bytes.Buffer
+	create := r.command(ctx, args...)
+	create.Stderr = &createErr
+	err := create.Run()
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	msg := strings.TrimSpace(createErr.String())
+	if strings.Contains(msg, "runtime") {
+		return fmt.Errorf("%w: podman create: %s; set [sandbox.podman] runtime = \"runc\" (crun fails on cgroup v1 hybrid hosts) and install runc", ErrUnavailable, msg)
+	}
+	return fmt.Errorf("sandbox: podman create %s: %w: %s", name, err, msg)
+}
+
+// attach starts the container attached, its output into the pass's
+// capped files, and waits for it to end, killing it past timeout or when
+// ctx ends. It returns podman's own stderr tail, which is the only
+// explanation while the container never ran.
+func (r *podmanRunner) attach(ctx context.Context, name string, s Spec, timeout time.Duration) (Result, *tailbuf.Buffer, error) {
+	stdout, err := openCapped(s.StdoutPath)
+	if err != nil {
+		return Result{}, nil, err
 	}
 	defer stdout.Close()
 	stderr, err := openCapped(s.StderrPath)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	defer stderr.Close()
 
@@ -170,7 +205,7 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	podmanErr := tailbuf.New(4096)
 	startCmd.Stdout, startCmd.Stderr = stdout, io.MultiWriter(stderr, podmanErr)
 	if err := startCmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("%w: podman start: %w; %s", ErrUnavailable, err, remedyInstall)
+		return Result{}, nil, fmt.Errorf("%w: podman start: %w; %s", ErrUnavailable, err, remedyInstall)
 	}
 	done := make(chan error, 1)
 	go func() { done <- startCmd.Wait() }()
@@ -185,8 +220,13 @@ func (r *podmanRunner) Run(ctx context.Context, s Spec) (Result, error) {
 	case <-ctx.Done():
 		r.kill(ctx, name, startCmd, done)
 	}
-	res.Duration = time.Since(start)
+	return res, podmanErr, nil
+}
 
+// outcome reads from inspect how the container ended: its exit code,
+// whether the memory limit killed it, and whether the runtime never
+// started it.
+func (r *podmanRunner) outcome(ctx context.Context, name string, res Result, podmanErr *tailbuf.Buffer) (Result, error) {
 	st, err := r.inspect(ctx, name)
 	if err != nil {
 		return res, err

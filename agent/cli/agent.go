@@ -234,8 +234,8 @@ func (a *Agent) setup(run rundir.Layout, p pass.Pass) (Setup, error) {
 		return Setup{}, fmt.Errorf("read repository rules: %w", err)
 	}
 	mangle := spec.seenName()
-	pr := llm.BuildPrompt(a.o.LLM, prompt.Input{Change: change, Diff: diff, OperatorRules: a.o.OperatorRules,
-		RepoRules: repoRules, Pass: p, Tools: seenNames(mangle)}, p.Scale())
+	pr := prompt.BuildScaled(prompt.Input{Change: change, Diff: diff, OperatorRules: a.o.OperatorRules,
+		RepoRules: repoRules, Pass: p, Tools: seenNames(mangle)}, a.o.LLM.PromptBudget(), p.Scale())
 	agentDir := run.AgentDir()
 	userFile := run.PassPromptPath(p.Number)
 	if err := os.WriteFile(userFile, []byte(pr.User), 0o600); err != nil {

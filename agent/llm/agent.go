@@ -28,9 +28,9 @@ type Options struct {
 	// Limits bound what one pass may record; zero fields keep the review
 	// server's defaults.
 	Limits review.Limits
-	// OperatorRulesFile is the operator's review rules ([agent]
-	// rules_file), read at every pass; empty for none.
-	OperatorRulesFile string
+	// OperatorRules yields the operator's review rules for each pass
+	// (prompt.RulesFromFile, prompt.RulesText); nil: none.
+	OperatorRules prompt.RulesSource
 	// Logger receives progress and refused tool calls; nil discards.
 	Logger *slog.Logger
 	// NewModel builds the provider client for a pass; nil is NewModel.
@@ -47,13 +47,13 @@ type Options struct {
 
 // Agent reviews a change by talking to a model server directly.
 type Agent struct {
-	cfg       Config
-	limits    review.Limits
-	rulesFile string
-	log       *slog.Logger
-	newModel  func(ModelOptions) (Model, error)
-	http      *http.Client
-	headers   map[string]string
+	cfg      Config
+	limits   review.Limits
+	rules    prompt.RulesSource
+	log      *slog.Logger
+	newModel func(ModelOptions) (Model, error)
+	http     *http.Client
+	headers  map[string]string
 }
 
 // New checks the config and returns the agent. Nothing is read or
@@ -75,7 +75,7 @@ func New(o Options) (*Agent, error) {
 	if nm == nil {
 		nm = NewModel
 	}
-	return &Agent{cfg: o.Config.WithDefaults(), limits: o.Limits, rulesFile: o.OperatorRulesFile,
+	return &Agent{cfg: o.Config.WithDefaults(), limits: o.Limits, rules: o.OperatorRules,
 		log: log.With("agent", Kind), newModel: nm, http: o.HTTPClient, headers: o.Headers}, nil
 }
 
@@ -91,9 +91,11 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if err != nil {
 		return stats, fmt.Errorf("read diff: %w", err)
 	}
-	operatorRules, err := prompt.ReadRulesFile(a.rulesFile)
-	if err != nil {
-		return stats, err
+	var operatorRules string
+	if a.rules != nil {
+		if operatorRules, err = a.rules(); err != nil {
+			return stats, err
+		}
 	}
 	// The ladder writes it before the first pass when the repository has one.
 	repoRules, err := readOptional(run.RepoRulesPath())
@@ -110,8 +112,8 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		return stats, fmt.Errorf("review tools: %w", err)
 	}
 	tools := newToolSet(session.Tools())
-	pr := a.buildPrompt(prompt.Input{Change: change, Diff: diff, OperatorRules: operatorRules, RepoRules: repoRules,
-		Pass: p, Tools: tools.offered}, p.Scale())
+	pr := prompt.BuildScaled(prompt.Input{Change: change, Diff: diff, OperatorRules: operatorRules, RepoRules: repoRules,
+		Pass: p, Tools: tools.offered}, a.cfg.PromptBudget(), p.Scale())
 	log := a.log.With("pass", p.Number, "kind", string(p.Kind))
 	if len(pr.Clipped) > 0 {
 		log.Info("diff clipped to the prompt budget", "files_left_out", len(pr.Clipped), "context_window", a.cfg.ContextWindow)
@@ -130,30 +132,6 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	log.Info("llm pass done", "model", stats.Model, "turns", stats.Turns,
 		"input_tokens", stats.InputTokens, "output_tokens", stats.OutputTokens)
 	return stats, nil
-}
-
-// buildPrompt builds the pass's prompt within the budget context_window
-// leaves, scaled down by the ladder after a context overflow.
-func (a *Agent) buildPrompt(in prompt.Input, scale float64) prompt.Prompt {
-	return BuildPrompt(a.cfg, in, scale)
-}
-
-// BuildPrompt builds a pass's prompt within the budget cfg's
-// context_window leaves, scaled down by the ladder after a context
-// overflow. Without a context_window the scaled budget is a share of what
-// the whole prompt would take, so the clipped retry is smaller whatever
-// was configured. The agent CLIs build theirs with it too.
-func BuildPrompt(cfg Config, in prompt.Input, scale float64) prompt.Prompt {
-	budget := cfg.PromptBudget()
-	if scale < 1 {
-		if budget == 0 {
-			full := prompt.Build(in)
-			budget = (len(full.System) + len(full.User)) / prompt.BytesPerToken
-		}
-		budget = max(1, int(float64(budget)*scale))
-	}
-	in.BudgetTokens = budget
-	return prompt.Build(in)
 }
 
 // connect reads the key and the headers now and builds the client. The

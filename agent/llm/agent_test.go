@@ -15,6 +15,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/agent/pass"
+	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -492,7 +493,7 @@ func TestRulesReachTheSystemPrompt(t *testing.T) {
 			}
 		}},
 	)
-	a, err := llm.New(llm.Options{Config: h.cfg, OperatorRulesFile: rules, NewModel: func(llm.ModelOptions) (llm.Model, error) { return h.model, nil }})
+	a, err := llm.New(llm.Options{Config: h.cfg, OperatorRules: prompt.RulesFromFile(rules), NewModel: func(llm.ModelOptions) (llm.Model, error) { return h.model, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func BenchmarkLLMOverhead(b *testing.B) {
 			bin := aicrBinary(b)
 
 			builtinCfg := agent.Config{Kind: agent.KindBuiltin}
-			ba, err := agent.New(builtinCfg, agent.Deps{MCPCommand: []string{bin, "mcp", "serve"}, Limits: builtinCfg.Limits()})
+			ba, err := agent.New(builtinCfg, agent.Deps{Binary: bin, Limits: builtinCfg.Limits()})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -86,6 +86,24 @@ func Build(in Input) Prompt {
 	return Prompt{System: sys, User: user, Clipped: diff.clipped}
 }
 
+// BuildScaled builds a pass's prompt within budget tokens
+// ([agent.llm] context_window's llm.Config.PromptBudget, 0 for none),
+// scaled down by the ladder after a context overflow. Without a budget the
+// scaled one is a share of what the whole prompt would take, so the
+// clipped retry is smaller whatever was configured. The llm agent and the
+// agent CLIs build theirs with it.
+func BuildScaled(in Input, budget int, scale float64) Prompt {
+	if scale < 1 {
+		if budget == 0 {
+			full := Build(in)
+			budget = (len(full.System) + len(full.User)) / BytesPerToken
+		}
+		budget = max(1, int(float64(budget)*scale))
+	}
+	in.BudgetTokens = budget
+	return Build(in)
+}
+
 // BytesPerToken is the estimate the budget uses: English and code average
 // about four bytes a token with the common tokenizers.
 const BytesPerToken = 4

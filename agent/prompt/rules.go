@@ -62,6 +62,21 @@ func ReadRulesFile(path string) (string, error) {
 	return Clip(string(b), MaxRulesBytes), nil
 }
 
+// RulesSource yields the operator's rules text for one pass.
+type RulesSource func() (string, error)
+
+// RulesFromFile reads path at every call (ReadRulesFile), so an edited
+// file applies to the next pass; an empty path yields no rules.
+func RulesFromFile(path string) RulesSource {
+	return func() (string, error) { return ReadRulesFile(path) }
+}
+
+// RulesText yields rules read elsewhere: the sandboxed pass gets the text
+// the host read from rules_file, not the file.
+func RulesText(rules string) RulesSource {
+	return func() (string, error) { return rules, nil }
+}
+
 // CheckRulesFile is the config-check form of ReadRulesFile: it reports a
 // path that cannot be read, or that is a directory.
 func CheckRulesFile(path string) error {

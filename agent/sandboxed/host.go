@@ -9,9 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/bundle"
@@ -74,122 +72,38 @@ func New(o Options) (*Agent, error) {
 	return &Agent{o: o}, nil
 }
 
-// minHeaderSecretLen is the shortest header value the bundle's guard
-// treats as a secret; tokens are far longer.
-const minHeaderSecretLen = 8
-
-// runID is the run's id from its directory name (<data_dir>/runs/<id>);
-// 0 for a run dir outside the daemon's (aicr agent test).
-func runID(run rundir.Layout) int64 {
-	id, err := strconv.ParseInt(filepath.Base(run.Dir()), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return id
-}
-
-// Review runs pass p of run in the sandbox.
+// Review runs pass p of run in the sandbox: the pass's secrets are read,
+// the pass file and the bundle written, the mounts and the egress proxy
+// set up, the container run, and its outcome mapped to the pass's error.
 func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {
 	cfg := a.o.Config
 	stats := pass.Stats{Agent: cfg.Kind}
-	id := runID(run)
+	// 0 for a run dir outside the daemon's (aicr agent test).
+	id, _ := run.RunID()
 	rules, err := prompt.ReadRulesFile(cfg.RulesFile)
 	if err != nil {
 		return stats, err
 	}
-	usesModel := cfg.Kind == agent.KindLLM || agent.IsCLI(cfg.Kind)
-	var secrets, secretEnv []string
-	if usesModel {
-		key, err := cfg.LLM.ReadAPIKey()
-		if err != nil {
-			return stats, fmt.Errorf("agent.llm: read the API key: %w", err)
-		}
-		secrets = append(secrets, key.Reveal())
-		secretEnv = append(secretEnv, APIKeyEnv+"="+key.Reveal())
-		// Read at each pass, like the key, so an edited file applies to
-		// the next pass; values are secrets to the bundle's guard.
-		headers, err := cfg.LLM.ReadHeaders()
-		if err != nil {
-			return stats, err
-		}
-		if len(headers) > 0 {
-			b, err := json.Marshal(headers)
-			if err != nil {
-				return stats, fmt.Errorf("agent.llm.headers_file: encode: %w", err)
-			}
-			for _, v := range headers {
-				// A value as short as a tenant name ("acme") is no
-				// credential and may well appear in the change; refusing
-				// every bundle that mentions it would stop reviews.
-				if len(v) >= minHeaderSecretLen {
-					secrets = append(secrets, v)
-				}
-			}
-			secretEnv = append(secretEnv, HeadersEnv+"="+string(b))
-		}
+	sec, err := readSecrets(cfg)
+	if err != nil {
+		return stats, err
 	}
 	change, err := run.ReadChange()
 	if err != nil {
 		return stats, err
 	}
-	pf := PassFile{Agent: cfg, OperatorRules: rules, Pass: p}
-	// Only names that mean nothing outside the host go in: the key is in
-	// the environment, the rules inline.
-	pf.Agent.RulesFile = ""
-	pf.Agent.LLM.KeyOrigin = cfg.LLM.KeySource()
-	pf.Agent.LLM.APIKeyEnv, pf.Agent.LLM.APIKeyFile = APIKeyEnv, ""
-	pf.Agent.LLM.HeadersFile = ""
-
-	network := a.o.Network
-	var mounts []sandbox.Mount
-	caps := bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true, IsolatedHome: true, ContextCompaction: "not_applicable"}
-	if agent.IsCLI(cfg.Kind) {
-		c, _ := cli.Lookup(cfg.Kind)
-		caps = c.Spec().Capabilities
-		prefix := agent.CLIPrefix(cfg, a.o.CLIInstallDir)
-		if _, err := cli.Installed(prefix); err != nil {
-			return stats, fmt.Errorf("%w: run `aicr agent install %s%s` on this host ([agent.cli] install_dir = %s)",
-				err, cfg.Kind, versionFlag(cfg), a.o.CLIInstallDir)
-		}
-		mounts = append(mounts, sandbox.Mount{Host: prefix, Container: cli.PrefixInside, ReadOnly: true})
-	}
-	if network == "llm-only" {
-		if !usesModel {
-			// Nothing in a builtin pass talks to the network.
-			network = "none"
-		} else {
-			allow, err := egress.AllowlistFromURLs(cfg.LLM.WithDefaults().BaseURL)
-			if err != nil {
-				return stats, fmt.Errorf("[sandbox] network = \"llm-only\": %w", err)
-			}
-			record := func(e egress.Event) {
-				a.o.Logger.Info("egress", "run_id", id, "host", e.Host, "port", e.Port, "allowed", e.Allowed, "reason", e.Reason)
-				if a.o.RecordEgress != nil {
-					a.o.RecordEgress(id, e)
-				}
-			}
-			proxy, sock, err := egress.ForRun(run.Dir(), allow, record)
-			if err != nil {
-				return stats, err
-			}
-			defer proxy.Close()
-			mounts = append(mounts, sandbox.Mount{Host: sock.HostDir, Container: sock.ContainerDir, ReadOnly: true})
-			pf.EgressSocket = sock.ContainerSocket
-		}
-	}
-	pfJSON, err := marshalPassFile(pf)
+	pf := newPassFile(cfg, rules, p)
+	caps, mounts, err := a.cliMounts()
 	if err != nil {
 		return stats, err
 	}
-	repoFiles, repoSymlinks, err := readRepoFiles(run)
+	network, egressMounts, closeEgress, err := a.startEgress(run, id, &pf)
 	if err != nil {
 		return stats, err
 	}
-	in := bundle.Input{Layout: run, OperatorRules: rules, RepoFiles: repoFiles, RepoSymlinks: repoSymlinks, ChangedPaths: changedPaths(change),
-		EnvNames: envNames(a.o.Env, secretEnv), Adapter: cfg.Kind, Secrets: secrets,
-		ExtraFiles:   map[string][]byte{PassFileName: pfJSON},
-		Capabilities: caps}
-	manifest, err := bundle.Materialise(in)
+	defer closeEgress()
+	mounts = append(mounts, egressMounts...)
+	manifest, err := a.materialise(run, pf, rules, change, sec, caps)
 	if err != nil {
 		return stats, err
 	}
@@ -200,19 +114,156 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		return stats, err
 	}
 	mounts = append(mounts, readOnly...)
-	_ = os.Remove(filepath.Join(run.AgentDir(), StatsFileName))
+	_ = os.Remove(run.PassStatsPath())
 
+	limit, _ := cfg.PassLimit()
+	stdout, stderr := run.SandboxOutputPaths(p.Number)
 	spec := sandbox.Spec{
 		RunID: id, Pass: p.Number, AgentDir: run.AgentDir(), SrcDir: run.SrcDir(), Binary: a.o.Binary,
 		Args:      []string{sandbox.BinaryMount, "agent", "pass", "--root", Workspace},
 		Env:       append(append([]string(nil), a.o.Env...), manifest.Home.Env()...),
-		SecretEnv: secretEnv, Mounts: mounts, Network: network, Timeout: passTimeout(cfg),
-		StdoutPath: filepath.Join(run.Dir(), fmt.Sprintf("pass-%d.stdout", p.Number)),
-		StderrPath: filepath.Join(run.Dir(), fmt.Sprintf("pass-%d.stderr", p.Number)),
+		SecretEnv: sec.env, Mounts: mounts, Network: network, Timeout: limit,
+		StdoutPath: stdout, StderrPath: stderr,
 	}
 	res, runErr := a.o.Runner.Run(ctx, spec)
+	return passOutcome(run, p, spec, res, runErr, stats)
+}
+
+// passSecrets are what a model-backed pass is given through the
+// environment (env) and what the bundle's guard must not find in any
+// file it writes (values).
+type passSecrets struct {
+	values, env []string
+}
+
+// minHeaderSecretLen is the shortest header value the bundle's guard
+// treats as a secret; tokens are far longer.
+const minHeaderSecretLen = 8
+
+// readSecrets reads [agent.llm]'s key and headers on the host, at each
+// pass like the key, so a rotated key or an edited headers file applies
+// to the next pass. The builtin agent gets none.
+func readSecrets(cfg agent.Config) (passSecrets, error) {
+	var s passSecrets
+	if !cfg.UsesModel() {
+		return s, nil
+	}
+	key, err := cfg.LLM.ReadAPIKey()
+	if err != nil {
+		return s, fmt.Errorf("agent.llm: read the API key: %w", err)
+	}
+	s.values = append(s.values, key.Reveal())
+	s.env = append(s.env, APIKeyEnv+"="+key.Reveal())
+	headers, err := cfg.LLM.ReadHeaders()
+	if err != nil {
+		return s, err
+	}
+	if len(headers) == 0 {
+		return s, nil
+	}
+	b, err := json.Marshal(headers)
+	if err != nil {
+		return s, fmt.Errorf("agent.llm.headers_file: encode: %w", err)
+	}
+	for _, v := range headers {
+		// A value as short as a tenant name ("acme") is no credential
+		// and may well appear in the change; refusing every bundle that
+		// mentions it would stop reviews.
+		if len(v) >= minHeaderSecretLen {
+			s.values = append(s.values, v)
+		}
+	}
+	s.env = append(s.env, HeadersEnv+"="+string(b))
+	return s, nil
+}
+
+// newPassFile describes pass p for the container. Only names that mean
+// nothing outside the host go in: the key is in the environment, the
+// rules inline.
+func newPassFile(cfg agent.Config, rules string, p pass.Pass) PassFile {
+	pf := PassFile{Agent: cfg, OperatorRules: rules, Pass: p}
+	pf.Agent.RulesFile = ""
+	pf.Agent.LLM.KeyOrigin = cfg.LLM.KeySource()
+	pf.Agent.LLM.APIKeyEnv, pf.Agent.LLM.APIKeyFile = APIKeyEnv, ""
+	pf.Agent.LLM.HeadersFile = ""
+	return pf
+}
+
+// cliMounts are the bundle's capabilities of the configured agent and,
+// for an agent CLI, the read-only mount of its install prefix, checked to
+// hold the CLI on this host.
+func (a *Agent) cliMounts() (bundle.Capabilities, []sandbox.Mount, error) {
+	cfg := a.o.Config
+	if !agent.IsCLI(cfg.Kind) {
+		return bundle.Capabilities{ModelConfig: "injected", MCP: true, Skills: "none", RepoInstructions: true,
+			IsolatedHome: true, ContextCompaction: "not_applicable"}, nil, nil
+	}
+	c, _ := cli.Lookup(cfg.Kind)
+	prefix := agent.CLIPrefix(cfg, a.o.CLIInstallDir)
+	if _, err := cli.Installed(prefix); err != nil {
+		return bundle.Capabilities{}, nil, fmt.Errorf("%w: run `aicr agent install %s%s` on this host ([agent.cli] install_dir = %s)",
+			err, cfg.Kind, versionFlag(cfg), a.o.CLIInstallDir)
+	}
+	return c.Spec().Capabilities, []sandbox.Mount{{Host: prefix, Container: cli.PrefixInside, ReadOnly: true}}, nil
+}
+
+// startEgress starts the run's egress proxy for network "llm-only",
+// allowing only [agent.llm] base_url, and points pf at its socket. It
+// returns the network the container gets (a builtin pass talks to
+// nothing, so "llm-only" is "none" for it), the socket's mount and what
+// stops the proxy.
+func (a *Agent) startEgress(run rundir.Layout, id int64, pf *PassFile) (string, []sandbox.Mount, func(), error) {
+	cfg := a.o.Config
+	noop := func() {}
+	if a.o.Network != "llm-only" {
+		return a.o.Network, nil, noop, nil
+	}
+	if !cfg.UsesModel() {
+		return "none", nil, noop, nil
+	}
+	allow, err := egress.AllowlistFromURLs(cfg.LLM.WithDefaults().BaseURL)
+	if err != nil {
+		return "", nil, noop, fmt.Errorf("[sandbox] network = \"llm-only\": %w", err)
+	}
+	record := func(e egress.Event) {
+		a.o.Logger.Info("egress", "run_id", id, "host", e.Host, "port", e.Port, "allowed", e.Allowed, "reason", e.Reason)
+		if a.o.RecordEgress != nil {
+			a.o.RecordEgress(id, e)
+		}
+	}
+	proxy, sock, err := egress.ForRun(run.Dir(), allow, record)
+	if err != nil {
+		return "", nil, noop, err
+	}
+	pf.EgressSocket = sock.ContainerSocket
+	return a.o.Network, []sandbox.Mount{{Host: sock.HostDir, Container: sock.ContainerDir, ReadOnly: true}}, func() { proxy.Close() }, nil
+}
+
+// materialise writes the pass's bundle into the run dir: pass.json, the
+// rules, the repository's files and the isolated home, refused if any
+// file holds one of the pass's secrets.
+func (a *Agent) materialise(run rundir.Layout, pf PassFile, rules string, change *vcs.Change, sec passSecrets, caps bundle.Capabilities) (bundle.Manifest, error) {
+	pfJSON, err := marshalPassFile(pf)
+	if err != nil {
+		return bundle.Manifest{}, err
+	}
+	repoFiles, repoSymlinks, err := readRepoFiles(run)
+	if err != nil {
+		return bundle.Manifest{}, err
+	}
+	return bundle.Materialise(bundle.Input{Layout: run, OperatorRules: rules, RepoFiles: repoFiles, RepoSymlinks: repoSymlinks,
+		ChangedPaths: changedPaths(change), EnvNames: envNames(a.o.Env, sec.env), Adapter: a.o.Config.Kind, Secrets: sec.values,
+		ExtraFiles:   map[string][]byte{rundir.PassFileName: pfJSON},
+		Capabilities: caps})
+}
+
+// passOutcome is what the container's run means for the pass: the stats
+// the pass wrote (also when it failed), and an error that says whether
+// the sandbox, the time limit, the memory limit or the pass itself
+// stopped it, wrapping the model error class the pass reported.
+func passOutcome(run rundir.Layout, p pass.Pass, spec sandbox.Spec, res sandbox.Result, runErr error, stats pass.Stats) (pass.Stats, error) {
 	var ps PassStats
-	if err := readJSON(filepath.Join(run.AgentDir(), StatsFileName), &ps); err == nil {
+	if err := readJSON(run.PassStatsPath(), &ps); err == nil {
 		stats = ps.Stats
 		stats.Text = ps.Text
 	}
@@ -242,13 +293,6 @@ func versionFlag(cfg agent.Config) string {
 	return " --version " + cfg.CLI.Version
 }
 
-func passTimeout(cfg agent.Config) time.Duration {
-	if cfg.Kind == agent.KindLLM && cfg.LLM.Timeout > 0 {
-		return cfg.LLM.Timeout
-	}
-	return cfg.PassTimeout()
-}
-
 func marshalPassFile(pf PassFile) ([]byte, error) {
 	tmp, err := os.CreateTemp("", "aicr-pass-*.json")
 	if err != nil {
@@ -258,7 +302,7 @@ func marshalPassFile(pf PassFile) ([]byte, error) {
 	tmp.Close()
 	defer os.Remove(name)
 	if err := writeJSON(name, pf); err != nil {
-		return nil, fmt.Errorf("encode %s: %w", PassFileName, err)
+		return nil, fmt.Errorf("encode %s: %w", rundir.PassFileName, err)
 	}
 	return os.ReadFile(name)
 }

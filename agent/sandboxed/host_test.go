@@ -31,12 +31,12 @@ type recordingRunner struct {
 
 func (r *recordingRunner) Run(_ context.Context, s sandbox.Spec) (sandbox.Result, error) {
 	r.spec = s
-	r.pf, _ = os.ReadFile(filepath.Join(s.AgentDir, sandboxed.PassFileName))
+	r.pf, _ = os.ReadFile(filepath.Join(s.AgentDir, rundir.PassFileName))
 	if r.stderr != "" {
 		os.WriteFile(s.StderrPath, []byte(r.stderr), 0o600)
 	}
 	if r.stats != "" {
-		os.WriteFile(filepath.Join(s.AgentDir, sandboxed.StatsFileName), []byte(r.stats), 0o644)
+		os.WriteFile(filepath.Join(s.AgentDir, rundir.PassStatsFileName), []byte(r.stats), 0o644)
 	}
 	return r.res, r.err
 }

@@ -18,15 +18,6 @@ import (
 	"github.com/aicr-dev/aicr/agent/pass"
 )
 
-// Names in the agent dir.
-const (
-	// PassFileName is the pass description the host writes into the
-	// bundle; it holds no secret (the bundle's guard checks it).
-	PassFileName = "pass.json"
-	// StatsFileName is what the pass cost, written by the agent inside.
-	StatsFileName = "pass-stats.json"
-)
-
 // APIKeyEnv is the variable the llm agent inside reads its key from; the
 // host passes it as Spec.SecretEnv, never in a file or on a command line.
 const APIKeyEnv = "AICR_LLM_API_KEY"
@@ -50,7 +41,9 @@ func headersFromEnv(getenv func(string) string) (map[string]string, error) {
 	return h, nil
 }
 
-// PassFile is pass.json.
+// PassFile is pass.json (rundir.PassFileName): the pass description the
+// host writes into the bundle; it holds no secret (the bundle's guard
+// checks it).
 type PassFile struct {
 	// Agent is [agent] with its secret sources cleared: the key comes from
 	// APIKeyEnv, the operator's rules from OperatorRules.
@@ -63,8 +56,9 @@ type PassFile struct {
 	EgressSocket string `json:"egress_socket,omitempty"`
 }
 
-// PassStats is pass-stats.json: pass.Stats with the final prose, which
-// pass.Stats keeps out of JSON.
+// PassStats is pass-stats.json (rundir.PassStatsFileName), written by the
+// agent inside: pass.Stats with the final prose, which pass.Stats keeps
+// out of JSON.
 type PassStats struct {
 	pass.Stats
 	Text string `json:"text"`
