@@ -554,7 +554,7 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], errs[i] = []*Store{s, other}[i%2].PlanDispatch(ctx, run, "slack", PurposeReport, DispatchPending, "")
+			got[i], errs[i] = []*Store{s, other}[i%2].PlanDispatch(ctx, run, "slack", PurposeReport, DispatchPending, "", nil)
 		}()
 	}
 	wg.Wait()
@@ -584,7 +584,7 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 	attempt(AttemptResult{Status: DispatchPending, Error: "502 bad gateway"})
 	attempt(AttemptResult{Status: DispatchSent})
 	// A resumed run plans again: the sent row keeps its status.
-	again, err := s.PlanDispatch(ctx, run, "slack", PurposeReport, DispatchPending, "")
+	again, err := s.PlanDispatch(ctx, run, "slack", PurposeReport, DispatchPending, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,7 +592,7 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		t.Errorf("dispatch after retry+send = %+v", again)
 	}
 
-	feishu, err := s.PlanDispatch(ctx, run, "feishu", PurposeReport, DispatchSuppressed, "no problems")
+	feishu, err := s.PlanDispatch(ctx, run, "feishu", PurposeReport, DispatchSuppressed, "no problems", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,10 +607,10 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		t.Errorf("run dispatches = %+v", detail.Dispatches)
 	}
 
-	if _, err := s.PlanDispatch(ctx, 9999, "slack", PurposeReport, DispatchPending, ""); !errors.Is(err, ErrNotFound) {
+	if _, err := s.PlanDispatch(ctx, 9999, "slack", PurposeReport, DispatchPending, "", nil); !errors.Is(err, ErrNotFound) {
 		t.Errorf("dispatch for unknown run: err = %v, want ErrNotFound", err)
 	}
-	if _, err := s.PlanDispatch(ctx, run, "slack", PurposeReport, "delivered", ""); !errors.Is(err, ErrInvalid) {
+	if _, err := s.PlanDispatch(ctx, run, "slack", PurposeReport, "delivered", "", nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("plan bad status: err = %v, want ErrInvalid", err)
 	}
 }
@@ -863,7 +863,7 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 		{Status: DispatchFailed, Error: "403 forbidden"},
 	} {
 		ch := "slack-" + string(end.Status)
-		d, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, "")
+		d, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -875,10 +875,10 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The run fails again: its delivery stays as it was.
-		if again, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, ""); err != nil || again.Status != end.Status || again.Attempts != 1 {
+		if again, err := s.PlanDispatch(ctx, run, ch, PurposeError, DispatchPending, "", nil); err != nil || again.Status != end.Status || again.Attempts != 1 {
 			t.Errorf("%s: a second failure replanned the delivery: %+v %v", ch, again, err)
 		}
-		rep, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, "")
+		rep, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -899,7 +899,7 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A report is never sent twice.
-		if again, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, ""); err != nil || again.Status != DispatchSent || again.Attempts != sent.Attempts {
+		if again, err := s.PlanDispatch(ctx, run, ch, PurposeReport, DispatchPending, "", nil); err != nil || again.Status != DispatchSent || again.Attempts != sent.Attempts {
 			t.Errorf("%s: a sent report was planned again: %+v %v", ch, again, err)
 		}
 	}

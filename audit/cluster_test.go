@@ -263,7 +263,7 @@ func TestDispatchClaimSkipsLockedRows(t *testing.T) {
 	for _, rev := range []string{"1", "2"} {
 		mustEnqueue(t, s, svnEvent("main", rev), triggers.SourceTrigger)
 		run := mustClaim(t, s)
-		d, err := s.PlanDispatch(ctx, run.ID, "slack", PurposeReport, DispatchPending, "")
+		d, err := s.PlanDispatch(ctx, run.ID, "slack", PurposeReport, DispatchPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func populate(t *testing.T, s *Store) {
 		if err := s.FinishRun(ctx, run.ID, out); err != nil {
 			t.Fatal(err)
 		}
-		d, err := s.PlanDispatch(ctx, run.ID, "dingtalk-dev", PurposeReport, DispatchPending, "")
+		d, err := s.PlanDispatch(ctx, run.ID, "dingtalk-dev", PurposeReport, DispatchPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@ func TestChangeMarkMovesOnlyWithCommits(t *testing.T) {
 	if err := daemon.FinishRun(ctx, run.ID, Outcome{Status: RunSucceeded}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := daemon.PlanDispatch(ctx, run.ID, "team", PurposeReport, DispatchPending, ""); err != nil {
+	if _, err := daemon.PlanDispatch(ctx, run.ID, "team", PurposeReport, DispatchPending, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if none, err := daemon.NoDispatchPending(ctx); err != nil || none {

@@ -98,7 +98,7 @@ func (f *retentionFixture) finishedRunAs(status audit.RunStatus, dispatches ...d
 		if st == audit.DispatchSuppressed {
 			planned = st
 		}
-		d, err := f.store.PlanDispatch(ctx, run.ID, "ch"+strconv.Itoa(i), audit.PurposeReport, planned, "")
+		d, err := f.store.PlanDispatch(ctx, run.ID, "ch"+strconv.Itoa(i), audit.PurposeReport, planned, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -100,6 +100,13 @@ func Serve(ctx context.Context, opts Options) error {
 			log.Info("re-queued interrupted deliveries", "count", n)
 		}
 	}
+	// Before any sender starts: rows an older aicr planned get the report
+	// it would have sent, so the dispatcher never asks the daemon.
+	if n, err := FillDispatchReports(ctx, cfg, store, log); err != nil {
+		return fmt.Errorf("plan the reports of older dispatches: %w", err)
+	} else if n > 0 {
+		log.Info("planned the reports of dispatches an older aicr planned", "count", n)
+	}
 
 	// Reviews run under procCtx, which the stop cancels only once the
 	// grace period is over; the jobs of every generation under jobsCtx.

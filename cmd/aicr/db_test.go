@@ -34,7 +34,7 @@ func seedRuns(t *testing.T, store *audit.Store, from, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "")
+		d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -147,7 +147,7 @@ path = %q
 	must(store.SetRunDir(ctx, run.ID, filepath.Join(fx.dataDir, "runs", fmt.Sprint(run.ID))))
 	mustWrite(t, filepath.Join(fx.dataDir, "runs", fmt.Sprint(run.ID), "diff.patch"), "x")
 	must(store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}))
-	d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "", nil)
 	must(err)
 	claim, err := store.ClaimDispatch(ctx, d.ID, time.Minute)
 	must(err)

@@ -235,7 +235,7 @@ func seedDeadDispatch(t *testing.T, dataDir, channel string) (runID, dispatchID 
 	if err := store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := store.PlanDispatch(ctx, run.ID, channel, audit.PurposeReport, audit.DispatchPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, channel, audit.PurposeReport, audit.DispatchPending, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

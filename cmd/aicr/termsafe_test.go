@@ -50,7 +50,7 @@ func TestHumanOutputStripsTerminalEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, "reports", audit.PurposeReport, audit.DispatchPending, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
