@@ -555,7 +555,7 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], errs[i] = []*Store{s, other}[i%2].PlanDispatch(ctx, run, "slack", delivery.PurposeReport, delivery.StatusPending, "")
+			got[i], errs[i] = []*Store{s, other}[i%2].PlanDispatch(ctx, run, "slack", delivery.PurposeReport, delivery.StatusPending, "", nil)
 		}()
 	}
 	wg.Wait()
@@ -585,7 +585,7 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 	attempt(delivery.AttemptResult{Status: delivery.StatusPending, Error: "502 bad gateway"})
 	attempt(delivery.AttemptResult{Status: delivery.StatusSent})
 	// A resumed run plans again: the sent row keeps its status.
-	again, err := s.PlanDispatch(ctx, run, "slack", delivery.PurposeReport, delivery.StatusPending, "")
+	again, err := s.PlanDispatch(ctx, run, "slack", delivery.PurposeReport, delivery.StatusPending, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,7 +593,7 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		t.Errorf("dispatch after retry+send = %+v", again)
 	}
 
-	feishu, err := s.PlanDispatch(ctx, run, "feishu", delivery.PurposeReport, delivery.StatusSuppressed, "no problems")
+	feishu, err := s.PlanDispatch(ctx, run, "feishu", delivery.PurposeReport, delivery.StatusSuppressed, "no problems", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,10 +608,10 @@ func TestDispatchUniquePerRunAndChannel(t *testing.T) {
 		t.Errorf("run dispatches = %+v", detail.Dispatches)
 	}
 
-	if _, err := s.PlanDispatch(ctx, 9999, "slack", delivery.PurposeReport, delivery.StatusPending, ""); !errors.Is(err, ErrNotFound) {
+	if _, err := s.PlanDispatch(ctx, 9999, "slack", delivery.PurposeReport, delivery.StatusPending, "", nil); !errors.Is(err, ErrNotFound) {
 		t.Errorf("dispatch for unknown run: err = %v, want ErrNotFound", err)
 	}
-	if _, err := s.PlanDispatch(ctx, run, "slack", delivery.PurposeReport, "delivered", ""); !errors.Is(err, ErrInvalid) {
+	if _, err := s.PlanDispatch(ctx, run, "slack", delivery.PurposeReport, "delivered", "", nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("plan bad status: err = %v, want ErrInvalid", err)
 	}
 }
@@ -864,7 +864,7 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 		{Status: delivery.StatusFailed, Error: "403 forbidden"},
 	} {
 		ch := "slack-" + string(end.Status)
-		d, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeError, delivery.StatusPending, "")
+		d, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeError, delivery.StatusPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -876,10 +876,10 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The run fails again: its delivery stays as it was.
-		if again, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeError, delivery.StatusPending, ""); err != nil || again.Status != end.Status || again.Attempts != 1 {
+		if again, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeError, delivery.StatusPending, "", nil); err != nil || again.Status != end.Status || again.Attempts != 1 {
 			t.Errorf("%s: a second failure replanned the delivery: %+v %v", ch, again, err)
 		}
-		rep, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeReport, delivery.StatusPending, "")
+		rep, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeReport, delivery.StatusPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -900,7 +900,7 @@ func TestReportSupersedesAFailedRunsDelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A report is never sent twice.
-		if again, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeReport, delivery.StatusPending, ""); err != nil || again.Status != delivery.StatusSent || again.Attempts != sent.Attempts {
+		if again, err := s.PlanDispatch(ctx, run, ch, delivery.PurposeReport, delivery.StatusPending, "", nil); err != nil || again.Status != delivery.StatusSent || again.Attempts != sent.Attempts {
 			t.Errorf("%s: a sent report was planned again: %+v %v", ch, again, err)
 		}
 	}

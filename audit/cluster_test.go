@@ -264,7 +264,7 @@ func TestDispatchClaimSkipsLockedRows(t *testing.T) {
 	for _, rev := range []string{"1", "2"} {
 		mustEnqueue(t, s, svnEvent("main", rev), triggers.SourceTrigger)
 		run := mustClaim(t, s)
-		d, err := s.PlanDispatch(ctx, run.ID, "slack", delivery.PurposeReport, delivery.StatusPending, "")
+		d, err := s.PlanDispatch(ctx, run.ID, "slack", delivery.PurposeReport, delivery.StatusPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,7 +303,7 @@ func TestDispatchClaimSkipsLockedRows(t *testing.T) {
 		t.Fatalf("claimed %+v, want dispatch %d (the locked %d passed over)", c, ids[1], ids[0])
 	}
 	if _, err := s.ClaimDispatch(claimCtx, ids[0], time.Minute); !errors.Is(err, delivery.ErrNotClaimable) {
-		t.Fatalf("claim of the locked dispatch %d by id: %v, want ErrNotClaimable", ids[0], err)
+		t.Fatalf("claim of the locked dispatch %d by id: %v, want delivery.ErrNotClaimable", ids[0], err)
 	}
 	if err := other.Rollback(ctx); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func populate(t *testing.T, s *Store) {
 		if err := s.FinishRun(ctx, run.ID, out); err != nil {
 			t.Fatal(err)
 		}
-		d, err := s.PlanDispatch(ctx, run.ID, "dingtalk-dev", delivery.PurposeReport, delivery.StatusPending, "")
+		d, err := s.PlanDispatch(ctx, run.ID, "dingtalk-dev", delivery.PurposeReport, delivery.StatusPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

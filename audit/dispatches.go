@@ -3,11 +3,13 @@ package audit
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/im"
 )
 
 // ErrNotRetryable: RetryDispatch was asked to re-drive a dispatch that is
@@ -34,7 +36,11 @@ type DispatchFilter struct {
 // replaces a failed run's delivery (purpose error) in any state but mid
 // send, as a fresh dispatch with its own attempts, so a run retried
 // after its failure notice went out still delivers its real report.
-func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, purpose delivery.Purpose, status delivery.Status, reason string) (delivery.Dispatch, error) {
+//
+// report is what the dispatch sends (nil for a suppressed one); it is
+// stored and replaced with the plan, so every attempt sends it as
+// planned.
+func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, purpose delivery.Purpose, status delivery.Status, reason string, report *im.Report) (delivery.Dispatch, error) {
 	if channel == "" {
 		return delivery.Dispatch{}, fmt.Errorf("plan dispatch: %w: channel is required", ErrInvalid)
 	}
@@ -44,16 +50,20 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 	if purpose != delivery.PurposeReport && purpose != delivery.PurposeError {
 		return delivery.Dispatch{}, fmt.Errorf("plan dispatch: %w: purpose %q", ErrInvalid, purpose)
 	}
+	reportJSON, err := encodeReport(report)
+	if err != nil {
+		return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, err)
+	}
 	now := formatTime(s.now())
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: begin: %w", runID, channel, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO dispatches (run_id, channel, status, purpose, last_error, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO dispatches (run_id, channel, status, purpose, last_error, created_at, updated_at, report)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, channel) DO UPDATE SET status = excluded.status, purpose = excluded.purpose,
-			last_error = excluded.last_error, updated_at = excluded.updated_at,
+			last_error = excluded.last_error, updated_at = excluded.updated_at, report = excluded.report,
 			attempts = CASE WHEN `+supersedes+` THEN 0 ELSE dispatches.attempts END,
 			sent_at = CASE WHEN `+supersedes+` THEN NULL ELSE dispatches.sent_at END,
 			next_attempt_at = CASE WHEN `+supersedes+` THEN NULL ELSE dispatches.next_attempt_at END,
@@ -64,7 +74,7 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 			unknown_outcomes = CASE WHEN `+supersedes+` THEN 0 ELSE dispatches.unknown_outcomes END
 		WHERE (dispatches.status IN ('pending', 'suppressed') OR `+supersedes+`)
 			AND (dispatches.lease_until IS NULL OR dispatches.lease_until <= excluded.updated_at)`,
-		runID, channel, string(status), string(purpose), reason, now, now); err != nil {
+		runID, channel, string(status), string(purpose), reason, now, now, reportJSON); err != nil {
 		if isForeignKeyViolation(err) {
 			return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, ErrNotFound)
 		}
@@ -202,9 +212,13 @@ func (s *Store) claimPick(ctx context.Context, pick string, arg any, lease time.
 		return nil, fmt.Errorf("claim dispatch %d: %w", picked, err)
 	}
 	c := &delivery.Claim{}
-	if c.Dispatch, err = scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches WHERE id = ?`, picked)); err != nil {
+	var report sql.NullString
+	if c.Dispatch, err = scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+`, report FROM dispatches WHERE id = ?`, picked), &report); err != nil {
 		return nil, fmt.Errorf("claim dispatch %d: read: %w", picked, err)
 	}
+	// A report that does not decode stays nil: the dispatcher fails the
+	// dispatch as unsendable rather than the claim failing at every pass.
+	c.Report, _ = decodeReport(report)
 	var last sql.NullInt64
 	var lastFinished sql.NullString
 	err = tx.QueryRowContext(ctx, `SELECT attempt, finished_at FROM dispatch_attempts
@@ -472,15 +486,17 @@ func (s *Store) RetryDispatch(ctx context.Context, id int64) (delivery.Dispatch,
 const dispatchColumns = `id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
 	purpose, next_attempt_at, rendered, message_id, parts_delivered, first_attempt_at, unknown_outcomes`
 
-func scanDispatch(sc scanner) (delivery.Dispatch, error) {
+// scanDispatch scans the dispatchColumns, then into extra the columns a
+// query selects after them.
+func scanDispatch(sc scanner, extra ...any) (delivery.Dispatch, error) {
 	var (
 		d                        delivery.Dispatch
 		status, created, updated string
 		sent, next, first        sql.NullString
 		purpose                  string
 	)
-	if err := sc.Scan(&d.ID, &d.RunID, &d.Channel, &status, &d.Attempts, &d.LastError,
-		&created, &updated, &sent, &purpose, &next, &d.Rendered, &d.MessageID, &d.PartsDelivered, &first, &d.UnknownOutcomes); err != nil {
+	if err := sc.Scan(append([]any{&d.ID, &d.RunID, &d.Channel, &status, &d.Attempts, &d.LastError,
+		&created, &updated, &sent, &purpose, &next, &d.Rendered, &d.MessageID, &d.PartsDelivered, &first, &d.UnknownOutcomes}, extra...)...); err != nil {
 		return delivery.Dispatch{}, err
 	}
 	d.Purpose = delivery.Purpose(purpose)
@@ -527,4 +543,54 @@ func collectDispatches(rows *sql.Rows) ([]delivery.Dispatch, error) {
 		return nil, fmt.Errorf("read dispatches: %w", err)
 	}
 	return out, nil
+}
+
+// encodeReport is report as the report column holds it: JSON, NULL for
+// none.
+func encodeReport(report *im.Report) (any, error) {
+	if report == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(report)
+	if err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeReport(col sql.NullString) (*im.Report, error) {
+	if !col.Valid {
+		return nil, nil
+	}
+	var r im.Report
+	if err := json.Unmarshal([]byte(col.String), &r); err != nil {
+		return nil, fmt.Errorf("decode report: %w", err)
+	}
+	return &r, nil
+}
+
+// DispatchesWithoutReport lists, oldest first, the dispatches that may
+// still be sent (pending, or failed, dead or unknown, which an operator
+// may retry) and have no report: planned by an aicr older than the report
+// column, for the daemon to fill at start (SetDispatchReport).
+func (s *Store) DispatchesWithoutReport(ctx context.Context) ([]delivery.Dispatch, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches
+		WHERE report IS NULL AND status IN ('pending', 'failed', 'dead', 'unknown') ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("dispatches without report: %w", err)
+	}
+	return collectDispatches(rows)
+}
+
+// SetDispatchReport stores the report of dispatch id, which has none (see
+// DispatchesWithoutReport); a report planned meanwhile is kept.
+func (s *Store) SetDispatchReport(ctx context.Context, id int64, report im.Report) error {
+	col, err := encodeReport(&report)
+	if err != nil {
+		return fmt.Errorf("set report of dispatch %d: %w", id, err)
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE dispatches SET report = ? WHERE id = ? AND report IS NULL`, col, id); err != nil {
+		return fmt.Errorf("set report of dispatch %d: %w", id, err)
+	}
+	return nil
 }

@@ -74,7 +74,7 @@ func TestChangeMarkMovesOnlyWithCommits(t *testing.T) {
 	if err := daemon.FinishRun(ctx, run.ID, Outcome{Status: RunSucceeded}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := daemon.PlanDispatch(ctx, run.ID, "team", delivery.PurposeReport, delivery.StatusPending, ""); err != nil {
+	if _, err := daemon.PlanDispatch(ctx, run.ID, "team", delivery.PurposeReport, delivery.StatusPending, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if none, err := daemon.NoDispatchPending(ctx); err != nil || none {

@@ -16,7 +16,7 @@ func TestReleaseClaimAndRecordParts(t *testing.T) {
 	path := tempDB(t)
 	s := openStore(t, path)
 	run := mustEnqueue(t, s, svnEvent("main", "9"), triggers.SourceTrigger).RunID
-	d, err := s.PlanDispatch(ctx, run, "wc", delivery.PurposeReport, delivery.StatusPending, "")
+	d, err := s.PlanDispatch(ctx, run, "wc", delivery.PurposeReport, delivery.StatusPending, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

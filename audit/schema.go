@@ -382,4 +382,12 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE runs ADD COLUMN run_home TEXT NOT NULL DEFAULT ''`,
 	},
+	// The report a dispatch sends (issue 23 item 5), as JSON: built under
+	// the channel's policy when the dispatch is planned, rendered at every
+	// attempt, so a retry sends what was planned whatever the config or
+	// the run's files are by then. NULL: planned by an older aicr (the
+	// daemon fills it at start) or suppressed (never sent).
+	{
+		`ALTER TABLE dispatches ADD COLUMN report TEXT`,
+	},
 }

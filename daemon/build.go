@@ -106,8 +106,7 @@ func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error
 			}
 			c.Channels[ch.Name] = built
 		}
-		resolver := &Resolver{cfg: cfg, store: deps.Store, channels: c.Channels}
-		c.Dispatcher = delivery.New(meterDispatches(deps.Store, deps.Metrics), resolver, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now,
+		c.Dispatcher = delivery.New(meterDispatches(deps.Store, deps.Metrics), c.Channels, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now,
 			OnRateLimitWait: deps.Metrics.RateLimitWait, Quiet: quietDispatches(deps.Store)})
 		stages.Publish = &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher}
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
-	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/config"
+	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -37,13 +37,15 @@ type Reviewer interface {
 // inside a review worker and never before the run's outcome is stored.
 type Publisher interface {
 	// Plan stores the validated result and one dispatch row per channel
-	// selected for the change, pending or suppressed under its policy.
+	// selected for the change, pending with the report it sends, or
+	// suppressed, under the channel's policy.
 	Plan(ctx context.Context, run *audit.Run, change *vcs.Change, result review.Result) (Planned, error)
 	// PlanFailure plans what a run that failed for good delivers: partial,
 	// the builtin findings that survived, to the selected channels whose
 	// policy publishes them; the short failure notice to the others whose
-	// on_error is notify. Failures are logged.
-	PlanFailure(ctx context.Context, run *audit.Run, change *vcs.Change, partial review.Result)
+	// on_error is notify; failure is the run's error, which their report
+	// names. Failures to plan are logged.
+	PlanFailure(ctx context.Context, run *audit.Run, change *vcs.Change, partial review.Result, failure error)
 	// Release hands the run's planned rows to the dispatcher; foreground
 	// sends each once now (`aicr review`). It reports where each stands.
 	Release(ctx context.Context, runID int64, foreground bool) ([]DispatchNote, error)
@@ -163,7 +165,7 @@ func (p *Pipeline) Process(ctx context.Context, run *audit.Run, opts ProcessOpti
 			// Planned while the run is still running, like a report: the
 			// dispatcher takes no row of an unfinished run, and a crash
 			// before FinishRun redoes the run rather than losing its notice.
-			p.stages.Publish.PlanFailure(ctx, run, rep.Change, rep.Result)
+			p.stages.Publish.PlanFailure(ctx, run, rep.Change, rep.Result, err)
 		}
 	}
 	if err := p.store.FinishRun(context.WithoutCancel(ctx), run.ID, outcome); err != nil {

@@ -99,7 +99,7 @@ func (f *retentionFixture) finishedRunAs(status audit.RunStatus, dispatches ...d
 		if st == delivery.StatusSuppressed {
 			planned = st
 		}
-		d, err := f.store.PlanDispatch(ctx, run.ID, "ch"+strconv.Itoa(i), delivery.PurposeReport, planned, "")
+		d, err := f.store.PlanDispatch(ctx, run.ID, "ch"+strconv.Itoa(i), delivery.PurposeReport, planned, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

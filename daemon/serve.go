@@ -164,6 +164,13 @@ func recoverLeftovers(ctx context.Context, cfg *config.Config, store *audit.Stor
 			log.Info("re-queued interrupted deliveries", "count", n)
 		}
 	}
+	// Before any sender starts: rows an older aicr planned get the report
+	// it would have sent, so the dispatcher never asks the daemon.
+	if n, err := FillDispatchReports(ctx, cfg, store, log); err != nil {
+		return fmt.Errorf("plan the reports of older dispatches: %w", err)
+	} else if n > 0 {
+		log.Info("planned the reports of dispatches an older aicr planned", "count", n)
+	}
 	return nil
 }
 

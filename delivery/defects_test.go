@@ -38,7 +38,7 @@ func TestDefaultsRetryForHoursThenDeadLoudly(t *testing.T) {
 	f.srv.always = http.StatusServiceUnavailable
 	d := f.plan(1)
 	var logs syncBuffer
-	disp := delivery.New(f.store, f.res, delivery.Options{Now: f.clk.Now, Jitter: func() float64 { return 0.5 },
+	disp := delivery.New(f.store, f.channels, delivery.Options{Now: f.clk.Now, Jitter: func() float64 { return 0.5 },
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := context.Background()
 	start := f.clk.Now()
@@ -88,9 +88,9 @@ func TestTimedOutAttemptIsUnknownAndRetriedOnce(t *testing.T) {
 	defer close(f.srv.block)
 	var seen []im.Message
 	var mu sync.Mutex
-	f.res.channels["hook"] = recordingFunc{Channel: f.res.channels["hook"], seen: func(m im.Message) { mu.Lock(); seen = append(seen, m); mu.Unlock() }}
+	f.channels["hook"] = recordingFunc{Channel: f.channels["hook"], seen: func(m im.Message) { mu.Lock(); seen = append(seen, m); mu.Unlock() }}
 	d := f.plan(1)
-	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{Timeout: 50 * time.Millisecond}, Now: f.clk.Now})
+	disp := delivery.New(f.store, f.channels, delivery.Options{Config: delivery.Config{Timeout: 50 * time.Millisecond}, Now: f.clk.Now})
 	ctx := context.Background()
 	got, err := disp.AttemptNow(ctx, d.ID)
 	if err != nil {
@@ -150,12 +150,12 @@ func TestRateLimitSurvivesRestart(t *testing.T) {
 	f.store.SetClock(time.Now)
 	ctx := context.Background()
 	first := f.plan(1)
-	disp := delivery.New(f.store, f.res, delivery.Options{})
+	disp := delivery.New(f.store, f.channels, delivery.Options{})
 	if got, err := disp.AttemptNow(ctx, first.ID); err != nil || got.Status != delivery.StatusSent {
 		t.Fatalf("first: %+v %v", got, err)
 	}
 
-	restarted := delivery.New(f.store, f.res, delivery.Options{})
+	restarted := delivery.New(f.store, f.channels, delivery.Options{})
 	second := f.plan(2)
 	short, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -198,9 +198,9 @@ func (m *multiRequest) Send(ctx context.Context, _ im.Message) (im.Receipt, erro
 func TestPacerThrottlesEveryRequestAfterTheFirst(t *testing.T) {
 	f := newFixture(t, 0)
 	ch := &multiRequest{parts: 3}
-	f.res.channels["hook"] = ch
+	f.channels["hook"] = ch
 	d := f.plan(1)
-	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{Timeout: 2 * time.Second}, Now: f.clk.Now})
+	disp := delivery.New(f.store, f.channels, delivery.Options{Config: delivery.Config{Timeout: 2 * time.Second}, Now: f.clk.Now})
 	got, err := disp.AttemptNow(context.Background(), d.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -5,9 +5,12 @@
 // know nothing of retries, limits or the database.
 //
 // Persist first, render late: the pipeline stores the validated result and
-// one dispatch row per channel, then wakes the dispatcher. What to send is
-// rebuilt from the database at every attempt through a Resolver, so a retry
-// after a restart sends what the first attempt would have sent. Each
+// one dispatch row per channel, each with its report (im.Report, built once
+// under the channel's policy when the row is planned), then wakes the
+// dispatcher. Every attempt renders the stored report through the channel
+// looked up by name among those it was given, so a retry after a restart,
+// a config reload or the removal of the run's files sends what the first
+// attempt would have sent, and nothing calls back into the daemon. Each
 // channel has its own sender goroutine, so a slow or rate-limited channel
 // never delays another one, and a channel's own reports stay in order.
 package delivery
@@ -63,14 +66,14 @@ type QuietCheck struct {
 
 // Dispatcher delivers dispatches. It is safe for concurrent use.
 type Dispatcher struct {
-	store Store
-	res   Resolver
-	cfg   Config
-	opts  Options
-	log   *slog.Logger
-	wake  chan struct{}
-	tick  chan struct{}
-	dead  atomic.Int64
+	store    Store
+	channels map[string]im.Channel
+	cfg      Config
+	opts     Options
+	log      *slog.Logger
+	wake     chan struct{}
+	tick     chan struct{}
+	dead     atomic.Int64
 
 	buckets *buckets
 
@@ -79,8 +82,9 @@ type Dispatcher struct {
 	lastFail map[string]string // per channel, to log only changed failures
 }
 
-// New returns a dispatcher over store.
-func New(store Store, res Resolver, opts Options) *Dispatcher {
+// New returns a dispatcher over store that sends through channels, by
+// name; a dispatch to a channel not among them fails (ErrUnresolvable).
+func New(store Store, channels map[string]im.Channel, opts Options) *Dispatcher {
 	opts.Config.ApplyDefaults()
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -95,7 +99,7 @@ func New(store Store, res Resolver, opts Options) *Dispatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Dispatcher{store: store, res: res, cfg: opts.Config, opts: opts, log: log,
+	return &Dispatcher{store: store, channels: channels, cfg: opts.Config, opts: opts, log: log,
 		wake: make(chan struct{}, 1), tick: make(chan struct{}, 1), buckets: newBuckets(store, log),
 		active: map[string]bool{}, lastFail: map[string]string{}}
 }
@@ -312,39 +316,20 @@ func (d *Dispatcher) send(ctx, sendCtx context.Context, channel string) {
 
 // attempt makes one attempt at claim c. ctx is the sender's: when it
 // ends, no wait for a rate-limit token starts or goes on. sendCtx bounds
-// the rest (resolving, the requests on the wire). Work cut short by our
-// own stop, and waits for a token, are not attempts: the claim is given
-// back with the dispatch pending, and only a platform's permanent answer,
-// or a dispatch that can never be resolved, fails it for good.
+// the rest (the requests on the wire). Work cut short by our own stop,
+// and waits for a token, are not attempts: the claim is given back with
+// the dispatch pending, and only a platform's permanent answer, or a
+// dispatch that can never be sent, fails it for good.
 func (d *Dispatcher) attempt(ctx, sendCtx context.Context, c *Claim) (Dispatch, error) {
 	disp := c.Dispatch
 	// The outcome is recorded even when the daemon is shutting down, so
 	// the row is not left looking like an interrupted send.
 	record := context.WithoutCancel(ctx)
-	ch, msg, err := d.res.Resolve(sendCtx, disp)
+	ch, msg, err := d.message(c)
 	if err != nil {
-		switch {
-		case sendCtx.Err() != nil:
-			return d.store.ReleaseClaim(record, c, time.Time{}, ReleaseUnsent)
-		case errors.Is(err, ErrUnresolvable):
-			d.noteFailure(disp.Channel, "resolve: "+err.Error())
-			return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusFailed, Outcome: OutcomeFailed, Reason: "config", Error: err.Error()})
-		}
-		// The store is busy or failing: the dispatch is fine, try later.
-		r := d.schedule(c, AttemptResult{Reason: "store", Error: "resolve: " + err.Error()}, 0)
-		d.noteFailure(disp.Channel, failureKey(r))
-		d.noteFinal(disp, r)
-		return d.store.FinishAttempt(record, c, r)
+		d.noteFailure(disp.Channel, "resolve: "+err.Error())
+		return d.store.FinishAttempt(record, c, AttemptResult{Status: StatusFailed, Outcome: OutcomeFailed, Reason: "config", Error: err.Error()})
 	}
-	msg.DedupeKey = DedupeKey(disp.RunID, disp.Channel)
-	if disp.Purpose == PurposeError {
-		// A failed run's notice and the report a retry later sends are two
-		// messages: a receiver that dedupes must not drop the report.
-		msg.DedupeKey += "-failure"
-	}
-	msg.PriorMessageID = disp.MessageID
-	msg.MaybeDelivered = c.Interrupted || c.Attempt > 1
-	msg.PartsDelivered = disp.PartsDelivered
 
 	bucket := d.buckets.forChannel(ctx, ch)
 	waited, err := bucket.wait(ctx)
@@ -393,6 +378,28 @@ func (d *Dispatcher) attempt(ctx, sendCtx context.Context, c *Claim) (Dispatch, 
 	d.noteFailure(disp.Channel, failureKey(r))
 	d.noteFinal(disp, r)
 	return d.store.FinishAttempt(record, c, r)
+}
+
+// message is what claim c sends and the channel it goes through: the
+// report planned with the dispatch, with this attempt's delivery state.
+// An error wraps ErrUnresolvable: the dispatch can never be sent.
+func (d *Dispatcher) message(c *Claim) (im.Channel, im.Message, error) {
+	disp := c.Dispatch
+	ch, ok := d.channels[disp.Channel]
+	if !ok {
+		return nil, im.Message{}, fmt.Errorf("%w: channel %q is no longer in the config", ErrUnresolvable, disp.Channel)
+	}
+	if c.Report == nil {
+		return nil, im.Message{}, fmt.Errorf("%w: no report was planned with it", ErrUnresolvable)
+	}
+	msg := im.Message{Report: c.Report, DedupeKey: DedupeKey(disp.RunID, disp.Channel),
+		PriorMessageID: disp.MessageID, MaybeDelivered: c.Interrupted || c.Attempt > 1, PartsDelivered: disp.PartsDelivered}
+	if disp.Purpose == PurposeError {
+		// A failed run's notice and the report a retry later sends are two
+		// messages: a receiver that dedupes must not drop the report.
+		msg.DedupeKey += "-failure"
+	}
+	return ch, msg, nil
 }
 
 // notBefore is when a claim given back because of err may be tried

@@ -93,16 +93,11 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// resolver resolves every dispatch to channels by name with a fixed result.
-type resolver struct{ channels map[string]im.Channel }
-
-func (r resolver) Resolve(_ context.Context, d delivery.Dispatch) (im.Channel, im.Message, error) {
-	ch, ok := r.channels[d.Channel]
-	if !ok {
-		return nil, im.Message{}, errors.New("no such channel")
-	}
-	return ch, im.Message{RunID: d.RunID, Result: review.Result{Problems: []review.Problem{
-		{File: "a.go", Line: 1, Severity: review.SeverityHigh, Message: "m"}}}}, nil
+// plannedReport is the report every fixture dispatch is planned with.
+func plannedReport(runID int64) *im.Report {
+	r := im.BuildReport(im.Message{RunID: runID, Result: review.Result{Problems: []review.Problem{
+		{File: "a.go", Line: 1, Severity: review.SeverityHigh, Message: "m"}}}})
+	return &r
 }
 
 type fixture struct {
@@ -112,7 +107,8 @@ type fixture struct {
 	clk   *clock
 	srv   *standIn
 	url   string
-	res   resolver
+	// channels are the dispatcher's, by name.
+	channels map[string]im.Channel
 }
 
 func newFixture(t *testing.T, ratePerMinute int) *fixture {
@@ -127,7 +123,7 @@ func newFixture(t *testing.T, ratePerMinute int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.res = resolver{channels: map[string]im.Channel{"hook": ch}}
+	f.channels = map[string]im.Channel{"hook": ch}
 	return f
 }
 
@@ -142,7 +138,7 @@ func (f *fixture) open() {
 }
 
 func (f *fixture) dispatcher(maxAttempts int) *delivery.Dispatcher {
-	return delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{MaxAttempts: maxAttempts, Backoff: time.Second,
+	return delivery.New(f.store, f.channels, delivery.Options{Config: delivery.Config{MaxAttempts: maxAttempts, Backoff: time.Second,
 		MaxBackoff: time.Minute, Timeout: 2 * time.Second}, Now: f.clk.Now, Jitter: func() float64 { return 0.5 }})
 }
 
@@ -161,7 +157,7 @@ func (f *fixture) plan(rev int) delivery.Dispatch {
 	if err := f.store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
 		f.t.Fatal(err)
 	}
-	d, err := f.store.PlanDispatch(ctx, run.ID, "hook", delivery.PurposeReport, delivery.StatusPending, "")
+	d, err := f.store.PlanDispatch(ctx, run.ID, "hook", delivery.PurposeReport, delivery.StatusPending, "", plannedReport(run.ID))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -294,7 +290,7 @@ func TestTimeoutIsRetried(t *testing.T) {
 	f := newFixture(t, 0)
 	f.srv.block = make(chan struct{})
 	d := f.plan(1)
-	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{Timeout: 50 * time.Millisecond}, Now: f.clk.Now})
+	disp := delivery.New(f.store, f.channels, delivery.Options{Config: delivery.Config{Timeout: 50 * time.Millisecond}, Now: f.clk.Now})
 	got, err := disp.AttemptNow(context.Background(), d.ID)
 	close(f.srv.block) // let the abandoned request finish
 	if err != nil {
@@ -386,7 +382,7 @@ func TestInterruptedAttemptIsFlagged(t *testing.T) {
 		t.Fatalf("release leases: %d %v", n, err)
 	}
 	var seen im.Message
-	f.res.channels["hook"] = recordingChannel{Channel: f.res.channels["hook"], seen: &seen}
+	f.channels["hook"] = recordingChannel{Channel: f.channels["hook"], seen: &seen}
 	if _, err := f.dispatcher(6).DriveDue(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +481,7 @@ func (s *countingStore) DueChannels(ctx context.Context) ([]string, error) {
 func TestIdleRunSkipsQueriesUntilACommit(t *testing.T) {
 	f := newFixture(t, 0)
 	counting := &countingStore{Store: f.store}
-	disp := delivery.New(counting, f.res, delivery.Options{Config: delivery.Config{MaxAttempts: 3, Backoff: time.Second,
+	disp := delivery.New(counting, f.channels, delivery.Options{Config: delivery.Config{MaxAttempts: 3, Backoff: time.Second,
 		MaxBackoff: time.Minute, Timeout: 2 * time.Second}, Now: f.clk.Now, Poll: 20 * time.Millisecond,
 		Quiet: &delivery.QuietCheck{
 			Mark:        func() (any, bool) { m, ok := f.store.ChangeMark(); return m, ok },
@@ -534,7 +530,7 @@ func TestOnRateLimitWaitOnlyForRealWaits(t *testing.T) {
 	f := newFixture(t, perMinute)
 	var mu sync.Mutex
 	var waits []time.Duration
-	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{MaxAttempts: 3, Backoff: time.Second,
+	disp := delivery.New(f.store, f.channels, delivery.Options{Config: delivery.Config{MaxAttempts: 3, Backoff: time.Second,
 		MaxBackoff: time.Minute, Timeout: 2 * time.Second}, Now: f.clk.Now, Jitter: func() float64 { return 0.5 },
 		OnRateLimitWait: func(_ string, d time.Duration) { mu.Lock(); waits = append(waits, d); mu.Unlock() }})
 	ctx := context.Background()

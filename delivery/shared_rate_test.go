@@ -32,12 +32,12 @@ func TestRateLimitIsSharedBetweenDaemons(t *testing.T) {
 	f.store = a
 	d1, d2 := f.plan(1), f.plan(2)
 
-	dispB := delivery.New(b, f.res, delivery.Options{})
+	dispB := delivery.New(b, f.channels, delivery.Options{})
 	// B loads its (empty) view of the last sends now.
 	if _, err := dispB.AttemptNow(ctx, 1<<40); err == nil {
 		t.Fatal("attempt of a dispatch that does not exist succeeded")
 	}
-	dispA := delivery.New(a, f.res, delivery.Options{})
+	dispA := delivery.New(a, f.channels, delivery.Options{})
 	if got, err := dispA.AttemptNow(ctx, d1.ID); err != nil || got.Status != delivery.StatusSent {
 		t.Fatalf("A's send: %+v %v", got, err)
 	}

@@ -2,8 +2,7 @@ package delivery_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,53 +12,58 @@ import (
 
 // Issue 22 A2: what an attempt that does not reach the platform records.
 
-// failingResolver fails every Resolve with err; when block is set it
-// first waits for the context to end (a store stuck until shutdown).
-type failingResolver struct {
-	err   error
-	block bool
-}
-
-func (r failingResolver) Resolve(ctx context.Context, _ delivery.Dispatch) (im.Channel, im.Message, error) {
-	if r.block {
-		<-ctx.Done()
-		return nil, im.Message{}, fmt.Errorf("get run 1: read pause of main: %w", ctx.Err())
-	}
-	return nil, im.Message{}, r.err
-}
-
-// A store error while resolving is transient: a retry is scheduled. Only
-// an unresolvable dispatch (channel gone, run gone) fails for good.
-func TestResolveStoreErrorIsTransient(t *testing.T) {
+// A dispatch that can never be sent fails for good at its first attempt,
+// with its reason recorded: its channel left the config, or it has no
+// planned report (an older aicr planned it and the daemon's start could
+// not fill it).
+func TestUnsendableDispatchFailsForGood(t *testing.T) {
 	f := newFixture(t, 0)
 	d := f.plan(1)
-	disp := delivery.New(f.store, failingResolver{err: errors.New("get run 1: begin: database is locked")},
-		delivery.Options{Now: f.clk.Now, Jitter: func() float64 { return 0.5 }})
-	got, err := disp.AttemptNow(context.Background(), d.ID)
+	gone := delivery.New(f.store, map[string]im.Channel{}, delivery.Options{Now: f.clk.Now})
+	got, err := gone.AttemptNow(context.Background(), d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != delivery.StatusPending || got.NextAttemptAt.IsZero() || got.Attempts != 1 {
-		t.Fatalf("after a store error: %+v (want a scheduled retry)", got)
+	if got.Status != delivery.StatusFailed || !strings.Contains(got.LastError, `channel "hook" is no longer in the config`) {
+		t.Fatalf("channel gone: %+v (want failed, saying why)", got)
 	}
 
-	gone := delivery.New(f.store, failingResolver{err: fmt.Errorf("%w: channel \"hook\" is no longer in the config", delivery.ErrUnresolvable)},
-		delivery.Options{Now: f.clk.Now})
-	f.clk.Add(time.Hour)
-	if got, err = gone.AttemptNow(context.Background(), d.ID); err != nil {
+	ctx := context.Background()
+	run, err := f.store.GetRun(ctx, d.RunID)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != delivery.StatusFailed {
-		t.Fatalf("unresolvable: %+v (want failed)", got)
+	old, err := f.store.PlanDispatch(ctx, run.ID, "other", delivery.PurposeReport, delivery.StatusPending, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.channels["other"] = f.channels["hook"]
+	if got, err = f.dispatcher(3).AttemptNow(ctx, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != delivery.StatusFailed || !strings.Contains(got.LastError, "no report was planned") {
+		t.Fatalf("no report: %+v (want failed, saying why)", got)
+	}
+	if a := f.attempts(old.ID); len(a) != 1 || a[0].Reason != "config" {
+		t.Fatalf("attempt log: %+v (want the failure recorded)", a)
+	}
+	if n := f.srv.arrived.Load(); n != 0 {
+		t.Fatalf("platform got %d requests", n)
 	}
 }
 
-// A resolve cut short by our own stop is not an attempt: the dispatch
-// stays pending, due now, with no attempt counted or recorded.
-func TestStopDuringResolveIsNotAnAttempt(t *testing.T) {
-	f := newFixture(t, 0)
-	d := f.plan(1)
-	disp := delivery.New(f.store, failingResolver{block: true}, delivery.Options{Now: f.clk.Now})
+// A stop before anything went out is not an attempt: the dispatch stays
+// pending (due when its token is free), with no attempt counted or
+// recorded.
+func TestStopBeforeSendIsNotAnAttempt(t *testing.T) {
+	f := newFixture(t, 1) // one per minute: the second waits for its token
+	f.store.SetClock(time.Now)
+	first := f.plan(1)
+	disp := delivery.New(f.store, f.channels, delivery.Options{})
+	if got, err := disp.AttemptNow(context.Background(), first.ID); err != nil || got.Status != delivery.StatusSent {
+		t.Fatalf("first: %+v %v", got, err)
+	}
+	d := f.plan(2)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); disp.Run(ctx) }()
@@ -70,7 +74,7 @@ func TestStopDuringResolveIsNotAnAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != delivery.StatusPending || got.Attempts != 0 || !got.NextAttemptAt.IsZero() || !got.FirstAttemptAt.IsZero() {
+	if got.Status != delivery.StatusPending || got.Attempts != 0 || !got.FirstAttemptAt.IsZero() {
 		t.Fatalf("after the stop: %+v (want pending as planned)", got)
 	}
 	if a := f.attempts(d.ID); len(a) != 0 {
@@ -85,7 +89,7 @@ func TestDrainBeforeTokenLeavesNotBefore(t *testing.T) {
 	f := newFixture(t, 1) // one per minute
 	f.store.SetClock(time.Now)
 	first := f.plan(1)
-	disp := delivery.New(f.store, f.res, delivery.Options{Config: delivery.Config{MaxAttempts: 20}})
+	disp := delivery.New(f.store, f.channels, delivery.Options{Config: delivery.Config{MaxAttempts: 20}})
 	if got, err := disp.AttemptNow(context.Background(), first.ID); err != nil || got.Status != delivery.StatusSent {
 		t.Fatalf("first: %+v %v", got, err)
 	}

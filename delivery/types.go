@@ -71,10 +71,9 @@ const (
 // sender, is not due yet, or waits behind an earlier retry on its channel.
 var ErrNotClaimable = errors.New("dispatch is not claimable")
 
-// ErrUnresolvable: what a dispatch sends can never be rebuilt (its channel
-// left the config, its run is gone). A Resolver wraps it for those causes
-// only; any other resolve error (a store that is busy or stopping) is
-// transient and retried.
+// ErrUnresolvable: a dispatch can never be sent: its channel left the
+// config, or it has no planned report (planned by an older aicr, and its
+// run could not be read when the daemon started).
 var ErrUnresolvable = errors.New("dispatch cannot be resolved")
 
 // Dispatch is one run's delivery to one channel.
@@ -131,6 +130,10 @@ type Claim struct {
 	// finished (the process died mid-send): the platform may already have
 	// the message, so the sender should check before posting again.
 	Interrupted bool
+	// Report is what the dispatch sends, built under the channel's policy
+	// when it was planned; nil for a row an older aicr planned that the
+	// daemon's start did not fill.
+	Report *im.Report
 }
 
 // AttemptResult is the outcome of one attempt, for Store.FinishAttempt.
@@ -215,10 +218,3 @@ const (
 	// the channel checks before posting again.
 	ReleaseMaybeSent
 )
-
-// Resolver rebuilds what a dispatch sends: the channel it goes to and the
-// message, from the audit trail. An error wrapping ErrUnresolvable is
-// permanent for the dispatch; any other is retried.
-type Resolver interface {
-	Resolve(ctx context.Context, d Dispatch) (im.Channel, im.Message, error)
-}

@@ -53,6 +53,13 @@ type Message struct {
 	// error. Result then holds only what the builtin rules found before
 	// the failure (a partial review), or nothing (the failure notice).
 	Failure string
+	// Report, when set, is the report planned with the dispatch (the
+	// BuildReport of the fields above under the channel's policy, stored
+	// with the dispatch row): BuildReport returns it as it is, so what a
+	// channel sends is what was planned, whatever changed since. The
+	// dispatcher sends only planned reports; the fields above then stay
+	// zero.
+	Report *Report
 }
 
 // Reviewer is who reviewed a change: the agent kind and, for model-backed

@@ -112,8 +112,12 @@ type ChangeInfo struct {
 // import commit would otherwise fill the message with file names.
 const maxLeftOut = 10
 
-// BuildReport turns msg into the neutral report every dialect renders.
+// BuildReport turns msg into the neutral report every dialect renders:
+// msg.Report when the message carries its planned report.
 func BuildReport(msg Message) Report {
+	if msg.Report != nil {
+		return *msg.Report
+	}
 	r := Report{RunID: msg.RunID, Words: English, Title: Title(msg), Author: msg.Author, ChangeURL: oneLine(msg.ChangeURL)}
 	res := SanitizeResult(msg.Result)
 	r.Problems, r.SkipReason = res.Problems, res.Skip

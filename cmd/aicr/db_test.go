@@ -35,7 +35,7 @@ func seedRuns(t *testing.T, store *audit.Store, from, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "")
+		d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

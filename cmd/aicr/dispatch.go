@@ -296,6 +296,11 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	if err != nil {
 		return err
 	}
+	// A dispatch an older aicr planned has no report yet (no daemon of
+	// this one has started since): it gets it before it is sent.
+	if _, err := daemon.FillDispatchReports(ctx, cfg, store, f.VerbLogger(slog.LevelWarn)); err != nil {
+		return err
+	}
 	after, err := parts.Dispatcher.AttemptNow(ctx, d.ID)
 	if errors.Is(err, delivery.ErrNotClaimable) {
 		return queued("queued (the daemon has it, or an earlier delivery to the channel is waiting for a retry)")

@@ -110,7 +110,7 @@ func TestDispatchListAndRetry(t *testing.T) {
 	if err := store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := store.PlanDispatch(ctx, run.ID, "hook", delivery.PurposeReport, delivery.StatusPending, "")
+	d, _ := store.PlanDispatch(ctx, run.ID, "hook", delivery.PurposeReport, delivery.StatusPending, "", nil)
 	claim, err := store.ClaimDispatch(ctx, d.ID, time.Minute)
 	if err != nil {
 		t.Fatal(err)

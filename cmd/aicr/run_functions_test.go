@@ -236,7 +236,7 @@ func seedDeadDispatch(t *testing.T, dataDir, channel string) (runID, dispatchID 
 	if err := store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := store.PlanDispatch(ctx, run.ID, channel, delivery.PurposeReport, delivery.StatusPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, channel, delivery.PurposeReport, delivery.StatusPending, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestHumanOutputStripsTerminalEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,27 +174,33 @@ func (c *Channel) appendLine(line []byte) error {
 	return f.Close()
 }
 
+// encode is the record of msg's report, every value taken from it, as
+// the webhook's payload is, so a planned report is archived as planned.
 func (c *Channel) encode(msg im.Message) ([]byte, error) {
-	res := im.SanitizeResult(msg.Result)
 	rep := im.BuildReport(msg)
 	rec := Record{
 		Channel:   c.name,
 		Kind:      KindName,
-		RunID:     msg.RunID,
+		RunID:     rep.RunID,
 		DedupeKey: msg.DedupeKey,
-		ChangeURL: msg.ChangeURL,
+		Repo:      rep.Change.Repo,
+		VCS:       rep.Change.VCS,
+		Revision:  rep.Change.Revision,
+		Author:    rep.Change.Author,
+		ChangeURL: rep.ChangeURL,
 		Text:      im.PlainText(rep),
-		Problems:  res.Problems,
-		Summaries: res.Summaries,
-		Skip:      res.Skip,
+		Problems:  rep.Problems,
+		Summaries: rep.Summaries,
+		Skip:      rep.SkipReason,
 		Failure:   rep.Failure,
 		SentAt:    c.now().UTC(),
 	}
-	if ch := msg.Change; ch != nil {
-		rec.Repo = im.Sanitize(ch.Repo)
-		rec.VCS = string(ch.VCS)
-		rec.Revision = im.Sanitize(ch.Revision)
-		rec.Author = im.Sanitize(ch.Author)
+	// The lines are read by tools: lists are [] rather than null.
+	if rec.Problems == nil {
+		rec.Problems = []review.Problem{}
+	}
+	if rec.Summaries == nil {
+		rec.Summaries = []review.Summary{}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

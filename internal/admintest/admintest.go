@@ -85,7 +85,7 @@ path = %q
 	must(store.SetRunDir(ctx, run.ID, runDir))
 	write(t, filepath.Join(runDir, "diff.patch"), "x")
 	must(store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded}))
-	d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "")
+	d, err := store.PlanDispatch(ctx, run.ID, "reports", delivery.PurposeReport, delivery.StatusPending, "", nil)
 	must(err)
 	claim, err := store.ClaimDispatch(ctx, d.ID, time.Minute)
 	must(err)
