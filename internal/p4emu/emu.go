@@ -186,7 +186,7 @@ func (e *emu) printVersion() {
 func readArgFile(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("open for read: %s: %v", path, err)
+		return nil, fmt.Errorf("open for read: %s: %w", path, err)
 	}
 	var args []string
 	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
