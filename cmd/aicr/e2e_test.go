@@ -599,7 +599,7 @@ func TestReviewBadInputFailsClearly(t *testing.T) {
 		{"missing config", []string{"review", "svn", "--repo", "main", "--rev", "1", "--config", filepath.Join(e.dir, "missing.toml")}, 2, "config file not found"},
 		{"bad format", []string{"audit", "list", "--config", e.config, "--format", "yaml"}, 2, "--format must be text or json"},
 		{"unknown run", []string{"audit", "show", "12345", "--config", e.config}, 1, "no run 12345"},
-		{"config check", []string{"config", "check", filepath.Join("..", "..", "daemon", "testdata", "config", "unknown_key.toml")}, 2, "unknown_key.toml:4: daemon.wrokers: unknown key"},
+		{"config check", []string{"config", "check", filepath.Join("..", "..", "config", "testdata", "unknown_key.toml")}, 2, "unknown_key.toml:4: daemon.wrokers: unknown key"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
