@@ -349,7 +349,8 @@ const cleanFile = "package config\n\nconst Region = \"eu-west-1\"\n\nfunc Name()
 // lines 1-3 are unchanged from cleanFile's first lines.
 const plantedFile = "package config\n\nconst Region = \"eu-west-1\"\nconst AccessKey = \"AKIAQWERTYUIOPASDFGH\"\nvar password = \"s3cr3t-Prod-Value\"\n\nfunc Name() string { return \"svc\" }\n"
 
-const conflictFile = "line one\n
+const conflictFile = "line one\n<<<<<<< .mine\nmine\n=======\ntheirs\n>>>>>>> .r3\n"
+
 func problemsAt(ps []review.Problem) map[string]string {
 	out := map[string]string{}
 	for _, p := range ps {
@@ -617,7 +618,6 @@ func TestReviewBadInputFailsClearly(t *testing.T) {
 		{"missing config", []string{"review", "svn", "--repo", "main", "--rev", "1", "--config", filepath.Join(e.dir, "missing.toml")}, 2, "config file not found"},
 		{"bad format", []string{"audit", "list", "--config", e.config, "--format", "yaml"}, 2, "--format must be text or json"},
 		{"unknown run", []string{"audit", "show", "12345", "--config", e.config}, 1, "no run 12345"},
-<<<<<<< ours
 		{"config check", []string{"config", "check", filepath.Join("..", "config", "testdata", "unknown_key.toml")}, 2, "unknown_key.toml:4: daemon.wrokers: unknown key"},
 	}
 	for _, tc := range cases {
