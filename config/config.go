@@ -71,6 +71,13 @@ type Config struct {
 
 	// Store is the database of the queue and the audit trail (store.go).
 	Store Store `toml:"store"`
+
+	// Web is the daemon's web page of findings and runs (web.go); off
+	// unless [web] listen is set.
+	Web Web `toml:"web"`
+	// Digests are the [[digest]] tables: periodic summaries to channels
+	// (digest.go).
+	Digests []DigestTable `toml:"digest"`
 }
 
 // Daemon is the [daemon] table.

@@ -56,6 +56,12 @@ type Purpose string
 const (
 	PurposeReport Purpose = "report" // the review's findings
 	PurposeError  Purpose = "error"  // a failed run's builtin findings (a partial review) or its notice (on_error = "notify")
+	// PurposeResolution tells a channel which findings it was told about
+	// a later change resolved (im.KindResolution).
+	PurposeResolution Purpose = "resolution"
+	// PurposeDigest is a [[digest]]'s periodic summary (im.KindDigest);
+	// it belongs to no run.
+	PurposeDigest Purpose = "digest"
 )
 
 // Outcomes of one attempt, as recorded in the attempt log.

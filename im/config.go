@@ -52,7 +52,30 @@ type ChannelConfig struct {
 	// OnError says whether a failed run is announced on this channel:
 	// "notify" posts a short error report, "suppress" (the default) not.
 	OnError OnErrorPolicy `toml:"on_error"`
+	// Repeat is how a report shows findings this channel was already told
+	// about: "mention" (one compact line, the default), "omit" or "full".
+	Repeat RepeatPolicy `toml:"repeat"`
+	// Mode "digest" sends this channel only [[digest]] summaries, no
+	// per-change reports; "" or "reports" sends reports.
+	Mode ChannelMode `toml:"mode"`
 }
+
+// RepeatPolicy is how a channel's reports show findings it already got.
+type RepeatPolicy string
+
+const (
+	RepeatMention RepeatPolicy = "mention"
+	RepeatOmit    RepeatPolicy = "omit"
+	RepeatFull    RepeatPolicy = "full"
+)
+
+// ChannelMode is what a channel receives.
+type ChannelMode string
+
+const (
+	ModeReports ChannelMode = "reports"
+	ModeDigest  ChannelMode = "digest"
+)
 
 // OnErrorPolicy is what a channel does when a review run fails.
 type OnErrorPolicy string

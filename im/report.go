@@ -99,6 +99,20 @@ type Report struct {
 	// Failure is the failed run's reason as the message carried it
 	// (sanitized), for machine formats; "" when the review ran whole.
 	Failure string
+
+	// Kind is what the report is about; the zero value is a review.
+	Kind ReportKind `json:",omitempty"`
+	// Entries are the Problems as findings (same index), or empty when
+	// findings are not tracked (im/findings.go).
+	Entries []Entry `json:",omitempty"`
+	// Repeats are findings this channel was already told about, seen
+	// again, as one line each (repeat = "mention").
+	Repeats []Repeat `json:",omitempty"`
+	// Followups are the earlier reports whose findings a change resolved
+	// (Kind == KindResolution).
+	Followups []Followup `json:",omitempty"`
+	// Digest is the periodic summary (Kind == KindDigest).
+	Digest *Digest `json:",omitempty"`
 }
 
 // ChangeInfo is the reviewed change's metadata as a report carries it.
