@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/im/internal/imtest"
+	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )

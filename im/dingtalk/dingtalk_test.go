@@ -11,7 +11,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/httppost"
-	"github.com/aicr-dev/aicr/im/internal/imtest"
+	"github.com/aicr-dev/aicr/internal/imtest"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/internal/httppost"
-	"github.com/aicr-dev/aicr/im/internal/imtest"
+	"github.com/aicr-dev/aicr/internal/imtest"
 )
 
 const key = "693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"

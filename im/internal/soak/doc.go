@@ -6,8 +6,7 @@
 // (SIGKILL, SIGTERM, an IM outage), checked at the end against the
 // invariants an operator relies on.
 //
-// It holds only tests (soak_test.go). It lives under im/ because the
-// chat stand-ins it posts to are in im/internal/imtest, which Go's
-// internal rule lets only im/... import. `make soak` runs it; its short
-// form runs in `make test`.
+// It holds only tests (soak_test.go); the chat stand-ins it posts to are
+// internal/imtest's. `make soak` runs it; its short form runs in `make
+// test`.
 package soak
