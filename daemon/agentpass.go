@@ -40,17 +40,16 @@ type dismissalLister interface {
 	DismissedIn(ctx context.Context, repo string, paths []string, limit int) ([]findings.Finding, error)
 }
 
-// dismissalsOf is the store's DismissedIn when it has one: the audit
-// store implements findings.Store, whose reads the reviewer needs only
-// this one of.
+// The audit store is the findings store.
+var _ dismissalLister = (*audit.Store)(nil)
+
+// dismissalsOf is s, or nil for no store: a nil *audit.Store inside the
+// interface would be called.
 func dismissalsOf(s *audit.Store) dismissalLister {
 	if s == nil {
 		return nil
 	}
-	if d, ok := any(s).(dismissalLister); ok {
-		return d
-	}
-	return nil
+	return s
 }
 
 func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layout) (review.Result, error) {

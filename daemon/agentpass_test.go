@@ -242,3 +242,62 @@ func TestReviewerLeavesDismissalsForThePrompt(t *testing.T) {
 		t.Errorf("builtin review: DismissedIn asked %d times, file: %v", store.calls, err)
 	}
 }
+
+// Against the real store: a finding a person dismissed as a false
+// positive in a path of the change reaches the agent's prompt input with
+// its reason; one in a path the change does not touch does not, nor does
+// one still open.
+func TestReviewerReadsDismissalsFromTheStore(t *testing.T) {
+	ctx := context.Background()
+	store, err := audit.Open(ctx, filepath.Join(t.TempDir(), "aicr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	src := map[string]string{
+		"a.go":     "package a\n\nfunc f() {\n\tdb.Query(\"SELECT \" + name)\n}\n",
+		"other.go": "package a\n\nvar x = 1\n",
+	}
+	ch := &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "1", Author: "alice"}
+	for p := range src {
+		ch.Files = append(ch.Files, vcs.FileChange{Path: p, Action: vcs.ActionModify, NodeKind: vcs.NodeFile})
+	}
+	out, err := store.TrackFindings(ctx, findings.Review{Repo: "main", VCS: vcs.KindSVN, RunID: 1, Revision: "1", Author: "alice",
+		Change: ch, Complete: true, Source: func(p string) ([]string, error) { return strings.Split(src[p], "\n"), nil },
+		Problems: []review.Problem{
+			{File: "a.go", Line: 4, Severity: review.SeverityHigh, Category: "security", Message: "SQL built from a string: injection"},
+			{File: "a.go", Line: 3, Severity: review.SeverityLow, Category: "style", Message: "f is unexported"},
+			{File: "other.go", Line: 3, Severity: review.SeverityLow, Category: "correctness", Message: "x is never read"},
+		}})
+	if err != nil || len(out.Seen) != 3 {
+		t.Fatalf("track: %v %+v", err, out)
+	}
+	for _, i := range []int{0, 2} {
+		if _, err := store.ActOnFinding(ctx, out.Seen[i].Finding.ID, findings.Act{Action: findings.ActionFalsePositive,
+			Actor: "bob", Via: findings.ViaWeb, Note: "name is a constant", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	dir := rundir.New(t.TempDir())
+	if err := dir.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := dir.WriteChange(&vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "2",
+		Files: []vcs.FileChange{{Path: "a.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile}}}); err != nil {
+		t.Fatal(err)
+	}
+	ag := &dismissalsAgent{}
+	rv := &agentPass{ladder: &agent.Ladder{Agent: ag}, dismissals: dismissalsOf(store), log: slog.New(slog.DiscardHandler)}
+	if _, err := rv.Review(ctx, &audit.Run{RunSummary: audit.RunSummary{ID: 2, Repo: "main", Revision: "2"}}, dir); err != nil {
+		t.Fatal(err)
+	}
+	want := []prompt.Dismissal{{Path: "a.go", Line: 4, Category: "security", Message: "SQL built from a string: injection",
+		Reason: "false_positive", Note: "name is a constant"}}
+	if !reflect.DeepEqual(ag.seen, want) {
+		t.Errorf("the agent read %+v, want %+v", ag.seen, want)
+	}
+	if dismissalsOf(nil) != nil {
+		t.Error("no store must list nothing, not a nil store")
+	}
+}
