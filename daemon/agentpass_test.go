@@ -300,4 +300,21 @@ func TestReviewerReadsDismissalsFromTheStore(t *testing.T) {
 	if dismissalsOf(nil) != nil {
 		t.Error("no store must list nothing, not a nil store")
 	}
+
+	// A caller that runs the ladder itself (a session round) gets the
+	// same file from the Components Build made.
+	cfg, _ := newSVNConfig(t)
+	cfg.Daemon.DataDir = t.TempDir()
+	parts, err := Build(cfg, Deps{Store: store}, BuildOptions{NoChannels: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts.Ladder.Agent = &dismissalsAgent{}
+	if err := os.Remove(dir.DismissedPath()); err != nil {
+		t.Fatal(err)
+	}
+	parts.LeaveDismissals(ctx, "main", dir)
+	if got, err := prompt.ReadDismissals(dir.DismissedPath()); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("LeaveDismissals wrote %+v (%v), want %+v", got, err, want)
+	}
 }
