@@ -133,12 +133,18 @@ func (a *agentPass) writeDismissals(ctx context.Context, repo string, dir rundir
 	}
 }
 
-// reviewedPaths are the change's paths and those its copies and renames
-// came from: a finding dismissed before a rename still has its old path.
+// reviewedPaths are the paths of the change's reviewed files and those
+// their copies and renames came from: a finding dismissed before a rename
+// still has its old path. Files the review leaves out (deleted, binary,
+// excluded, too large) cannot be reported on, so their dismissals would
+// only crowd the list.
 func reviewedPaths(c *vcs.Change) []string {
 	seen := map[string]bool{}
 	var paths []string
 	for _, f := range c.Files {
+		if f.Skipped != "" {
+			continue
+		}
 		for _, p := range []string{f.Path, f.CopyFromPath} {
 			if p != "" && !seen[p] {
 				seen[p] = true

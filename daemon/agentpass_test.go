@@ -199,6 +199,8 @@ func TestReviewerLeavesDismissalsForThePrompt(t *testing.T) {
 		{Path: "lib/new.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, CopyFromPath: "lib/old.go", CopyFromRev: "6"},
 		{Path: "lib/old.go", Action: vcs.ActionDelete, NodeKind: vcs.NodeFile, Skipped: vcs.SkipDeleted},
 		{Path: "main.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile},
+		{Path: "logo.png", Action: vcs.ActionModify, NodeKind: vcs.NodeFile, Binary: true, Skipped: vcs.SkipBinary},
+		{Path: "gone.go", Action: vcs.ActionDelete, NodeKind: vcs.NodeFile, Skipped: vcs.SkipDeleted},
 	}}
 	if err := dir.WriteChange(change); err != nil {
 		t.Fatal(err)
