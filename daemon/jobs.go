@@ -108,6 +108,7 @@ func startJobs(ctx, sendCtx context.Context, parts *Components, store *audit.Sto
 	go func() { defer j.sending.Done(); dispatcher.RunDraining(ctx, sendCtx) }()
 	j.goBackground(func() { sweepExpired(ctx, store, log, opts.SweepEvery, j.wake) })
 	j.goBackground(func() { watch.run(ctx, log, opts.WatchEvery) })
+	startSlackSockets(ctx, j, parts, store, log)
 	j.sched.Start()
 	return j, nil
 }
