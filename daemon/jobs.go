@@ -15,7 +15,7 @@ import (
 
 // jobs are the daemon's background work: reconcilers, the spool drain,
 // the dispatcher, the lease sweep, the run directory retention, the
-// database watch and the workers.
+// database watch, the Slack Socket Mode connections and the workers.
 // They share one wake-up channel: whoever queues work (intake, drain,
 // reconciler, sweep) wakes an idle worker.
 type jobs struct {

@@ -41,22 +41,17 @@ func slackApps(cfg *config.Config) []socket.App {
 // jobs of the generation: a reload ends them and the new config's
 // start again (token, channels and users as configured now); a stop
 // ends them with the other jobs.
-func startSlackSockets(ctx context.Context, j *jobs, parts *Components, store any, log *slog.Logger) {
+func startSlackSockets(ctx context.Context, j *jobs, parts *Components, store socket.Store, log *slog.Logger) {
 	cfg := parts.Config
 	apps := slackApps(cfg)
 	if len(apps) == 0 {
-		return
-	}
-	fs, ok := store.(socket.Store)
-	if !ok {
-		log.Error("slack socket mode: this store cannot act on findings; the buttons stay off")
 		return
 	}
 	links, err := cfg.Web.LinkSigner(cfg.Daemon.DataDir)
 	if err != nil {
 		log.Warn("slack socket mode: answers carry no link to the web page", "err", err)
 	}
-	opts := socket.Options{Store: fs, Users: cfg.Users, Links: links, Logger: log, Counted: parts.metrics().FindingAction}
+	opts := socket.Options{Store: store, Users: cfg.Users, Links: links, Logger: log, Counted: parts.metrics().FindingAction}
 	for _, app := range apps {
 		j.goBackground(func() { socket.Run(ctx, app, opts) })
 	}

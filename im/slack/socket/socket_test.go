@@ -208,8 +208,8 @@ func TestSocketEnvelopeSeenTwiceAppliesOnce(t *testing.T) {
 	if strays := h.slack.StrayAcks(); len(strays) > 0 {
 		t.Errorf("acks for envelopes never sent: %v", strays)
 	}
-	// A second, distinct click counts.
-	h.acked(h.click("U0ALICE", "alice", string(findings.ActionUseful), id))
+	// Another person's click counts.
+	h.acked(h.click("U0BOB", "bob", string(findings.ActionUseful), id))
 	h.ephemerals(2)
 	if f, _ := store.GetFinding(context.Background(), id); f.Useful != 2 {
 		t.Errorf("useful votes after a second click: %d, want 2", f.Useful)
@@ -343,7 +343,7 @@ func TestSocketHostilePayloadsChangeNothing(t *testing.T) {
 
 func TestSocketConflictAndUnknownFindingAnswerClearly(t *testing.T) {
 	store := newStore(t)
-	id := store.add(t, findings.Finding{Repo: "main", Path: "<!channel> http://evil.example/@here.go", Line: 7})
+	id := store.add(t, findings.Finding{Repo: "main", Path: "<!channel> http://" + imtest.Evil + "/@here.go", Line: 7})
 	h := newHarness(t, store)
 	signer := weblink.Signer{Key: bytes.Repeat([]byte("k"), weblink.MinKeyBytes), BaseURL: "https://aicr.example.com"}
 	h.start(socket.Options{Links: signer})
@@ -369,8 +369,8 @@ func TestSocketConflictAndUnknownFindingAnswerClearly(t *testing.T) {
 		t.Errorf("unknown finding: %s", third.Text)
 	}
 	for _, e := range h.slack.Ephemerals() {
-		imtest.AssertInertMrkdwn(t, "answer text", strings.ReplaceAll(e.Text, "evil.example", imtest.Evil))
-		imtest.AssertInertMrkdwn(t, "answer blocks", strings.ReplaceAll(e.Blocks, "evil.example", imtest.Evil))
+		imtest.AssertInertMrkdwn(t, "answer text", e.Text)
+		imtest.AssertInertMrkdwn(t, "answer blocks", e.Blocks)
 	}
 }
 
