@@ -418,3 +418,24 @@ func TestSocketMissedPingsReconnect(t *testing.T) {
 	h.connected(1)
 	h.connected(2)
 }
+
+// A store that does not answer changes nothing, and the person is told
+// to try again; the error is logged for the operator.
+func TestSocketStoreDownAnswersTryAgain(t *testing.T) {
+	store := newStore(t)
+	id := store.add(t, findings.Finding{Repo: "main", Path: "a.go", Line: 1})
+	store.Close()
+	h := newHarness(t, store)
+	h.start(socket.Options{})
+	h.connected(1)
+	h.acked(h.click("U0ALICE", "alice", "false_positive", id))
+	if a := h.ephemerals(1)[0]; !strings.Contains(a.Text, "Nothing changed: aicr could not record this just now") {
+		t.Errorf("answer with the store down: %s", a.Text)
+	}
+	if !strings.Contains(h.logs.String(), `level=ERROR msg="finding action from slack not recorded"`) {
+		t.Errorf("the store's failure is not logged:\n%s", h.logs.String())
+	}
+	if h.count("false_positive/slack") != 0 {
+		t.Error("an action that was not recorded was counted")
+	}
+}
