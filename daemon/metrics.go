@@ -31,10 +31,6 @@ type Metrics struct {
 	reg         *prometheus.Registry
 	runtimeOnce sync.Once
 
-	// findingActions counts people's actions on findings this process
-	// applied (Slack buttons, the web page).
-	findingActions *prometheus.CounterVec
-
 	events        *prometheus.CounterVec
 	runs          *prometheus.CounterVec
 	passes        *prometheus.CounterVec
@@ -48,6 +44,9 @@ type Metrics struct {
 	cost          *prometheus.CounterVec
 	reloads       *prometheus.CounterVec
 	configVersion *prometheus.GaugeVec
+	// findingActions counts people's actions on findings this process
+	// applied (Slack buttons, the web page).
+	findingActions *prometheus.CounterVec
 }
 
 // NewMetrics registers every collector; store is read at each scrape for
@@ -68,10 +67,10 @@ func NewMetrics(store *audit.Store, version string) *Metrics {
 	m.rateWaits = counter("rate_limit_waits_total", "Deliveries that waited for the channel's rate-limit token.", "channel")
 	m.rateWaitSecs = counter("rate_limit_wait_seconds_total", "Time deliveries spent waiting for rate-limit tokens.", "channel")
 	m.rateLimited = counter("rate_limited_total", "Delivery attempts the platform refused as over its rate limit.", "channel")
-	m.findingActions = counter("finding_actions_total", "People's actions on findings this daemon applied, by action (useful, false_positive, wont_fix, accepted_risk, reopen) and via (slack, web).", "action", "via")
 	m.tokens = counter("agent_tokens_total", "Model tokens used by reviews, by model and kind (input, output).", "model", "kind")
 	m.cost = counter("agent_cost_usd_total", "Review cost in USD, by model; only when [agent.llm] prices are configured.", "model")
 	m.reloads = counter("config_reloads_total", "Config reloads (SIGHUP, aicr reload), by result (ok, error).", "result")
+	m.findingActions = counter("finding_actions_total", "People's actions on findings this daemon applied, by action (useful, false_positive, wont_fix, accepted_risk, reopen) and via (slack, web).", "action", "via")
 	m.durations = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "aicr", Name: "stage_duration_seconds",
 		Help: "Duration of a run's stages: fetch, review (the agent ladder), dispatch (one delivery attempt), total (claim to recorded outcome).", Buckets: durationBuckets},
 		[]string{"stage"})
