@@ -377,3 +377,33 @@ func TestTrackFindingsRefusesShelves(t *testing.T) {
 		t.Errorf("shelf: err = %v, want ErrShelved", err)
 	}
 }
+
+func TestPruneFindings(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.SetClock(func() time.Time { return now })
+	first := mustTrack(t, s, trackReview(1, "1", "alice", repoFiles{"a.go": goodFile, "b.go": goodFile},
+		sqlProblem(4), review.Problem{File: "b.go", Line: 4, Severity: review.SeverityLow, Category: "style", Message: "m"}))
+	gone, kept := first.Seen[0].Finding.ID, first.Seen[1].Finding.ID
+	now = now.Add(time.Hour)
+	mustTrack(t, s, trackReview(2, "2", "bob", repoFiles{"b.go": goodFile}, review.Problem{File: "b.go", Line: 4, Severity: review.SeverityLow, Category: "style", Message: "m"}))
+	if out := mustTrack(t, s, trackReview(3, "3", "bob", repoFiles{"a.go": "package a\n"})); len(out.Resolved) != 1 {
+		t.Fatalf("not resolved: %+v", out)
+	}
+	// Nothing is older than the cutoff yet.
+	got, err := s.PruneFindings(ctx, now.Add(-time.Minute), 1)
+	if err != nil || got != (FindingsPruned{}) {
+		t.Fatalf("prune before anything is old: %+v, %v", got, err)
+	}
+	got, err = s.PruneFindings(ctx, now.Add(time.Minute), 1)
+	if err != nil || got.Resolved != 1 || got.SeenEvents != 1 {
+		t.Fatalf("prune = %+v, %v", got, err)
+	}
+	if _, err := s.GetFinding(ctx, gone); !errors.Is(err, findings.ErrNotFound) {
+		t.Errorf("resolved finding kept: %v", err)
+	}
+	if h := eventKinds(t, s, kept); h != "reported" {
+		t.Errorf("kept finding's history = %s", h)
+	}
+}
