@@ -317,7 +317,7 @@ func TestListFindingsAndStats(t *testing.T) {
 	for _, st := range stats {
 		got[st.Group+"="+st.Value] = st
 	}
-	if st := got["category=style"]; st.Reported != 1 || st.Dismissed != 1 || st.FalsePositive != 1 || st.Open != 0 {
+	if st := got["category=style"]; st.Reported != 2 || st.Dismissed != 1 || st.FalsePositive != 1 || st.Open != 1 {
 		t.Errorf("style stat = %+v (all %+v)", st, stats)
 	}
 	if st := got["category=security"]; st.Reported != 1 || st.Useful != 1 || st.Open != 1 {
