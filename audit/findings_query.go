@@ -78,6 +78,12 @@ func findingWhere(f findings.Filter) (string, []any, error) {
 			OR id IN (SELECT finding_id FROM finding_events WHERE run_id = ?))`)
 		args = append(args, f.RunID, f.RunID, f.RunID, f.RunID)
 	}
+	if !f.FirstSeenSince.IsZero() {
+		conds, args = append(conds, "first_seen_at >= ?"), append(args, formatTime(f.FirstSeenSince))
+	}
+	if !f.ResolvedSince.IsZero() {
+		conds, args = append(conds, "state = 'resolved' AND resolved_at >= ?"), append(args, formatTime(f.ResolvedSince))
+	}
 	return strings.Join(conds, " AND "), args, nil
 }
 

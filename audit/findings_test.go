@@ -109,6 +109,9 @@ func TestTrackFindingsAcrossCommits(t *testing.T) {
 	if len(r3.Resolved) != 1 || r3.Resolved[0].ID != id || r3.Resolved[0].ResolvedRevision != "3" || r3.Resolved[0].ResolvedAuthor != "carol" {
 		t.Fatalf("r3 = %+v", r3)
 	}
+	if got, err := s.ListFindings(ctx, findings.Filter{ResolvedSince: time.Now().Add(-time.Hour), RunID: 3}); err != nil || len(got) != 1 {
+		t.Errorf("resolved since an hour ago, by run 3: %+v, %v", got, err)
+	}
 	r3again := mustTrack(t, s, trackReview(3, "3", "carol", repoFiles{"a.go": fixed}))
 	if len(r3again.Resolved) != 1 || r3again.Resolved[0].ID != id {
 		t.Errorf("r3 again = %+v", r3again)
@@ -301,6 +304,9 @@ func TestListFindingsAndStats(t *testing.T) {
 		{findings.Filter{RunID: 2}, 1},
 		{findings.Filter{Limit: 2}, 2},
 		{findings.Filter{Offset: 3}, 1},
+		{findings.Filter{FirstSeenSince: time.Now().Add(-time.Hour)}, 4},
+		{findings.Filter{FirstSeenSince: time.Now().Add(time.Hour)}, 0},
+		{findings.Filter{ResolvedSince: time.Now().Add(-time.Hour)}, 0},
 	} {
 		if got := count(c.f); got != c.want {
 			t.Errorf("list %+v: %d findings, want %d", c.f, got, c.want)
