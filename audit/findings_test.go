@@ -413,3 +413,16 @@ func TestPruneFindings(t *testing.T) {
 		t.Errorf("kept finding's history = %s", h)
 	}
 }
+
+// A deleted directory's findings are candidates (Subversion lists the
+// directory, not its files) and are resolved.
+func TestTrackFindingsDeletedDirectory(t *testing.T) {
+	s := openStore(t, tempDB(t))
+	mustTrack(t, s, trackReview(1, "1", "alice", repoFiles{"lib/x/a.go": goodFile}, review.Problem{File: "lib/x/a.go", Line: 4,
+		Severity: review.SeverityHigh, Category: "security", Message: "sqli"}))
+	in := trackReview(2, "2", "bob", repoFiles{})
+	in.Change.Files = []vcs.FileChange{{Path: "lib", Action: vcs.ActionDelete, NodeKind: vcs.NodeDir, Skipped: "deleted"}}
+	if out := mustTrack(t, s, in); len(out.Resolved) != 1 || out.Resolved[0].Path != "lib/x/a.go" {
+		t.Errorf("resolved = %+v", out.Resolved)
+	}
+}

@@ -336,3 +336,34 @@ func TestMessageKeyWhenSourceUnavailable(t *testing.T) {
 		t.Errorf("the same message again: %s", seenClasses(out))
 	}
 }
+
+func TestDecideDirectories(t *testing.T) {
+	m := newMem()
+	out, _ := m.track(t, rev(1, files{"lib/a.go": v1, "lib/sub/b.go": v1},
+		prob("lib/a.go", 4, "bug", "x may be nil", ""), prob("lib/sub/b.go", 4, "bug", "x may be nil", "")))
+	a, b := out.Seen[0].Finding.ID, out.Seen[1].Finding.ID
+
+	// svn mv lib pkg: only the directories are listed; the files move
+	// with them, unread, and stay open.
+	in := rev(2, files{})
+	in.Change.Files = []vcs.FileChange{{Path: "pkg", Action: vcs.ActionAdd, NodeKind: vcs.NodeDir, CopyFromPath: "lib", Skipped: "directory"},
+		{Path: "lib", Action: vcs.ActionDelete, NodeKind: vcs.NodeDir, Skipped: "deleted"}}
+	if !slices.Equal(must(m.track(t, in)).Resolved, nil) {
+		t.Fatalf("a directory move resolved findings")
+	}
+	if m.rows[a].Path != "pkg/a.go" || m.rows[b].Path != "pkg/sub/b.go" || m.rows[a].State != StateOpen {
+		t.Fatalf("after the move: %+v, %+v", m.rows[a], m.rows[b])
+	}
+	// Reported there later: the same finding (its anchor), re-keyed.
+	out, _ = m.track(t, rev(3, files{"pkg/a.go": v1}, prob("pkg/a.go", 4, "bug", "x may be nil", "")))
+	if seenClasses(out) != "repeat" || out.Seen[0].Finding.ID != a || m.rows[a].Key != Key("main", "pkg/a.go", "bug", strings.Split(v1, "\n"), 4, 0) {
+		t.Fatalf("reported after the move: %+v", out)
+	}
+	// svn rm pkg/sub: its findings are resolved with it.
+	in = rev(4, files{})
+	in.Change.Files = []vcs.FileChange{{Path: "pkg/sub", Action: vcs.ActionDelete, NodeKind: vcs.NodeDir, Skipped: "deleted"}}
+	out, _ = m.track(t, in)
+	if len(out.Resolved) != 1 || out.Resolved[0].ID != b {
+		t.Fatalf("directory deletion resolved %+v", out.Resolved)
+	}
+}
