@@ -216,10 +216,15 @@ func (t *tracker) see(q planned) {
 }
 
 // rekey gives f the key of q's problem (its code may have moved or been
-// renamed), unless another finding holds that key already.
+// renamed), unless another finding holds that key already. A review that
+// could not read the file does not trade a key of the code for one of the
+// message.
 func (t *tracker) rekey(f *Finding, q planned) {
 	k := q.key
 	if k == "" {
+		if f.Anchor != "" {
+			return
+		}
 		k = q.msgKey
 	}
 	if k == f.Key || t.keys[k] {

@@ -367,3 +367,15 @@ func TestDecideDirectories(t *testing.T) {
 		t.Fatalf("directory deletion resolved %+v", out.Resolved)
 	}
 }
+
+func TestDecideUnreadableKeepsTheCodeKey(t *testing.T) {
+	m := newMem()
+	out, _ := m.track(t, rev(1, files{"a.go": v1}, prob("a.go", 4, "bug", "x may be nil", "nil-x")))
+	id, key := out.Seen[0].Finding.ID, out.Seen[0].Finding.Key
+	in := rev(2, files{}, prob("a.go", 4, "bug", "x may be nil", "nil-x"))
+	in.Change.Files = []vcs.FileChange{{Path: "a.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile}}
+	out, _ = m.track(t, in)
+	if seenClasses(out) != "repeat" || m.rows[id].Key != key || m.rows[id].Anchor == "" || len(out.Resolved) != 0 {
+		t.Errorf("unreadable repeat: %+v, finding %+v", out, m.rows[id])
+	}
+}
