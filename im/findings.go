@@ -458,3 +458,25 @@ func (r Report) EntryFor(i int) Entry {
 	}
 	return Entry{}
 }
+
+// ResolvedRecord is one resolved finding as the machine formats (the
+// webhook, the file channel) carry it: the finding and the earlier report
+// that announced it.
+type ResolvedRecord struct {
+	Resolved
+	ReportRunID    int64  `json:"report_run_id"`
+	ReportRevision string `json:"report_revision"`
+	ReportTitle    string `json:"report_title,omitempty"`
+}
+
+// ResolvedRecords flattens a resolution report's follow-ups; nil for
+// any other report.
+func (r Report) ResolvedRecords() []ResolvedRecord {
+	var out []ResolvedRecord
+	for _, f := range r.Followups {
+		for _, res := range f.Resolved {
+			out = append(out, ResolvedRecord{Resolved: res, ReportRunID: f.RunID, ReportRevision: f.Revision, ReportTitle: f.Title})
+		}
+	}
+	return out
+}
