@@ -50,10 +50,10 @@ func TestApplyFindingsCountsNewOnly(t *testing.T) {
 	tracked := []im.Tracked{{FindingID: 1, Class: im.ClassRepeat, Since: "r1", Commits: 2}, {FindingID: 2, Class: im.ClassDismissed}}
 	suppress := im.Policy{NoProblems: im.NoProblemsSuppress}
 	for _, tc := range []struct {
-		repeat           im.RepeatPolicy
-		publish          bool
+		repeat            im.RepeatPolicy
+		publish           bool
 		problems, repeats int
-		verdict          string
+		verdict           string
 	}{
 		{im.RepeatMention, false, 0, 1, "No new problems found; 1 reported earlier is still open."},
 		{im.RepeatOmit, false, 0, 0, "No new problems found; 1 reported earlier is still open."},
