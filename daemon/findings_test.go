@@ -355,3 +355,35 @@ func TestShelvedChangeIsNotTracked(t *testing.T) {
 		t.Fatalf("findings after a shelf: %+v, %v", list, err)
 	}
 }
+
+// A hard-coded credential's finding anchors the line holding it: the
+// store never gets the value (it keeps the anchored lines to tell a fix
+// by), and the finding still follows the file.
+func TestCredentialNeverReachesTheFindings(t *testing.T) {
+	f := newFindingsFixture(t)
+	const cred = "AKIAQYLPMN5HHHFPZAM2"
+	f.pipe.stages.Fetch = scriptedFetch{"1": "package soak\n\nconst awsAccessKeyID = \"" + cred + "\"\n",
+		"2": "package soak\n\n// rotated\nconst awsAccessKeyID = \"" + cred + "\"\n"}
+	problem := func(line int) []review.Problem {
+		return []review.Problem{{File: "trunk/a.go", Line: line, Severity: review.SeverityCritical, Category: "hard-coded-credential",
+			Message: "AWS access key committed (aws-access-token)"}}
+	}
+	f.pipe.stages.Review = scriptedReview{"1": problem(3), "2": problem(4)}
+	f.process(t, "1")
+	f.process(t, "2")
+	if recs := f.records(t, "mention"); len(recs) != 2 || len(recs[1].Repeats) != 1 {
+		t.Fatalf("r2 should repeat r1's finding: %+v", recs)
+	}
+	if err := f.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"aicr.db", "aicr.db-wal"} {
+		b, err := os.ReadFile(filepath.Join(f.dir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), cred) {
+			t.Fatalf("the credential is in %s", name)
+		}
+	}
+}
