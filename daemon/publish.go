@@ -114,7 +114,7 @@ func (p *publisher) planReport(ctx context.Context, tr *tracking, repo *config.R
 	ch, known := p.cfg.Channel(name)
 	var view im.Findings
 	if tr != nil && known {
-		v, err := p.view(ctx, tr, detail.ID, ch)
+		v, err := p.view(ctx, tr, repo, detail.ID, ch)
 		if err != nil {
 			p.log.Error("findings view: every problem is reported in full", "run_id", detail.ID, "channel", name, "err", err)
 			tr = nil
