@@ -120,7 +120,12 @@ func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error
 		}
 		c.Dispatcher = delivery.New(meterDispatches(deps.Store, deps.Metrics), c.Channels, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now,
 			OnRateLimitWait: deps.Metrics.RateLimitWait, Quiet: quietDispatches(deps.Store)})
-		stages.Publish = &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher}
+		signer, err := cfg.Web.LinkSigner(cfg.Daemon.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		stages.Publish = &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher,
+			findings: deps.Store, signer: signer, now: deps.Now}
 	}
 	c.Pipeline = NewPipeline(cfg, deps, stages)
 	return c, nil

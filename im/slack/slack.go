@@ -233,18 +233,24 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 	}
 	api := slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.client))
 	rep := im.BuildReport(msg)
+	if rep.Kind == im.KindResolution {
+		return c.sendResolution(ctx, api, token, rep, msg)
+	}
 	mention := c.mention(ctx, api, rep.Author)
 	posts := []Post{RenderSummary(rep, mention, false)}
 	posts = append(posts, RenderReplies(rep, c.cfg.ProblemsPerReply)...)
 	rec := im.Receipt{Parts: len(posts), Rendered: renderedJSON(posts)}
 
-	start, ts := msg.PartsDelivered, msg.PriorMessageID
+	// The message id is "<channel id>:<ts>" (chat.update needs both); a
+	// row an older aicr recorded holds the bare ts.
+	chID, ts := SplitMessageID(msg.PriorMessageID)
+	start := msg.PartsDelivered
 	if start > 0 && ts == "" {
 		start = 0 // cannot thread without the summary's ts: start over
 	}
 	if start == 0 && msg.MaybeDelivered && msg.DedupeKey != "" {
 		if found, parts, err := c.findPosted(ctx, api, msg.DedupeKey); err == nil && found != "" {
-			ts, start = found, parts
+			ts, start, chID = found, parts, c.cfg.Channel
 		}
 	}
 	for i := start; i < len(posts); i++ {
@@ -264,23 +270,23 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 			opts = append(opts, slack.MsgOptionMetadata(slack.SlackMetadata{EventType: event,
 				EventPayload: map[string]any{"dedupe_key": msg.DedupeKey, "part": i}}))
 		}
-		_, postTS, err := api.PostMessageContext(ctx, c.cfg.Channel, opts...)
+		postCh, postTS, err := api.PostMessageContext(ctx, c.cfg.Channel, opts...)
 		if err != nil {
 			se := classify(err, token)
-			se.MessageID, se.PartsDelivered = ts, i
+			se.MessageID, se.PartsDelivered = JoinMessageID(chID, ts), i
 			if i > 0 {
 				se.Err = fmt.Errorf("reply %d/%d: %w", i, len(posts)-1, se.Err)
 			}
 			return rec, se
 		}
 		if i == 0 {
-			ts = postTS
+			ts, chID = postTS, postCh
 		}
 		// Recorded before the next reply, so a restart threads the rest
 		// under this summary and sends only what is missing.
-		im.Delivered(ctx, i+1, ts)
+		im.Delivered(ctx, i+1, JoinMessageID(chID, ts))
 	}
-	rec.MessageID, rec.StatusCode, rec.Response = ts, http.StatusOK, `{"ok":true}`
+	rec.MessageID, rec.StatusCode, rec.Response = JoinMessageID(chID, ts), http.StatusOK, `{"ok":true}`
 	return rec, nil
 }
 
@@ -485,7 +491,13 @@ func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, 
 	if rep.Author != nil && rep.Author.SlackID != "" {
 		mention = "<@" + Escape(rep.Author.SlackID) + ">"
 	}
-	body, err := httppost.Encode(webhookPost{Post: RenderSummary(rep, mention, true)})
+	post := RenderSummary(rep, mention, true)
+	if rep.Kind == im.KindResolution {
+		// A webhook cannot edit or thread: the follow-up names the
+		// earlier reports and what was resolved of them.
+		post = RenderResolution(rep, rep.Followups)
+	}
+	body, err := httppost.Encode(webhookPost{Post: post})
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}
