@@ -176,6 +176,26 @@ func revName(kind string) func(string) string {
 	}
 }
 
+// revNamer names the revisions of the listed findings' repos; a
+// finding does not say its VCS, a run of its repo does.
+func (s *server) revNamer(ctx context.Context, list []findings.Finding) (func(repo, rev string) string, error) {
+	kinds := map[string]string{}
+	for _, f := range list {
+		if _, ok := kinds[f.Repo]; ok {
+			continue
+		}
+		runs, err := s.store.ListRuns(ctx, audit.ListOptions{Repo: f.Repo, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		kinds[f.Repo] = ""
+		if len(runs) > 0 {
+			kinds[f.Repo] = runs[0].VCS
+		}
+	}
+	return func(repo, rev string) string { return revName(kinds[repo])(rev) }, nil
+}
+
 // listView is the finding list with its filters.
 type listView struct {
 	Filter   listFilter
@@ -185,6 +205,8 @@ type listView struct {
 	Now      time.Time
 	Prev     string
 	Next     string
+	// Rev names a revision of a repo as its VCS does.
+	Rev func(repo, rev string) string
 }
 
 type listFilter struct {
@@ -231,6 +253,10 @@ func (s *server) findingList(w http.ResponseWriter, r *http.Request) {
 		v.Prev = "/findings?" + withParam(q, "offset", strconv.Itoa(max(0, offset-pageSize)))
 	}
 	v.Findings = list
+	if v.Rev, err = s.revNamer(r.Context(), list); err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
 	s.render(w, r, http.StatusOK, "findings", page{Title: "Findings", Data: v})
 }
 
