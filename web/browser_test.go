@@ -136,9 +136,16 @@ func TestPagesInChromium(t *testing.T) {
 	}
 	shot(t, ctx, dir, "findings")
 
+	signedInPages(t, ctx, fx, srv.URL, dir)
+	linkPages(t, ctx, fx, srv.URL, dir)
+}
+
+// signedInPages: a finding with hostile text reached from the list, a
+// finding acted on, a run, the runs list.
+func signedInPages(t *testing.T, ctx context.Context, fx *fixture, base, dir string) {
 	// The hostile finding, reached by its link in the list.
 	hostile := strconv.FormatInt(fx.hostile, 10)
-	resp = navigate(t, ctx, "open the hostile finding", chromedp.Click(chromedp.CSS(`td a[href="/findings/`+hostile+`"]`)))
+	resp := navigate(t, ctx, "open the hostile finding", chromedp.Click(chromedp.CSS(`td a[href="/findings/`+hostile+`"]`)))
 	checkPage(t, "hostile finding", resp, 200)
 	msg := step(t, ctx, "read the message", chromedp.TextContent(chromedp.CSS("p.message")))
 	if !strings.Contains(msg, `<script>alert("x")</script><img src=x onerror=alert(1)>`) {
@@ -153,7 +160,7 @@ func TestPagesInChromium(t *testing.T) {
 
 	// The README's finding: an excerpt with its anchored lines, acted on.
 	login := strconv.FormatInt(fx.login, 10)
-	resp = step(t, ctx, "open a finding", chromedp.NavigateResponse(srv.URL+"/findings/"+login))
+	resp = step(t, ctx, "open a finding", chromedp.NavigateResponse(base+"/findings/"+login))
 	checkPage(t, "finding", resp, 200)
 	if n := step(t, ctx, "count anchored lines", chromedp.Evaluate[int](`document.querySelectorAll("pre.code .ln.anchor").length`)); n != 3 {
 		t.Errorf("%d anchored lines highlighted, want 3 (12-14)", n)
@@ -177,19 +184,23 @@ func TestPagesInChromium(t *testing.T) {
 	}
 	shot(t, ctx, dir, "finding-dismissed")
 
-	resp = step(t, ctx, "open the run", chromedp.NavigateResponse(srv.URL+"/runs/"+strconv.FormatInt(fx.runA, 10)))
+	resp = step(t, ctx, "open the run", chromedp.NavigateResponse(base+"/runs/"+strconv.FormatInt(fx.runA, 10)))
 	checkPage(t, "run", resp, 200)
 	shot(t, ctx, dir, "run")
 	resp = navigate(t, ctx, "open the runs", chromedp.Click(chromedp.CSS(`nav a[href="/runs"]`)))
 	checkPage(t, "runs", resp, 200)
 	shot(t, ctx, dir, "runs")
 
-	// Signed out, a report's action link still works, through its form.
-	resp = navigate(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)))
+}
+
+// linkPages: signed out, a report's action link still works, through
+// its form; an expired one is refused.
+func linkPages(t *testing.T, ctx context.Context, fx *fixture, base, dir string) {
+	resp := navigate(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)))
 	checkPage(t, "after signing out", resp, 200)
-	resp = step(t, ctx, "open the list signed out", chromedp.NavigateResponse(srv.URL+"/findings"))
+	resp = step(t, ctx, "open the list signed out", chromedp.NavigateResponse(base+"/findings"))
 	checkPage(t, "list signed out", resp, 401)
-	resp = step(t, ctx, "open an action link", chromedp.NavigateResponse(srv.URL+fx.link(fx.hostile, string(findings.ActionWontFix), fx.now)))
+	resp = step(t, ctx, "open an action link", chromedp.NavigateResponse(base+fx.link(fx.hostile, string(findings.ActionWontFix), fx.now)))
 	checkPage(t, "action link", resp, 200)
 	step(t, ctx, "type a name", chromedp.SendKeys(chromedp.ID("name"), "Erin"))
 	shot(t, ctx, dir, "link-confirm")
@@ -203,7 +214,7 @@ func TestPagesInChromium(t *testing.T) {
 	}
 	shot(t, ctx, dir, "link-done")
 
-	resp = step(t, ctx, "open an expired link", chromedp.NavigateResponse(srv.URL+fx.link(fx.login, weblink.ActionView, fx.now.Add(-30*24*time.Hour))))
+	resp = step(t, ctx, "open an expired link", chromedp.NavigateResponse(base+fx.link(fx.login, weblink.ActionView, fx.now.Add(-30*24*time.Hour))))
 	checkPage(t, "expired link", resp, 403)
 	if h1 := step(t, ctx, "read the refusal", chromedp.TextContent(chromedp.CSS("h1"))); h1 != "This link has expired" {
 		t.Errorf("expired link page says %q", h1)

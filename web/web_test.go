@@ -358,3 +358,19 @@ func TestRunListPages(t *testing.T) {
 		t.Errorf("second page: %d runs\n%s", n, second)
 	}
 }
+
+// A private key block around the anchored lines is redacted whole, line
+// numbers kept.
+func TestRedactLinesPrivateKey(t *testing.T) {
+	key := "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1x2y3z4w5v6u7t8s9r0q1p2o3n4m5l6k7j8i9h0g1f2e3d4c\nb5a6Z7Y8X9W0V1U2T3S4R5Q6P7O8N9M0L1K2J3I4H5G6F7E8D9C0B1A2z3y4x5w6\n-----END RSA PRIVATE KEY-----"
+	lines := strings.Split("a := 1\n"+key+"\nb := 2", "\n")
+	redactLines(lines, 1, len(lines))
+	if len(lines) != 6 || lines[0] != "a := 1" || lines[5] != "b := 2" {
+		t.Fatalf("lines moved: %q", lines)
+	}
+	for _, l := range lines[1:5] {
+		if strings.Contains(l, "MIIEow") || strings.Contains(l, "b5a6Z7") {
+			t.Errorf("key material shown: %q", lines)
+		}
+	}
+}
