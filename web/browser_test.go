@@ -177,7 +177,7 @@ func signedInPages(t *testing.T, ctx context.Context, fx *fixture, base, dir str
 	if st := step(t, ctx, "read the state", chromedp.TextContent(chromedp.CSS(".head .state"))); st != "Dismissed" {
 		t.Errorf("state on the page after the click: %q", st)
 	}
-	f, err := fx.store.GetFinding(context.Background(), fx.login)
+	f, err := fx.store.GetFinding(ctx, fx.login)
 	fx.must(err)
 	if f.State != findings.StateDismissed || f.ActedBy != tokenActor || !strings.Contains(f.Note, "the caller checks it") {
 		t.Errorf("stored after the click: %s by %q, %q", f.State, f.ActedBy, f.Note)
@@ -209,7 +209,7 @@ func linkPages(t *testing.T, ctx context.Context, fx *fixture, base, dir string)
 	if done := step(t, ctx, "read the confirmation", chromedp.TextContent(chromedp.CSS(".done"))); !strings.Contains(done, "won't fix") {
 		t.Errorf("confirmation: %q", done)
 	}
-	if f, _ := fx.store.GetFinding(context.Background(), fx.hostile); f.State != findings.StateDismissed || f.ActedBy != "link:Erin" {
+	if f, _ := fx.store.GetFinding(ctx, fx.hostile); f.State != findings.StateDismissed || f.ActedBy != "link:Erin" {
 		t.Errorf("stored after the link: %s by %q", f.State, f.ActedBy)
 	}
 	shot(t, ctx, dir, "link-done")
