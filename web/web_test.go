@@ -403,3 +403,17 @@ func TestBaseURLPath(t *testing.T) {
 		t.Errorf("a look-alike prefix: %d", rec.Code)
 	}
 }
+
+func TestHTTPURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://svn.example.com/viewvc?r=42": "https://svn.example.com/viewvc?r=42",
+		"javascript:alert(1)":                 "",
+		"//evil.example/x":                    "",
+		"http://a.example/\"onmouseover=x":    "",
+		"data:text/html,x":                    "",
+	} {
+		if got := httpURL(in); got != want {
+			t.Errorf("httpURL(%q) = %q", in, got)
+		}
+	}
+}
