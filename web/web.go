@@ -27,6 +27,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
@@ -84,6 +85,8 @@ type server struct {
 	// form and redirect starts with it, and a request that still carries
 	// it (a proxy that does not strip it) is served as one that does not.
 	prefix string
+	// tokenErr is the last error reading the token, so it is logged once.
+	tokenErr atomic.Pointer[string]
 	pages  map[string]*template.Template
 	secure bool
 }
