@@ -87,8 +87,8 @@ type server struct {
 	prefix string
 	// tokenErr is the last error reading the token, so it is logged once.
 	tokenErr atomic.Pointer[string]
-	pages  map[string]*template.Template
-	secure bool
+	pages    map[string]*template.Template
+	secure   bool
 }
 
 // New is the web page's handler. It refuses a signer without a key (the
