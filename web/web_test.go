@@ -417,3 +417,18 @@ func TestHTTPURL(t *testing.T) {
 		}
 	}
 }
+
+// Options that do not validate serve no page, only the reason.
+func TestNewRefusesBadOptions(t *testing.T) {
+	fx := newFixture(t, "proxy")
+	o := Options{Store: fx.store, Config: fx.cfg}
+	o.Config.TrustedProxies = []string{"10.0.0.0/99"}
+	err := o.Validate()
+	if err == nil || !strings.Contains(err.Error(), "no link key") || !strings.Contains(err.Error(), `"10.0.0.0/99"`) {
+		t.Fatalf("Validate = %v", err)
+	}
+	rec := fx.do(New(o), "GET", "/findings", "", proxyUser)
+	if rec.Code != 503 || rec.Header().Get("Content-Security-Policy") != CSP || !strings.Contains(rec.Body.String(), "no link key") {
+		t.Errorf("misconfigured page: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+}
