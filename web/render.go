@@ -61,6 +61,7 @@ var funcs = template.FuncMap{
 	"usd":        func(v *float64) string { return fmt.Sprintf("$%.4f", *v) },
 	"fenced":     fenced,
 	"httpURL":    httpURL,
+	"rev":        func(kind, rev string) string { return revName(kind)(rev) },
 }
 
 // httpURL is u when it is an absolute http(s) URL with a host, else "":
