@@ -25,6 +25,7 @@ type chatMsg struct {
 	// TS and Thread are Slack's: the message's ts and the thread it
 	// replies in ("" for a top-level post).
 	TS, Thread string
+	key        string
 }
 
 // The scenario's channels by how they show a finding they already got.
@@ -42,9 +43,7 @@ func structured(channel string) bool {
 func (f *fixture) inboxes(t *testing.T) map[string][]chatMsg {
 	t.Helper()
 	out := map[string][]chatMsg{}
-	for _, m := range f.slack.Messages() {
-		out["slack-bot"] = append(out["slack-bot"], chatMsg{Text: m.Text + "\n" + m.Blocks, TS: m.TS, Thread: m.ThreadTS})
-	}
+	out["slack-bot"] = slackReports(f.slack.Messages())
 	for _, d := range f.slackHook.Received() {
 		out["slack-hook"] = append(out["slack-hook"], jsonMsg(t, d.Body))
 	}
@@ -62,6 +61,23 @@ func (f *fixture) inboxes(t *testing.T) map[string][]chatMsg {
 	}
 	for name, file := range map[string]string{"reports": f.reports, "archive": filepath.Join(f.dir, "archive.jsonl"), "digest": f.digests} {
 		out[name] = readJSONLines(t, file)
+	}
+	return out
+}
+
+// slackReports groups the Slack channel's messages by report: a bot
+// report is its summary plus the replies in its thread that carry the
+// same dedupe key (the problems, ten per reply). Another reply in the
+// thread (a resolution) is a message of its own.
+func slackReports(msgs []slackMessage) []chatMsg {
+	var out []chatMsg
+	for _, m := range msgs {
+		text := m.Text + "\n" + m.Blocks
+		if n := len(out); n > 0 && m.ThreadTS != "" && m.Key != "" && out[n-1].TS == m.ThreadTS && out[n-1].key == m.Key {
+			out[n-1].Text += "\n" + text
+			continue
+		}
+		out = append(out, chatMsg{Text: text, TS: m.TS, Thread: m.ThreadTS, key: m.Key})
 	}
 	return out
 }
@@ -104,6 +120,7 @@ func (f *fixture) counts(t *testing.T) map[string]int {
 		}
 	}
 	out["slack chat.update"] = len(f.slack.Updates())
+	out["slack posts"] = len(f.slack.Messages())
 	return out
 }
 
