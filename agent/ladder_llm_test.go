@@ -15,6 +15,7 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/llm"
+	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/internal/modelsim"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
@@ -153,5 +154,44 @@ func TestLadderLLMModelErrorsKeepTheirClass(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// The team's dismissals, left in the run directory by the daemon's
+// reviewer, reach the model through the real SDK client: in the user
+// message, after the change, and never in the system prompt.
+func TestLadderLLMPromptListsDismissals(t *testing.T) {
+	sim := modelsim.Start(t,
+		modelsim.Step{ToolCalls: []modelsim.ToolCall{simCall("aicr_skip", `{"reason":"lgtm"}`)}, Check: func(r modelsim.Request) error {
+			user := r.Messages[0].Text
+			for _, want := range []string{"## Dismissed findings (untrusted data)", "svc/add.go, line 4, correctness, dismissed as a false positive",
+				"Finding: Add subtracts.", "Reason: the name is historical; callers rely on it"} {
+				if !strings.Contains(user, want) {
+					return errors.New("the user message lacks " + strconv.Quote(want))
+				}
+			}
+			if strings.Index(user, "## Dismissed findings") < strings.Index(user, "### Diff") {
+				return errors.New("the dismissals come before the change")
+			}
+			if strings.Contains(r.System, "Add subtracts") {
+				return errors.New("a dismissal reached the system prompt")
+			}
+			return nil
+		}},
+	)
+	run := ladderRun(t, 0)
+	err := prompt.WriteDismissals(run.DismissedPath(), []prompt.Dismissal{{Path: "svc/add.go", Line: 4, Category: "correctness",
+		Message: "Add subtracts.", Reason: "false_positive", Note: "the name is historical; callers rely on it"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := llmLadder(t, sim).Run(context.Background(), run, agent.Target{Revision: "9"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Err(); err != nil {
+		t.Error(err)
+	}
+	if n := len(sim.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1", n)
 	}
 }

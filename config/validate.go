@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -30,6 +31,7 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 		add("daemon.retry_for", "retry_for and missing_revision_grace must not be negative")
 	}
 	out = append(out, c.Retention.validate()...)
+	out = append(out, c.Web.settle(filepath.Dir(c.Path))...)
 	if c.Daemon.SecretEnv != "" && c.Daemon.SecretFile != "" {
 		add("daemon.secret_file", "set secret_env or secret_file, not both")
 	}
@@ -108,6 +110,7 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 			}
 		}
 	}
+	out = append(out, c.validateDigests(channelNames, declaredChannels)...)
 	return out
 }
 

@@ -5,8 +5,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,4 +112,146 @@ func (w Web) linkKey(dataDir string) ([]byte, error) {
 		return nil, fmt.Errorf("write web link key %s: %w", path, err)
 	}
 	return []byte(key), nil
+}
+
+// DefaultUserHeader is the header auth = "proxy" reads the signed-in user
+// from when [web] user_header is not set.
+const DefaultUserHeader = "X-Forwarded-User"
+
+// The [web] auth modes.
+const (
+	WebAuthProxy = "proxy"
+	WebAuthToken = "token"
+)
+
+// settle applies [web]'s defaults, resolves its files against the config
+// file's directory and returns its problems. A [web] without listen
+// serves nothing, but its link keys still sign report links (a daemon
+// whose links another daemon serves), so whatever is set is checked.
+func (w *Web) settle(dir string) []fieldProblem {
+	if w.UserHeader == "" {
+		w.UserHeader = DefaultUserHeader
+	}
+	if w.LinkTTL == 0 {
+		w.LinkTTL = weblink.DefaultTTL
+	}
+	for _, p := range []*string{&w.TokenFile, &w.LinkKeyFile} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	var out []fieldProblem
+	add := func(key, format string, args ...any) {
+		out = append(out, fieldProblem{"web." + key, fmt.Sprintf(format, args...)})
+	}
+	if w.Listen != "" {
+		if err := checkHostPort(w.Listen); err != nil {
+			add("listen", "%v", err)
+		}
+		if w.BaseURL == "" {
+			add("base_url", `missing: set it to the URL readers' browsers reach the page at ("https://aicr.example.com"), which report links start with`)
+		}
+		if w.Auth == "" {
+			add("auth", `missing: set auth = "proxy" (a reverse proxy with SSO names the user) or auth = "token"`)
+		}
+	}
+	if w.BaseURL != "" {
+		if err := checkBaseURL(w.BaseURL); err != nil {
+			add("base_url", "%v", err)
+		}
+	}
+	switch w.Auth {
+	case "":
+	case WebAuthProxy:
+		out = append(out, w.checkProxy()...)
+	case WebAuthToken:
+		if w.TokenEnv == "" && w.TokenFile == "" {
+			add("auth", `auth = "token" needs token_env or token_file: the bearer token readers sign in with`)
+		}
+	default:
+		add("auth", `must be "proxy" or "token", got %q`, w.Auth)
+	}
+	if w.TokenEnv != "" && w.TokenFile != "" {
+		add("token_file", "set token_env or token_file, not both")
+	}
+	if w.LinkTTL < 0 {
+		add("link_ttl", `must be positive ("2160h" is 90 days), got %s`, w.LinkTTL)
+	}
+	return out
+}
+
+// checkProxy checks auth = "proxy": the addresses the user header is
+// trusted from, and the header's name.
+func (w *Web) checkProxy() []fieldProblem {
+	var out []fieldProblem
+	if len(w.TrustedProxies) == 0 {
+		out = append(out, fieldProblem{"web.trusted_proxies", `auth = "proxy" needs the addresses or CIDRs of the reverse proxy (["127.0.0.1", "10.0.0.0/24"]): the user header is trusted from those only`})
+	}
+	for _, p := range w.TrustedProxies {
+		if _, err := ParseTrustedProxy(p); err != nil {
+			out = append(out, fieldProblem{"web.trusted_proxies", err.Error()})
+		}
+	}
+	if !validHeaderName(w.UserHeader) {
+		out = append(out, fieldProblem{"web.user_header", fmt.Sprintf("%q is not an HTTP header name", w.UserHeader)})
+	}
+	return out
+}
+
+// ParseTrustedProxy reads one [web] trusted_proxies entry: an IP address
+// (a single host) or a CIDR.
+func ParseTrustedProxy(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR (10.0.0.0/24)", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR (10.0.0.0/24)", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func checkHostPort(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("must be host:port (\"127.0.0.1:7071\"), got %q", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port must be a number from 0 to 65535, got %q", port)
+	}
+	return nil
+}
+
+func checkBaseURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a URL: %v", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("must be an absolute http:// or https:// URL, got %q", s)
+	case u.Host == "":
+		return fmt.Errorf("has no host: %q", s)
+	case u.User != nil:
+		return fmt.Errorf("must not carry a user or password (it goes into every report link): %q", u.Redacted())
+	case u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("must not have a query or fragment (links append their own path and query): %q", s)
+	}
+	return nil
+}
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
 }

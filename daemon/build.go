@@ -108,7 +108,16 @@ func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error
 		}
 		c.Dispatcher = delivery.New(meterDispatches(deps.Store, deps.Metrics), c.Channels, delivery.Options{Config: cfg.Dispatch, Logger: deps.Logger, Now: deps.Now,
 			OnRateLimitWait: deps.Metrics.RateLimitWait, Quiet: quietDispatches(deps.Store)})
-		stages.Publish = &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher}
+		signer, err := cfg.Web.LinkSigner(cfg.Daemon.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		pub := &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher, signer: signer, now: deps.Now}
+		// A store that keeps findings tracks them (package audit does).
+		if fs, ok := any(deps.Store).(findingsStore); ok {
+			pub.findings = fs
+		}
+		stages.Publish = pub
 	}
 	c.Pipeline = NewPipeline(cfg, deps, stages)
 	return c, nil

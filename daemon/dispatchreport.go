@@ -24,13 +24,7 @@ import (
 // and [[user]]; the dispatcher only renders what is stored.
 func dispatchReport(c *config.Config, run *audit.RunDetail, change *vcs.Change, purpose delivery.Purpose, channel string) im.Report {
 	repo, _ := c.Repo(run.Repo)
-	msg := im.Message{RunID: run.ID, Change: change, Author: c.User(change.Author)}
-	if run.Agent != nil {
-		msg.Reviewer = im.Reviewer{Agent: run.Agent.Agent, Model: run.Agent.Model}
-	}
-	if repo != nil && repo.ChangeURL != "" {
-		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)
-	}
+	msg := reportMessage(c, run, change)
 	if purpose == delivery.PurposeError {
 		// A failed run: its builtin findings under the channel's policy
 		// (a partial review), or none (the failure notice). Either way
@@ -54,6 +48,20 @@ func dispatchReport(c *config.Config, run *audit.RunDetail, change *vcs.Change, 
 	}
 	msg.Result, _, _ = c.PolicyFor(repo, channel).Apply(res)
 	return im.BuildReport(msg)
+}
+
+// reportMessage is what every report of run says of its change: the
+// author's mention ([[user]]), the change's link and the reviewer.
+func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change) im.Message {
+	repo, _ := c.Repo(run.Repo)
+	msg := im.Message{RunID: run.ID, Change: change, Author: c.User(change.Author)}
+	if run.Agent != nil {
+		msg.Reviewer = im.Reviewer{Agent: run.Agent.Agent, Model: run.Agent.Model}
+	}
+	if repo != nil && repo.ChangeURL != "" {
+		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)
+	}
+	return msg
 }
 
 // loadChange reads the change the run reviewed; when the run dir is gone

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"time"
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/config"
@@ -12,6 +14,7 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
+	"github.com/aicr-dev/aicr/weblink"
 )
 
 // changedPaths lists the paths of a change, for routes.
@@ -35,23 +38,32 @@ type publisher struct {
 	store      *audit.Store
 	log        *slog.Logger
 	dispatcher *delivery.Dispatcher
+	// findings tracks the reviews' problems across commits; nil tracks
+	// nothing (every problem reported in full, as before findings).
+	findings findingsStore
+	// signer signs the reports' finding links; the zero Signer (no [web]
+	// base_url) signs none.
+	signer weblink.Signer
+	now    func() time.Time
 }
 
 var _ Publisher = (*publisher)(nil)
 
-// Plan stores the validated result and plans one dispatch row per
-// selected channel (the repo's channels plus those its routes add for
-// this change), pending or suppressed under the channel's policy.
+// Plan stores the validated result, tracks its findings (what is new,
+// what is a repeat, what this change resolved) and plans one dispatch row
+// per selected channel (the repo's channels plus those its routes add for
+// this change; digest-only channels get none), pending or suppressed
+// under the channel's policy, then one resolution follow-up per channel
+// that was told of a finding this change resolved. Tracking failing does
+// not lose the report: it is planned as without findings (every problem
+// in full), and the error, returned, is recorded on the run.
 func (p *publisher) Plan(ctx context.Context, run *audit.Run, change *vcs.Change, result review.Result) (Planned, error) {
 	repo, _ := p.cfg.Repo(run.Repo)
 	if repo == nil {
 		return Planned{}, nil
 	}
-	names := channelsForRun(p.cfg, repo, run, change)
+	names := p.reportChannels(channelsForRun(p.cfg, repo, run, change))
 	planned := Planned{Selected: len(names)}
-	if len(names) == 0 {
-		return planned, nil
-	}
 	if err := p.store.SaveResult(ctx, run.ID, result); err != nil {
 		return planned, fmt.Errorf("store result: %w", err)
 	}
@@ -63,26 +75,73 @@ func (p *publisher) Plan(ctx context.Context, run *audit.Run, change *vcs.Change
 	}
 	stored := loadChange(detail)
 	var errs []error
+	tr, err := p.track(ctx, run, detail, stored, result)
+	if err != nil {
+		p.log.Error("findings not tracked: every problem is reported in full", "run_id", run.ID, "err", err)
+		errs = append(errs, err)
+	}
 	for _, name := range names {
-		_, publish, reason := p.cfg.PolicyFor(repo, name).Apply(result)
-		status := delivery.StatusPending
-		var report *im.Report
+		published, err := p.planReport(ctx, tr, repo, detail, stored, result, name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("channel %s: %w", name, err))
+			continue
+		}
+		if published {
+			planned.Publishing++
+		}
+	}
+	if tr != nil {
+		if err := p.planResolutions(ctx, tr, detail, stored); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return planned, errors.Join(errs...)
+}
+
+// reportChannels leaves out of names the channels that get digests only.
+func (p *publisher) reportChannels(names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(name string) bool {
+		ch, ok := p.cfg.Channel(name)
+		return ok && ch.DigestOnly()
+	})
+}
+
+// planReport plans the report of one channel and reports whether the
+// channel gets it (or already got it).
+func (p *publisher) planReport(ctx context.Context, tr *tracking, repo *config.Repo, detail *audit.RunDetail, stored *vcs.Change, result review.Result, name string) (bool, error) {
+	var report *im.Report
+	status, reason := delivery.StatusPending, ""
+	ch, known := p.cfg.Channel(name)
+	var view im.Findings
+	if tr != nil && known {
+		v, err := p.view(ctx, tr, detail.ID, ch)
+		if err != nil {
+			p.log.Error("findings view: every problem is reported in full", "run_id", detail.ID, "channel", name, "err", err)
+			tr = nil
+		}
+		view = v
+	}
+	if tr != nil && known {
+		r, publish, why := trackedReport(p.cfg, detail, stored, name, view)
+		if publish {
+			report = &r
+		} else {
+			status, reason = delivery.StatusSuppressed, why
+		}
+	} else {
+		_, publish, why := p.cfg.PolicyFor(repo, name).Apply(result)
 		if publish {
 			r := dispatchReport(p.cfg, detail, stored, delivery.PurposeReport, name)
 			report = &r
 		} else {
-			status = delivery.StatusSuppressed
-		}
-		d, err := p.store.PlanDispatch(ctx, run.ID, name, delivery.PurposeReport, status, reason, report)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("channel %s: record dispatch: %w", name, err))
-			continue
-		}
-		if d.Status != delivery.StatusSuppressed {
-			planned.Publishing++
+			status, reason = delivery.StatusSuppressed, why
 		}
 	}
-	return planned, errors.Join(errs...)
+	d, err := p.store.PlanDispatch(ctx, detail.ID, name, delivery.PurposeReport, status, reason, report)
+	if err != nil {
+		return false, fmt.Errorf("record dispatch: %w", err)
+	}
+	return d.Status != delivery.StatusSuppressed, nil
 }
 
 // PlanFailure plans what a run that failed for good delivers, under each
@@ -97,7 +156,7 @@ func (p *publisher) PlanFailure(ctx context.Context, run *audit.Run, change *vcs
 	}
 	var detail *audit.RunDetail
 	var stored *vcs.Change
-	for _, name := range channelsForRun(p.cfg, repo, run, change) {
+	for _, name := range p.reportChannels(channelsForRun(p.cfg, repo, run, change)) {
 		ch, ok := p.cfg.Channel(name)
 		if !ok {
 			continue

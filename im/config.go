@@ -69,6 +69,26 @@ const (
 	RepeatFull    RepeatPolicy = "full"
 )
 
+// DefaultRepeat is the repeat policy of a channel that sets none.
+const DefaultRepeat = RepeatMention
+
+// Valid reports whether r is one of the three repeat policies.
+func (r RepeatPolicy) Valid() bool {
+	return r == RepeatMention || r == RepeatOmit || r == RepeatFull
+}
+
+// RepeatPolicy is the channel's repeat policy, the default filled in.
+func (c ChannelConfig) RepeatPolicy() RepeatPolicy {
+	if c.Repeat == "" {
+		return DefaultRepeat
+	}
+	return c.Repeat
+}
+
+// DigestOnly reports whether the channel gets [[digest]] summaries only:
+// no per-change report and no resolution follow-up is planned for it.
+func (c ChannelConfig) DigestOnly() bool { return c.Mode == ModeDigest }
+
 // ChannelMode is what a channel receives.
 type ChannelMode string
 
@@ -111,6 +131,14 @@ func (c ChannelConfig) Validate() error {
 	if c.OnError != "" && c.OnError != OnErrorSuppress && c.OnError != OnErrorNotify {
 		errs = append(errs, &ConfigError{Key: "on_error", Value: string(c.OnError), Err: ErrInvalidValue,
 			Hint: "want notify or suppress"})
+	}
+	if c.Repeat != "" && !c.Repeat.Valid() {
+		errs = append(errs, &ConfigError{Key: "repeat", Value: string(c.Repeat), Err: ErrInvalidValue,
+			Hint: "want mention, omit or full"})
+	}
+	if c.Mode != "" && c.Mode != ModeReports && c.Mode != ModeDigest {
+		errs = append(errs, &ConfigError{Key: "mode", Value: string(c.Mode), Err: ErrInvalidValue,
+			Hint: "want reports or digest"})
 	}
 	if c.MinSeverity != "" && !c.MinSeverity.Valid() {
 		errs = append(errs, &ConfigError{Key: "min_severity", Value: string(c.MinSeverity), Err: ErrInvalidValue,

@@ -1,5 +1,16 @@
 package im
 
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/aicr-dev/aicr/redact"
+	"github.com/aicr-dev/aicr/review"
+	"github.com/aicr-dev/aicr/vcs"
+)
+
 // The parts of a report that come from findings living across commits
 // (package findings): which problems are new, which were reported before
 // and are only mentioned, what a later change resolved, and the periodic
@@ -108,16 +119,31 @@ type Digest struct {
 	Name   string   `json:"name"`
 	Period string   `json:"period"`
 	Repos  []string `json:"repos,omitempty"`
+	// Paths are the path prefixes it counts; empty means every path.
+	Paths []string `json:"paths,omitempty"`
+	// Open counts every open (or reopened) finding it covers at the end
+	// of the period; OpenByPath may list only the first paths of them.
+	Open int `json:"open"`
 	// OpenByPath counts the open findings per path, oldest first.
 	OpenByPath []DigestPath `json:"open_by_path"`
-	New        int          `json:"new"`
-	Resolved   int          `json:"resolved"`
-	Dismissed  int          `json:"dismissed"`
+	// MorePaths counts the paths with open findings OpenByPath leaves
+	// out (it is bounded, so the stored report stays small).
+	MorePaths int `json:"more_paths,omitempty"`
+	New       int `json:"new"`
+	Resolved  int `json:"resolved"`
+	Dismissed int `json:"dismissed"`
 	// FalsePositiveRate is dismissed-as-false-positive over reported in
 	// the period, 0..1; negative when nothing was reported.
 	FalsePositiveRate float64 `json:"false_positive_rate"`
-	Reviews           int     `json:"reviews"`
-	CostUSD           float64 `json:"cost_usd"`
+	// Reported counts the findings first reported in the period and
+	// FalsePositives those of them dismissed as false positives: the
+	// rate's two terms.
+	Reported       int `json:"reported"`
+	FalsePositives int `json:"false_positives"`
+	// Reviews counts the runs that finished in the period; CostUSD is
+	// their agents' cost, when [agent.llm] prices are configured.
+	Reviews int     `json:"reviews"`
+	CostUSD float64 `json:"cost_usd"`
 }
 
 // DigestPath is one path's open findings in a digest.
@@ -126,4 +152,346 @@ type DigestPath struct {
 	Open int    `json:"open"`
 	// OldestDays is the age of its oldest open finding, in days.
 	OldestDays int `json:"oldest_days"`
+}
+
+// The words of the findings parts, in one place like the report's.
+const (
+	TextNoNewProblems = "No new problems found."
+	TextStillOpen     = "Still open"
+	TextFinding       = "Finding"
+	TextResolved      = "Resolved"
+	TextEarlierReport = "Earlier report"
+	TextReopened      = "Reopened: it was resolved before and is back."
+)
+
+// ActionLabels are the readers' words for each findings.Action.
+var ActionLabels = map[string]string{
+	"useful":         "Useful",
+	"false_positive": "False positive",
+	"wont_fix":       "Won't fix",
+	"accepted_risk":  "Accepted risk",
+	"reopen":         "Reopen",
+}
+
+// ActionLabel is the label of action, or the action itself when it has
+// none.
+func ActionLabel(action string) string {
+	if l, ok := ActionLabels[action]; ok {
+		return l
+	}
+	return action
+}
+
+// Tracked is what the findings store said of one problem of a Message:
+// which finding it is, what it is to the channel (findings.Class: new,
+// repeat, reopened, dismissed) and its links.
+type Tracked struct {
+	FindingID int64  `json:"finding_id"`
+	Class     string `json:"class"`
+	// Since is the revision that first reported it, as its VCS names it.
+	Since string `json:"since,omitempty"`
+	// Commits is how many reviews reported it, this one included.
+	Commits int          `json:"commits,omitempty"`
+	Page    string       `json:"page,omitempty"`
+	Actions []ActionLink `json:"actions,omitempty"`
+}
+
+// The classes of Tracked, as package findings names them.
+const (
+	ClassNew       = "new"
+	ClassRepeat    = "repeat"
+	ClassReopened  = "reopened"
+	ClassDismissed = "dismissed"
+)
+
+// Findings is how a message's problems live across commits: Tracked is
+// aligned with Message.Result.Problems (same index), Repeat is the
+// channel's policy, and StillOpen counts the repeats a policy left out
+// (repeat = "omit"), for the verdict.
+type Findings struct {
+	Tracked   []Tracked
+	Repeat    RepeatPolicy
+	StillOpen int
+}
+
+// isRepeat reports whether t is shown as a repeat under policy r: a
+// repeat, unless the channel wants every finding in full.
+func (t Tracked) isRepeat(r RepeatPolicy) bool {
+	return t.Class == ClassRepeat && r != RepeatFull
+}
+
+// ApplyFindings is Apply for a review whose problems are tracked:
+// problems below MinSeverity go, dismissed findings never appear, repeats
+// go under repeat = "omit" (counted in StillOpen), and NoProblems decides
+// on the new and reopened findings alone unless repeat is "full": a
+// review with only repeats has no new problems. f.Tracked must be aligned
+// with res.Problems; the result is, with the filtered problems.
+func (p Policy) ApplyFindings(res review.Result, f Findings) (review.Result, Findings, bool, string) {
+	if len(f.Tracked) != len(res.Problems) {
+		filtered, publish, reason := p.Apply(res)
+		return filtered, Findings{Repeat: f.Repeat}, publish, reason
+	}
+	if f.Repeat == "" {
+		f.Repeat = DefaultRepeat
+	}
+	minRank := p.MinSeverity.Rank()
+	kept := review.Result{Problems: make([]review.Problem, 0, len(res.Problems))}
+	out := Findings{Repeat: f.Repeat, StillOpen: f.StillOpen, Tracked: make([]Tracked, 0, len(res.Problems))}
+	counting := 0
+	for i, pr := range res.Problems {
+		t := f.Tracked[i]
+		switch {
+		case pr.Severity.Rank() < minRank, t.Class == ClassDismissed:
+			continue
+		case t.isRepeat(f.Repeat) && f.Repeat == RepeatOmit:
+			out.StillOpen++
+			continue
+		}
+		if !t.isRepeat(f.Repeat) {
+			counting++
+		}
+		kept.Problems = append(kept.Problems, pr)
+		out.Tracked = append(out.Tracked, t)
+	}
+	// The rest (summaries, skip) and the verdict on them are Apply's.
+	filtered, publish, reason := p.Apply(review.Result{Summaries: res.Summaries, Skip: res.Skip})
+	filtered.Problems = kept.Problems
+	if counting > 0 {
+		return filtered, out, true, ""
+	}
+	return filtered, out, publish, reason
+}
+
+// buildTracked fills the report's problems, entries and repeat lines from
+// a tracked result, sorted as every report sorts its problems.
+func (r *Report) buildTracked(res review.Result, f *Findings) {
+	type pair struct {
+		p review.Problem
+		t Tracked
+	}
+	pairs := make([]pair, len(res.Problems))
+	for i, p := range res.Problems {
+		pairs[i] = pair{p: sanitizeProblem(p), t: f.Tracked[i]}
+	}
+	slices.SortStableFunc(pairs, func(a, b pair) int { return compareProblems(a.p, b.p) })
+	r.Problems = make([]review.Problem, 0, len(pairs))
+	for _, pr := range pairs {
+		if pr.t.isRepeat(f.Repeat) {
+			r.Repeats = append(r.Repeats, newRepeat(pr.p, pr.t))
+			continue
+		}
+		e := Entry{FindingID: pr.t.FindingID, Page: SafeLink(pr.t.Page)}
+		if pr.t.Class == ClassReopened {
+			e.State = ClassReopened
+		}
+		for _, a := range pr.t.Actions {
+			action := oneLine(a.Action)
+			e.Actions = append(e.Actions, ActionLink{Action: action, Label: ActionLabel(action), URL: SafeLink(a.URL)})
+		}
+		r.Problems = append(r.Problems, pr.p)
+		r.Entries = append(r.Entries, e)
+	}
+}
+
+// maxRepeatMessage bounds the message quoted on a repeat's line: the
+// line reminds, the first report said it all.
+const maxRepeatMessage = 160
+
+// newRepeat words one repeat's line: "src/a.go:12 [high] message (still
+// open since r120, 3 commits)".
+func newRepeat(p review.Problem, t Tracked) Repeat {
+	msg := FirstLine(p.Message)
+	if len([]rune(msg)) > maxRepeatMessage {
+		msg = string([]rune(msg)[:maxRepeatMessage-1]) + "…"
+	}
+	rp := Repeat{FindingID: t.FindingID, File: oneLine(p.File), Line: p.Line, Severity: oneLine(string(p.Severity)),
+		Message: msg, Since: oneLine(t.Since), Commits: t.Commits, Page: SafeLink(t.Page)}
+	rp.Text = fmt.Sprintf("%s [%s] %s (%s)", ProblemLocation(p), rp.Severity, rp.Message, rp.StillOpenText())
+	return rp
+}
+
+// StillOpenText is "still open since r120, 3 commits".
+func (rp Repeat) StillOpenText() string {
+	s := "still open"
+	if rp.Since != "" {
+		s += " since " + rp.Since
+	}
+	if rp.Commits > 1 {
+		s += fmt.Sprintf(", %d commits", rp.Commits)
+	}
+	return s
+}
+
+// stillOpenVerdict is the verdict of a tracked review with no new
+// problems: "No new problems found; 2 reported earlier are still open."
+func stillOpenVerdict(n int) string {
+	switch n {
+	case 0:
+		return TextNoNewProblems
+	case 1:
+		return strings.TrimSuffix(TextNoNewProblems, ".") + "; 1 reported earlier is still open."
+	}
+	return strings.TrimSuffix(TextNoNewProblems, ".") + fmt.Sprintf("; %d reported earlier are still open.", n)
+}
+
+// SafeLink keeps a link only when it is an absolute http(s) URL with
+// nothing that could break out of a dialect's link syntax; "" otherwise.
+// The links are aicr's own, but a misconfigured base_url must not become
+// markup.
+func SafeLink(raw string) string {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		strings.ContainsAny(raw, "<>|()[]{}\"'` \t\r\n") || Sanitize(raw) != raw {
+		return ""
+	}
+	return raw
+}
+
+// Resolution is what a resolution report is built from: the change that
+// resolved findings, and per earlier report that announced them to the
+// channel, its Followup (Resolved filled in; MessageID and Updated as the
+// daemon found them).
+type Resolution struct {
+	RunID     int64
+	Change    *vcs.Change
+	ChangeURL string
+	Followups []Followup
+}
+
+// ResolvedNote is what an edited report says of a finding a change
+// resolved: "Resolved in r3 by bob".
+func ResolvedNote(revision, author string) string {
+	s := TextResolved + " in " + oneLine(revision)
+	if a := oneLine(author); a != "" {
+		s += " by " + a
+	}
+	return s
+}
+
+// BuildResolution is the report telling a channel that findings it was
+// told about were resolved: one message for one change, naming each
+// earlier report and its findings. Every text is sanitized here, as
+// BuildReport does for a review.
+func BuildResolution(in Resolution) Report {
+	r := Report{Kind: KindResolution, RunID: in.RunID, Words: English, ChangeURL: oneLine(in.ChangeURL)}
+	rev := "unknown change"
+	if c := in.Change; c != nil {
+		r.Change = ChangeInfo{VCS: string(c.VCS), Repo: Sanitize(c.Repo), Revision: Sanitize(c.Revision),
+			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description))}
+		r.Description = FirstLine(r.Change.Description)
+		rev = oneLine(c.Repo) + " " + revisionText(c.VCS, oneLine(c.Revision))
+		if c.Author != "" {
+			rev += " by " + oneLine(c.Author)
+		}
+	}
+	r.Title = "aicr: " + strings.ToLower(TextResolved) + " in " + rev
+	if in.RunID > 0 {
+		r.Title += fmt.Sprintf(" (run %d)", in.RunID)
+	}
+	n := 0
+	for _, f := range in.Followups {
+		f.Title, f.Revision, f.MessageID = oneLine(f.Title), oneLine(f.Revision), oneLine(f.MessageID)
+		for i, res := range f.Resolved {
+			f.Resolved[i] = sanitizeResolved(res)
+		}
+		n += len(f.Resolved)
+		r.Followups = append(r.Followups, f)
+	}
+	r.Verdict = resolvedVerdict(n, len(r.Followups))
+	return r
+}
+
+func sanitizeResolved(res Resolved) Resolved {
+	res.File, res.Severity, res.Category = oneLine(res.File), oneLine(res.Severity), oneLine(res.Category)
+	res.Message = FirstLine(res.Message)
+	if len([]rune(res.Message)) > maxRepeatMessage {
+		res.Message = string([]rune(res.Message)[:maxRepeatMessage-1]) + "…"
+	}
+	res.Revision, res.Author, res.Page = oneLine(res.Revision), oneLine(res.Author), SafeLink(res.Page)
+	return res
+}
+
+// resolvedVerdict is "Resolved: 2 findings of 1 earlier report."
+func resolvedVerdict(findings, reports int) string {
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	return TextResolved + ": " + plural(findings, "finding", "findings") + " of " +
+		plural(reports, "earlier report", "earlier reports") + "."
+}
+
+// Text is the resolved finding's line: "src/a.go:12 [high] message
+// (Resolved in r3 by bob)".
+func (res Resolved) Text() string {
+	loc := res.File
+	if res.Line > 0 {
+		loc += fmt.Sprintf(":%d", res.Line)
+	}
+	s := loc + " [" + res.Severity + "] "
+	if res.Category != "" {
+		s += res.Category + ": "
+	}
+	return s + res.Message + " (" + ResolvedNote(res.Revision, res.Author) + ")"
+}
+
+// Heading names the earlier report a follow-up is about: "Earlier
+// report: aicr review: main r1 by alice (run 7)".
+func (f Followup) Heading() string {
+	title := f.Title
+	if title == "" {
+		title = f.Revision
+	}
+	return TextEarlierReport + ": " + title
+}
+
+// MarkResolved is a copy of rep (an earlier report as it was stored)
+// with the entries of the resolved findings marked, for platforms that
+// edit the message they posted: State "resolved", Note "Resolved in r3
+// by bob". notes maps finding id to its note.
+func MarkResolved(rep Report, notes map[int64]string) *Report {
+	out := rep
+	out.Entries = slices.Clone(rep.Entries)
+	for i, e := range out.Entries {
+		if note, ok := notes[e.FindingID]; ok {
+			e.State, e.Note = "resolved", oneLine(note)
+			// A resolved finding has nothing left to act on from chat.
+			e.Actions = nil
+			out.Entries[i] = e
+		}
+	}
+	return &out
+}
+
+// EntryFor returns the entry of problem i, or a zero Entry when the
+// report carries none.
+func (r Report) EntryFor(i int) Entry {
+	if i < len(r.Entries) {
+		return r.Entries[i]
+	}
+	return Entry{}
+}
+
+// ResolvedRecord is one resolved finding as the machine formats (the
+// webhook, the file channel) carry it: the finding and the earlier report
+// that announced it.
+type ResolvedRecord struct {
+	Resolved
+	ReportRunID    int64  `json:"report_run_id"`
+	ReportRevision string `json:"report_revision"`
+	ReportTitle    string `json:"report_title,omitempty"`
+}
+
+// ResolvedRecords flattens a resolution report's follow-ups; nil for
+// any other report.
+func (r Report) ResolvedRecords() []ResolvedRecord {
+	var out []ResolvedRecord
+	for _, f := range r.Followups {
+		for _, res := range f.Resolved {
+			out = append(out, ResolvedRecord{Resolved: res, ReportRunID: f.RunID, ReportRevision: f.Revision, ReportTitle: f.Title})
+		}
+	}
+	return out
 }

@@ -53,6 +53,10 @@ type Message struct {
 	// error. Result then holds only what the builtin rules found before
 	// the failure (a partial review), or nothing (the failure notice).
 	Failure string
+	// Findings, when set, is how Result's problems live across commits
+	// (aligned with Result.Problems): the report shows new and reopened
+	// ones in full, with their links, and repeats as compact lines.
+	Findings *Findings
 	// Report, when set, is the report planned with the dispatch (the
 	// BuildReport of the fields above under the channel's policy, stored
 	// with the dispatch row): BuildReport returns it as it is, so what a

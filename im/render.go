@@ -16,18 +16,20 @@ import (
 // severe first, then by file, line, end line, and finally by the remaining
 // fields so that equal-looking problems still come out in a fixed order.
 func SortProblems(ps []review.Problem) {
-	slices.SortStableFunc(ps, func(a, b review.Problem) int {
-		return cmp.Or(
-			cmp.Compare(b.Severity.Rank(), a.Severity.Rank()),
-			cmp.Compare(a.File, b.File),
-			cmp.Compare(a.Line, b.Line),
-			cmp.Compare(a.EndLine, b.EndLine),
-			cmp.Compare(a.Category, b.Category),
-			cmp.Compare(a.Message, b.Message),
-			cmp.Compare(a.Suggestion, b.Suggestion),
-			cmp.Compare(a.Fingerprint, b.Fingerprint),
-		)
-	})
+	slices.SortStableFunc(ps, compareProblems)
+}
+
+func compareProblems(a, b review.Problem) int {
+	return cmp.Or(
+		cmp.Compare(b.Severity.Rank(), a.Severity.Rank()),
+		cmp.Compare(a.File, b.File),
+		cmp.Compare(a.Line, b.Line),
+		cmp.Compare(a.EndLine, b.EndLine),
+		cmp.Compare(a.Category, b.Category),
+		cmp.Compare(a.Message, b.Message),
+		cmp.Compare(a.Suggestion, b.Suggestion),
+		cmp.Compare(a.Fingerprint, b.Fingerprint),
+	)
 }
 
 // CountBySeverity counts problems per severity. Severities with no
@@ -100,13 +102,7 @@ func SanitizeResult(res review.Result) review.Result {
 		Summaries: make([]review.Summary, len(res.Summaries)),
 	}
 	for i, p := range res.Problems {
-		p.File = Sanitize(p.File)
-		p.Severity = review.Severity(Sanitize(string(p.Severity)))
-		p.Category = Sanitize(p.Category)
-		p.Message = Sanitize(p.Message)
-		p.Suggestion = Sanitize(p.Suggestion)
-		p.Fingerprint = Sanitize(p.Fingerprint)
-		out.Problems[i] = p
+		out.Problems[i] = sanitizeProblem(p)
 	}
 	SortProblems(out.Problems)
 	for i, s := range res.Summaries {
@@ -116,6 +112,16 @@ func SanitizeResult(res review.Result) review.Result {
 		out.Skip = &review.Skip{Reason: Sanitize(res.Skip.Reason)}
 	}
 	return out
+}
+
+func sanitizeProblem(p review.Problem) review.Problem {
+	p.File = Sanitize(p.File)
+	p.Severity = review.Severity(Sanitize(string(p.Severity)))
+	p.Category = Sanitize(p.Category)
+	p.Message = Sanitize(p.Message)
+	p.Suggestion = Sanitize(p.Suggestion)
+	p.Fingerprint = Sanitize(p.Fingerprint)
+	return p
 }
 
 // Title is the one-line headline of a report, e.g.
@@ -193,6 +199,9 @@ func RenderText(msg Message) string { return PlainText(BuildReport(msg)) }
 // Lines that do not apply are left out. The output ends with exactly one
 // newline.
 func PlainText(r Report) string {
+	if r.Kind == KindResolution {
+		return plainResolution(r)
+	}
 	var b strings.Builder
 	b.WriteString(r.Title + "\n")
 	if r.Description != "" {
@@ -205,7 +214,7 @@ func PlainText(r Report) string {
 
 	if len(r.Problems) > 0 {
 		b.WriteString("\n")
-		for _, p := range r.Problems {
+		for i, p := range r.Problems {
 			fmt.Fprintf(&b, "%s [%s] ", ProblemLocation(p), oneLine(string(p.Severity)))
 			if c := oneLine(p.Category); c != "" {
 				b.WriteString(c + ": ")
@@ -213,6 +222,16 @@ func PlainText(r Report) string {
 			b.WriteString(indentRest(strings.TrimSpace(p.Message), "    ") + "\n")
 			if s := strings.TrimSpace(p.Suggestion); s != "" {
 				b.WriteString("    " + r.Words.Suggestion + ": " + indentRest(s, "    ") + "\n")
+			}
+			plainEntry(&b, r.EntryFor(i))
+		}
+	}
+	if len(r.Repeats) > 0 {
+		b.WriteString("\n" + TextStillOpen + ":\n")
+		for _, rp := range r.Repeats {
+			b.WriteString("  " + rp.Text + "\n")
+			if rp.Page != "" {
+				b.WriteString("    " + TextFinding + ": " + rp.Page + "\n")
 			}
 		}
 	}
@@ -249,4 +268,61 @@ func indentRest(s, indent string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// plainEntry is a problem's finding lines: what happened since (an edited
+// report), the page and the action links.
+//
+//	    Resolved in r3 by bob
+//	    Finding: <url>
+//	    Useful: <url> | False positive: <url> | Won't fix: <url>
+func plainEntry(b *strings.Builder, e Entry) {
+	if e.Note != "" {
+		b.WriteString("    " + e.Note + "\n")
+	} else if e.State == ClassReopened {
+		b.WriteString("    " + TextReopened + "\n")
+	}
+	if e.Page != "" {
+		b.WriteString("    " + TextFinding + ": " + e.Page + "\n")
+	}
+	var links []string
+	for _, a := range e.Actions {
+		if a.URL != "" {
+			links = append(links, a.Label+": "+a.URL)
+		}
+	}
+	if len(links) > 0 {
+		b.WriteString("    " + strings.Join(links, " | ") + "\n")
+	}
+}
+
+// plainResolution is the plain-text dialect of a resolution report:
+//
+//	aicr: resolved in <repo> <revision> by <author> (run <id>)
+//	Resolved: 2 findings of 1 earlier report.
+//	<change URL>
+//
+//	Earlier report: <its title>
+//	  <file>:<line> [<severity>] <category>: <message> (Resolved in r3 by bob)
+//	    Finding: <url>
+func plainResolution(r Report) string {
+	var b strings.Builder
+	b.WriteString(r.Title + "\n")
+	if r.Description != "" {
+		b.WriteString(r.Description + "\n")
+	}
+	b.WriteString(r.Verdict + "\n")
+	if r.ChangeURL != "" {
+		b.WriteString(r.ChangeURL + "\n")
+	}
+	for _, f := range r.Followups {
+		b.WriteString("\n" + f.Heading() + "\n")
+		for _, res := range f.Resolved {
+			b.WriteString("  " + res.Text() + "\n")
+			if res.Page != "" {
+				b.WriteString("    " + TextFinding + ": " + res.Page + "\n")
+			}
+		}
+	}
+	return b.String()
 }

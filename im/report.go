@@ -135,6 +135,10 @@ func BuildReport(msg Message) Report {
 	r := Report{RunID: msg.RunID, Words: English, Title: Title(msg), Author: msg.Author, ChangeURL: oneLine(msg.ChangeURL)}
 	res := SanitizeResult(msg.Result)
 	r.Problems, r.SkipReason = res.Problems, res.Skip
+	tracked := msg.Findings != nil && len(msg.Findings.Tracked) == len(msg.Result.Problems)
+	if tracked {
+		r.buildTracked(msg.Result, msg.Findings)
+	}
 	for _, s := range res.Summaries {
 		s.Title = oneLine(s.Title)
 		s.Markdown = strings.TrimSpace(s.Markdown)
@@ -170,6 +174,8 @@ func BuildReport(msg Message) Report {
 		r.Verdict = r.Words.Problems + ": " + r.Counts
 	case r.Failure != "":
 		r.Verdict = TextFailed
+	case tracked && (len(msg.Result.Problems) > 0 || msg.Findings.StillOpen > 0):
+		r.Verdict = stillOpenVerdict(len(r.Repeats) + msg.Findings.StillOpen)
 	case r.Skip != "":
 		r.Verdict = r.Skip
 	default:

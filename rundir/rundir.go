@@ -8,6 +8,8 @@
 //	              .aicr-output-state.json the review tools write
 //	home/         HOME of the agent process, so an agent CLI's config and
 //	              caches stay inside the run and out of the service user's
+//	dismissed.json  the repo's dismissed findings in the change's paths,
+//	              listed in the prompt of model-backed agents
 //	repo/<path>   the repository's instruction files and skills at the
 //	              reviewed revision (.aicr/instructions.md, AGENTS.md,
 //	              .agents/skills/<name>/SKILL.md), listed in repo.json
@@ -47,6 +49,12 @@ const (
 	// first pass when the repository has one. It sits beside change.json,
 	// not under src/, so it is never mistaken for part of the change.
 	RepoRulesFileName = "repo-rules.md"
+	// DismissedFileName lists the repo's dismissed findings in the
+	// change's paths (prompt.WriteDismissals), written by the daemon's
+	// reviewer before the first pass of a model-backed agent, so the
+	// prompt tells the model not to raise them again. Beside change.json,
+	// like repo-rules.md, so the sandbox reads it the same way.
+	DismissedFileName = "dismissed.json"
 	// EgressDirName holds only the egress proxy's socket (egress.DirName,
 	// egress.SocketName); the runner mounts this directory into the container.
 	EgressDirName    = "egress"
@@ -167,6 +175,10 @@ func (l Layout) StatePath() string { return filepath.Join(l.AgentDir(), StateFil
 // revision; absent when the repository has none. Model-backed agents pass
 // its content to prompt.Build as RepoRules.
 func (l Layout) RepoRulesPath() string { return filepath.Join(l.dir, RepoRulesFileName) }
+
+// DismissedPath is the repo's dismissed findings in the change's paths;
+// absent when there are none or the agent needs no prompt.
+func (l Layout) DismissedPath() string { return filepath.Join(l.dir, DismissedFileName) }
 
 // RepoDir holds the repository files the ladder read at the reviewed
 // revision (RepoFilePath).

@@ -233,9 +233,13 @@ func (a *Agent) setup(run rundir.Layout, p pass.Pass) (Setup, error) {
 	if err != nil {
 		return Setup{}, fmt.Errorf("read repository rules: %w", err)
 	}
+	dismissed, err := prompt.ReadDismissals(run.DismissedPath())
+	if err != nil {
+		return Setup{}, err
+	}
 	mangle := spec.seenName()
 	pr := prompt.BuildScaled(prompt.Input{Change: change, Diff: diff, OperatorRules: a.o.OperatorRules,
-		RepoRules: repoRules, Pass: p, Tools: seenNames(mangle)}, a.o.LLM.PromptBudget(), p.Scale())
+		RepoRules: repoRules, Dismissed: dismissed, Pass: p, Tools: seenNames(mangle)}, a.o.LLM.PromptBudget(), p.Scale())
 	agentDir := run.AgentDir()
 	userFile := run.PassPromptPath(p.Number)
 	if err := os.WriteFile(userFile, []byte(pr.User), 0o600); err != nil {

@@ -102,6 +102,12 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if err != nil {
 		return stats, fmt.Errorf("read repository rules: %w", err)
 	}
+	// The daemon's reviewer writes it before the ladder runs when people
+	// dismissed findings in the change's paths.
+	dismissed, err := prompt.ReadDismissals(run.DismissedPath())
+	if err != nil {
+		return stats, err
+	}
 	model, secrets, err := a.connect()
 	if err != nil {
 		return stats, err
@@ -113,7 +119,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	}
 	tools := newToolSet(session.Tools())
 	pr := prompt.BuildScaled(prompt.Input{Change: change, Diff: diff, OperatorRules: operatorRules, RepoRules: repoRules,
-		Pass: p, Tools: tools.offered}, a.cfg.PromptBudget(), p.Scale())
+		Dismissed: dismissed, Pass: p, Tools: tools.offered}, a.cfg.PromptBudget(), p.Scale())
 	log := a.log.With("pass", p.Number, "kind", string(p.Kind))
 	if len(pr.Clipped) > 0 {
 		log.Info("diff clipped to the prompt budget", "files_left_out", len(pr.Clipped), "context_window", a.cfg.ContextWindow)

@@ -1,6 +1,7 @@
 // Package prompt builds what a model-backed agent is told for one pass:
 // the protected built-in rules, then the operator's rules, then the
-// repository's rules, then the change as untrusted data. Every agent that
+// repository's rules, then the change as untrusted data, then the
+// findings the team dismissed in its paths, also as untrusted data. Every agent that
 // talks to a model (the direct llm agent, the agent CLIs) uses it, so the
 // wording of the review contract exists once.
 //
@@ -30,6 +31,10 @@ type Input struct {
 	// RepoRules is RepoRulesPath at the reviewed revision; empty when the
 	// repository has none.
 	RepoRules string
+	// Dismissed are the repo's findings in the change's paths that people
+	// dismissed (ReadDismissals), listed after the change as untrusted
+	// data so the model does not raise them again. Nil lists nothing.
+	Dismissed []Dismissal
 	// Pass is what this pass is for.
 	Pass pass.Pass
 	// Tools maps each aicr tool ("aicr.report_problem", ...) to the name
@@ -68,12 +73,16 @@ func Build(in Input) Prompt {
 	b := builder{in: in}
 	sys := b.system()
 	head, tail := b.userFrame()
+	// The dismissals follow the change rather than join the system
+	// prompt: they are data, and they change with the paths under
+	// review, while the rules before them stay the same across reviews.
+	dismissed := b.dismissedSection()
 	budget := 0
 	if in.BudgetTokens > 0 {
 		// What is left for diff text once the instructions and the frame
 		// around the diff are paid for; a little slack covers the file
 		// list growing by the clipping notes.
-		budget = in.BudgetTokens*BytesPerToken - len(sys) - len(head) - len(tail) - 256*(1+len(in.fileList()))
+		budget = in.BudgetTokens*BytesPerToken - len(sys) - len(head) - len(dismissed) - len(tail) - 256*(1+len(in.fileList()))
 		if budget < 1 {
 			// Nothing is left for the diff: list every file for
 			// fetch_more_context rather than send it whole (renderDiff
@@ -82,7 +91,7 @@ func Build(in Input) Prompt {
 		}
 	}
 	diff := renderDiff(in.Diff, budget)
-	user := head + b.changeBody(diff) + tail
+	user := head + b.changeBody(diff) + dismissed + tail
 	return Prompt{System: sys, User: user, Clipped: diff.clipped}
 }
 

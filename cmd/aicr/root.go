@@ -56,6 +56,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdPrune(f, nil),
 		newCmdSession(f),
 		newCmdReload(f, nil),
+		newCmdFindings(f),
 	)
 	setRootVersion(root)
 	wireUsageErrors(root)

@@ -66,8 +66,13 @@ type Record struct {
 	Summaries []review.Summary `json:"summaries"`
 	Skip      *review.Skip     `json:"skip"`
 	// Failure: see webhook.Payload.Failure.
-	Failure string    `json:"failure,omitempty"`
-	SentAt  time.Time `json:"sent_at"`
+	Failure string `json:"failure,omitempty"`
+	// ReportKind, Entries, Repeats, Resolved: see webhook.Payload.
+	ReportKind string              `json:"report_kind,omitempty"`
+	Entries    []im.Entry          `json:"entries,omitempty"`
+	Repeats    []im.Repeat         `json:"repeats,omitempty"`
+	Resolved   []im.ResolvedRecord `json:"resolved,omitempty"`
+	SentAt     time.Time           `json:"sent_at"`
 }
 
 // Channel appends Records to a file.
@@ -193,7 +198,13 @@ func (c *Channel) encode(msg im.Message) ([]byte, error) {
 		Summaries: rep.Summaries,
 		Skip:      rep.SkipReason,
 		Failure:   rep.Failure,
+		Entries:   rep.Entries,
+		Repeats:   rep.Repeats,
+		Resolved:  rep.ResolvedRecords(),
 		SentAt:    c.now().UTC(),
+	}
+	if rep.Kind != im.KindReview {
+		rec.ReportKind = string(rep.Kind)
 	}
 	// The lines are read by tools: lists are [] rather than null.
 	if rec.Problems == nil {

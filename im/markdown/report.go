@@ -14,9 +14,19 @@ import (
 // dialects. Title is left to the channel, which puts it where its
 // platform shows a title.
 func Blocks(rep im.Report, d Dialect) []im.Block {
+	if rep.Kind == im.KindResolution {
+		return resolutionBlocks(rep, d)
+	}
 	blocks := []im.Block{{Text: header(rep, d)}}
-	for _, p := range rep.Problems {
-		blocks = append(blocks, im.Block{Text: ProblemText(p, rep.Words, d), Problem: true})
+	for i, p := range rep.Problems {
+		text := ProblemText(p, rep.Words, d)
+		if e := entryText(rep.EntryFor(i), d); e != "" {
+			text += "\n\n" + e
+		}
+		blocks = append(blocks, im.Block{Text: text, Problem: true})
+	}
+	if r := repeatsBlock(rep, d); r != "" {
+		blocks = append(blocks, im.Block{Text: r})
 	}
 	for _, s := range rep.Summaries {
 		body := Convert(s.Markdown, d)

@@ -105,10 +105,17 @@ func RenderSummary(rep im.Report, mention string, inlineProblems bool) Post {
 			body = append(body, section(chunk))
 		}
 	}
+	for _, text := range []string{resolvedText(rep), repeatsText(rep)} {
+		for _, chunk := range SplitMrkdwn(text, MaxSectionText) {
+			body = append(body, section(chunk))
+		}
+	}
 	if inlineProblems && len(problems) > 0 {
 		body = append(body, slack.NewDividerBlock())
-		for _, p := range problems {
-			body = append(body, section(ProblemText(p, rep.Words)))
+		for i := range problems {
+			// An incoming webhook has no app to receive a button's
+			// click: the finding's actions are links.
+			body = append(body, problemBlocks(rep, i, false)...)
 		}
 	}
 	if len(body) > budget {
@@ -135,6 +142,9 @@ func RenderReplies(rep im.Report, perReply int) []Post {
 		perReply = DefaultProblemsPerReply
 	}
 	perReply = min(perReply, MaxBlocks-1)
+	if len(rep.Entries) > 0 {
+		perReply = min(perReply, (MaxBlocks-1)/blocksPerProblem)
+	}
 	problems := rep.Problems
 	n := (len(problems) + perReply - 1) / perReply
 	var posts []Post
@@ -143,8 +153,8 @@ func RenderReplies(rep im.Report, perReply int) []Post {
 		from, to := i*perReply+1, i*perReply+len(batch)
 		label := Escape(strings.TrimSpace(rep.ProblemRange(from, to) + " " + im.PartLabel(i+1, n)))
 		blocks := []slack.Block{slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, label, false, false))}
-		for _, p := range batch {
-			blocks = append(blocks, section(ProblemText(p, rep.Words)))
+		for j := range batch {
+			blocks = append(blocks, problemBlocks(rep, i*perReply+j, true)...)
 		}
 		posts = append(posts, Post{Text: label, Blocks: blocks})
 	}

@@ -59,9 +59,62 @@ type Config struct {
 	RatePerMinute int `toml:"rate_per_minute"`
 	// ProblemsPerReply is how many problems one thread reply carries.
 	ProblemsPerReply int `toml:"problems_per_reply"`
+	// AppTokenEnv / AppTokenFile hold the app-level token (xapp-…) the
+	// daemon opens a Socket Mode connection with, to receive the clicks
+	// on the findings' buttons (package im/slack/socket). Bot token only:
+	// buttons are Block Kit.
+	AppTokenEnv  string `toml:"app_token_env"`
+	AppTokenFile string `toml:"app_token_file"`
 }
 
+// AppTokenPrefix starts every Slack app-level token.
+const AppTokenPrefix = "xapp-"
+
+// AppToken is where the channel's app-level token is, relative files
+// resolved against baseDir (the config file's directory); the zero Ref
+// when Socket Mode is off.
+func (c *Config) AppToken(baseDir string) secret.Ref {
+	return secret.Ref{Env: c.AppTokenEnv, File: c.AppTokenFile}.InDir(baseDir)
+}
+
+// CheckAppToken tells an app-level token from the bot or user token an
+// operator may paste by mistake: apps.connections.open refuses those
+// (not_allowed_token_type), and retrying would only repeat it.
+func CheckAppToken(token string) error {
+	if strings.HasPrefix(token, AppTokenPrefix) {
+		return nil
+	}
+	what := "this is not a Slack app-level token (those start with " + AppTokenPrefix + ")"
+	for prefix, name := range otherTokens {
+		if strings.HasPrefix(token, prefix) {
+			what = "this is a " + name + " (" + prefix + "…), not an app-level token (" + AppTokenPrefix + "…)"
+		}
+	}
+	return errors.New("app_token: " + what + ": create one under the Slack app's Basic Information → App-Level Tokens, with the connections:write scope")
+}
+
+var otherTokens = map[string]string{"xoxb-": "bot token", "xoxp-": "user token", "xoxe-": "refresh token", "xoxa-": "workspace token"}
+
 func (c *Config) tokenMode() bool { return c.TokenEnv != "" || c.TokenFile != "" }
+
+// BotToken is where the channel's bot token is (the zero Ref in webhook
+// mode), relative files resolved against baseDir.
+func (c *Config) BotToken(baseDir string) secret.Ref {
+	return secret.Ref{Env: c.TokenEnv, File: c.TokenFile}.InDir(baseDir)
+}
+
+// API is the Web API base the channel talks to: api_url, else Slack's,
+// ending in "/" as slack-go wants it.
+func (c *Config) API() string {
+	u := c.APIURL
+	if u == "" {
+		u = DefaultAPIURL
+	}
+	if !strings.HasSuffix(u, "/") {
+		u += "/"
+	}
+	return u
+}
 
 // Validate checks the Slack-specific keys.
 func (c *Config) Validate() error {
@@ -74,7 +127,12 @@ func (c *Config) Validate() error {
 		errs = append(errs, &im.ConfigError{Key: "token_env", Err: im.ErrRequired, Hint: "or token_file, or webhook_url_env / webhook_url_file"})
 	}
 	errs = append(errs, secret.Ref{Env: c.TokenEnv, File: c.TokenFile}.Validate("token", false),
-		secret.Ref{Env: c.WebhookURLEnv, File: c.WebhookURLFile}.Validate("webhook_url", false))
+		secret.Ref{Env: c.WebhookURLEnv, File: c.WebhookURLFile}.Validate("webhook_url", false),
+		secret.Ref{Env: c.AppTokenEnv, File: c.AppTokenFile}.Validate("app_token", false))
+	if (c.AppTokenEnv != "" || c.AppTokenFile != "") && !c.tokenMode() {
+		errs = append(errs, &im.ConfigError{Key: "app_token_env", Err: im.ErrInvalidValue,
+			Hint: "Socket Mode receives the clicks on Block Kit buttons, which only a bot token posts: set token_env or token_file, or remove app_token_*"})
+	}
 	if c.tokenMode() && strings.TrimSpace(c.Channel) == "" {
 		errs = append(errs, &im.ConfigError{Key: "channel", Err: im.ErrRequired, Hint: "a channel id such as C0123ABCD, or #name"})
 	}
@@ -124,8 +182,14 @@ func (c *Config) CheckSecrets(baseDir string) error {
 	if _, err := httppost.ReadKey("token", c.TokenEnv, c.TokenFile, baseDir); err != nil {
 		return err
 	}
-	_, err := httppost.ReadKey("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, baseDir)
-	return err
+	if _, err := httppost.ReadKey("webhook_url", c.WebhookURLEnv, c.WebhookURLFile, baseDir); err != nil {
+		return err
+	}
+	app, err := httppost.ReadKey("app_token", c.AppTokenEnv, c.AppTokenFile, baseDir)
+	if err != nil || app == "" {
+		return err
+	}
+	return CheckAppToken(app)
 }
 
 // Channel posts to one Slack conversation.
@@ -169,18 +233,24 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 	}
 	api := slack.New(token, slack.OptionAPIURL(c.cfg.APIURL), slack.OptionHTTPClient(c.client))
 	rep := im.BuildReport(msg)
+	if rep.Kind == im.KindResolution {
+		return c.sendResolution(ctx, api, token, rep, msg)
+	}
 	mention := c.mention(ctx, api, rep.Author)
 	posts := []Post{RenderSummary(rep, mention, false)}
 	posts = append(posts, RenderReplies(rep, c.cfg.ProblemsPerReply)...)
 	rec := im.Receipt{Parts: len(posts), Rendered: renderedJSON(posts)}
 
-	start, ts := msg.PartsDelivered, msg.PriorMessageID
+	// The message id is "<channel id>:<ts>" (chat.update needs both); a
+	// row an older aicr recorded holds the bare ts.
+	chID, ts := SplitMessageID(msg.PriorMessageID)
+	start := msg.PartsDelivered
 	if start > 0 && ts == "" {
 		start = 0 // cannot thread without the summary's ts: start over
 	}
 	if start == 0 && msg.MaybeDelivered && msg.DedupeKey != "" {
 		if found, parts, err := c.findPosted(ctx, api, msg.DedupeKey); err == nil && found != "" {
-			ts, start = found, parts
+			ts, start, chID = found, parts, c.cfg.Channel
 		}
 	}
 	for i := start; i < len(posts); i++ {
@@ -200,23 +270,23 @@ func (c *Channel) Send(ctx context.Context, msg im.Message) (im.Receipt, error) 
 			opts = append(opts, slack.MsgOptionMetadata(slack.SlackMetadata{EventType: event,
 				EventPayload: map[string]any{"dedupe_key": msg.DedupeKey, "part": i}}))
 		}
-		_, postTS, err := api.PostMessageContext(ctx, c.cfg.Channel, opts...)
+		postCh, postTS, err := api.PostMessageContext(ctx, c.cfg.Channel, opts...)
 		if err != nil {
 			se := classify(err, token)
-			se.MessageID, se.PartsDelivered = ts, i
+			se.MessageID, se.PartsDelivered = JoinMessageID(chID, ts), i
 			if i > 0 {
 				se.Err = fmt.Errorf("reply %d/%d: %w", i, len(posts)-1, se.Err)
 			}
 			return rec, se
 		}
 		if i == 0 {
-			ts = postTS
+			ts, chID = postTS, postCh
 		}
 		// Recorded before the next reply, so a restart threads the rest
 		// under this summary and sends only what is missing.
-		im.Delivered(ctx, i+1, ts)
+		im.Delivered(ctx, i+1, JoinMessageID(chID, ts))
 	}
-	rec.MessageID, rec.StatusCode, rec.Response = ts, http.StatusOK, `{"ok":true}`
+	rec.MessageID, rec.StatusCode, rec.Response = JoinMessageID(chID, ts), http.StatusOK, `{"ok":true}`
 	return rec, nil
 }
 
@@ -421,7 +491,13 @@ func (c *Channel) sendWebhook(ctx context.Context, msg im.Message) (im.Receipt, 
 	if rep.Author != nil && rep.Author.SlackID != "" {
 		mention = "<@" + Escape(rep.Author.SlackID) + ">"
 	}
-	body, err := httppost.Encode(webhookPost{Post: RenderSummary(rep, mention, true)})
+	post := RenderSummary(rep, mention, true)
+	if rep.Kind == im.KindResolution {
+		// A webhook cannot edit or thread: the follow-up names the
+		// earlier reports and what was resolved of them.
+		post = RenderResolution(rep, rep.Followups)
+	}
+	body, err := httppost.Encode(webhookPost{Post: post})
 	if err != nil {
 		return im.Receipt{}, &im.SendError{Reason: im.ReasonClient, Err: err}
 	}

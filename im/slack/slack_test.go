@@ -194,7 +194,8 @@ func TestFortyProblemsAreASummaryAndFourThreadReplies(t *testing.T) {
 		t.Fatalf("%d posts (%d parts), want a summary and 4 replies", len(f.posts), rec.Parts)
 	}
 	summary := f.posts[0]
-	if summary.ThreadTS != "" || rec.MessageID != summary.TS {
+	// The id names the conversation too: chat.update needs both.
+	if summary.ThreadTS != "" || rec.MessageID != "C0TEST001:"+summary.TS {
 		t.Fatalf("summary: %+v, receipt ts %q", summary, rec.MessageID)
 	}
 	seen := 0
@@ -378,7 +379,7 @@ func TestRetryResumesThread(t *testing.T) {
 	msg := message(25) // summary + 3 replies
 	_, err := ch.Send(context.Background(), msg)
 	var se *im.SendError
-	if !errors.As(err, &se) || !se.Retryable || se.PartsDelivered != 2 || se.MessageID != f.posts[0].TS {
+	if !errors.As(err, &se) || !se.Retryable || se.PartsDelivered != 2 || se.MessageID != "C0TEST001:"+f.posts[0].TS {
 		t.Fatalf("partial failure: %#v", err)
 	}
 	msg.PartsDelivered, msg.PriorMessageID, msg.MaybeDelivered = se.PartsDelivered, se.MessageID, true

@@ -97,9 +97,17 @@ type Payload struct {
 	Skip           *review.Skip     `json:"skip"`
 	// Failure is the reason of a run that failed for good ("" for a
 	// review): problems are then only the builtin rules' (a partial review).
-	Failure string    `json:"failure,omitempty"`
-	Text    string    `json:"text"`
-	SentAt  time.Time `json:"sent_at"`
+	Failure string `json:"failure,omitempty"`
+	// ReportKind is "resolution" for a follow-up telling what a change
+	// resolved ("" for a review); Resolved then lists the findings.
+	ReportKind string `json:"report_kind,omitempty"`
+	// Entries are Problems as findings (same index): their ids and links.
+	Entries []im.Entry `json:"entries,omitempty"`
+	// Repeats are findings reported before and seen again.
+	Repeats  []im.Repeat         `json:"repeats,omitempty"`
+	Resolved []im.ResolvedRecord `json:"resolved,omitempty"`
+	Text     string              `json:"text"`
+	SentAt   time.Time           `json:"sent_at"`
 }
 
 // Change is the reviewed change's metadata in a Payload.
@@ -165,8 +173,14 @@ func NewPayload(rep im.Report, channel, dedupeKey string, sentAt time.Time) Payl
 		Summaries: rep.Summaries,
 		Skip:      rep.SkipReason,
 		Failure:   rep.Failure,
+		Entries:   rep.Entries,
+		Repeats:   rep.Repeats,
+		Resolved:  rep.ResolvedRecords(),
 		Text:      im.PlainText(rep),
 		SentAt:    sentAt.UTC(),
+	}
+	if rep.Kind != im.KindReview {
+		p.ReportKind = string(rep.Kind)
 	}
 	if p.Problems == nil {
 		p.Problems = []review.Problem{}

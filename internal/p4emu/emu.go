@@ -241,6 +241,8 @@ func (e *emu) run(cmd string, args []string) {
 		e.files(args)
 	case "dirs":
 		e.dirs(args)
+	case "filelog":
+		e.filelog(args)
 	default:
 		e.err("Unknown command.  Try 'p4 help' for info.", sevFailed, genUsage)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -175,4 +176,80 @@ func TestFilesAndDirs(t *testing.T) {
 	if stderr != "//depot/main/nothing/*@2 - no such file(s).\n" {
 		t.Errorf("no match: stderr %q", stderr)
 	}
+}
+
+// `p4 filelog` in -ztag has the keys, in order, of the real capture
+// (whose values its publisher scrambled): per revision the revision's
+// fields, then its integration records; a move/add names its source
+// with "moved from" and the move/delete its target with "moved into".
+func TestFilelogMatchesCapture(t *testing.T) {
+	var want []string
+	for _, l := range strings.Split(capture(t, "ztag/p4_filelog_long_desc.ztag"), "\n") {
+		k, _, _ := strings.Cut(strings.TrimPrefix(l, "... "), " ")
+		if !strings.HasPrefix(l, "... ") {
+			continue
+		}
+		if k == "depotFile" && len(want) > 0 {
+			break
+		}
+		want = append(want, k)
+	}
+	d := &Depot{}
+	d.Submit(&Change{User: "ann", Client: "ws", Desc: "add\n", Files: []*File{
+		{Path: "//depot/main/a.c", Action: "add", Type: "text", Content: []byte("a\n")}}})
+	d.Submit(&Change{User: "ann", Client: "ws", Desc: "branch it\n", Files: []*File{
+		{Path: "//depot/rel/a.c", Action: "branch", Type: "text", From: "//depot/main/a.c"}}})
+	d.Submit(&Change{User: "bob", Client: "ws", Desc: "edit it\n", Files: []*File{
+		{Path: "//depot/rel/a.c", Action: "edit", Type: "text", Content: []byte("b\n")}}})
+	out, stderr, code := run(t, d, nil, "-ztag", "filelog", "-l", "//depot/rel/a.c")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var got []string
+	for _, l := range strings.Split(out, "\n") {
+		if k, _, ok := strings.Cut(strings.TrimPrefix(l, "... "), " "); ok && strings.HasPrefix(l, "... ") {
+			got = append(got, k)
+		}
+	}
+	// The capture's newest revision has the integration record; ours is
+	// the edit, so compare with the revisions swapped: the keys of one
+	// revision do not depend on its index but for the number.
+	swapped := strings.NewReplacer("0,0", "1,0", "0", "1", "1", "0")
+	for i, k := range want {
+		want[i] = swapped.Replace(k)
+	}
+	if strings.Join(sortedKeys(got), " ") != strings.Join(sortedKeys(want), " ") {
+		t.Errorf("filelog keys\n got %q\nwant %q", got, want)
+	}
+	if !strings.Contains(out, "... how1,0 branch from\n... file1,0 //depot/main/a.c\n... srev1,0 #none\n... erev1,0 #1\n") {
+		t.Errorf("branch record missing:\n%s", out)
+	}
+
+	d.Submit(&Change{User: "bob", Client: "ws", Desc: "move it\n", Files: []*File{
+		{Path: "//depot/rel/b.c", Action: "move/add", Type: "text", From: "//depot/rel/a.c", Content: []byte("b\nc\n")},
+		{Path: "//depot/rel/a.c", Action: "move/delete", Type: "text"}}})
+	out, _, _ = run(t, d, nil, "-ztag", "filelog", "-m1", "//depot/rel/b.c#1", "//depot/rel/a.c#3")
+	for _, want := range []string{
+		"... depotFile //depot/rel/b.c\n... rev0 1\n... change0 4\n... action0 move/add\n",
+		"... how0,0 moved from\n... file0,0 //depot/rel/a.c\n... srev0,0 #none\n... erev0,0 #2\n",
+		"... action0 move/delete\n",
+		"... how0,0 moved into\n... file0,0 //depot/rel/b.c\n... srev0,0 #none\n... erev0,0 #1\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("filelog -m1 lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "rev1 ") {
+		t.Errorf("-m1 listed more than one revision:\n%s", out)
+	}
+	_, stderr, _ = run(t, d, nil, "-ztag", "filelog", "//depot/nothing.c")
+	if stderr != "//depot/nothing.c - no such file(s).\n" {
+		t.Errorf("no such file: stderr %q", stderr)
+	}
+}
+
+func sortedKeys(ks []string) []string {
+	out := append([]string(nil), ks...)
+	sort.Strings(out)
+	return out
 }

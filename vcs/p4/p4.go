@@ -96,8 +96,10 @@ type describedFile struct {
 
 // Fetch reads submitted changelist rev into dir (see vcs.Adapter) with a
 // fixed number of p4 processes whatever the file count: describe -s
-// (metadata), describe -du (diffs of edits, only when there are edits),
-// and print (content of every reviewable file, in batch_size batches).
+// (metadata), filelog -m1 (where moved files came from, only when the
+// change moved any), describe -du (diffs of edits, only when there are
+// edits), and print (content of every reviewable file, in batch_size
+// batches).
 func (a *Adapter) Fetch(ctx context.Context, rev string, dst vcs.Dest) (*vcs.Change, error) {
 	return a.fetch(ctx, rev, dst, false)
 }
@@ -129,6 +131,13 @@ func (a *Adapter) fetch(ctx context.Context, rev string, dst vcs.Dest, shelf boo
 		change.Date = time.Unix(t, 0).UTC()
 	}
 	files := a.classify(d)
+	if !shelf {
+		// A shelved move/add has no revision in the depot's history yet,
+		// so filelog knows nothing of it: it stays an add.
+		if err := a.movedFrom(ctx, files); err != nil {
+			return nil, err
+		}
+	}
 	var hunks map[string][]byte
 	for _, f := range files {
 		if f.fc.Skipped == "" && f.fc.Action == vcs.ActionModify {

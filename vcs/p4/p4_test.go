@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -134,12 +135,27 @@ func TestFetchActions(t *testing.T) {
 	if f := fs["depot/rel/src/app.c"]; len(f.Added) != 1 || f.Added[0] != (vcs.LineRange{Start: 1, End: 8}) {
 		t.Errorf("branch: all lines added, got %v", f.Added)
 	}
+	// The moved file names its source, so its findings follow it; the
+	// source half of the move is a plain delete.
+	if f := fs["depot/main/src/new.c"]; f.CopyFromPath != "depot/main/src/old.c" {
+		t.Errorf("move/add: copied from %q, want depot/main/src/old.c", f.CopyFromPath)
+	}
+	if f := fs["depot/main/src/old.c"]; f.CopyFromPath != "" {
+		t.Errorf("move/delete: copied from %q", f.CopyFromPath)
+	}
+	if n := countCalls(e, "filelog"); n != 1 {
+		t.Errorf("%d filelog processes for one change with a move, want 1:\n%s", n, strings.Join(e.calls(), "\n"))
+	}
 	if f := fs["depot/main/names/with space.txt"]; !f.IsAdded(2) || f.IsAdded(1) {
 		t.Errorf("spaced edit: %v", f.Added)
 	}
 
+	e.reset()
 	c, _ = fetch(t, a, "3")
 	fs = files(c)
+	if n := countCalls(e, "filelog"); n != 0 {
+		t.Errorf("%d filelog processes for a change without a move", n)
+	}
 	if f := fs["depot/rel/src/app.c"]; f.Action != vcs.ActionModify || !f.IsAdded(9) || f.IsAdded(1) {
 		t.Errorf("integrate: %+v", f)
 	}
@@ -453,5 +469,32 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (Config{Port: "1666", User: "u", DepotPaths: []string{"//depot/..."}}).Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// Moves are looked up in batches of batch_size, whatever their number.
+func TestFetchMovesBatched(t *testing.T) {
+	d := p4emu.Fixture()
+	c := &p4emu.Change{User: "ann", Client: "ann-ws", Desc: "move three\n"}
+	for _, n := range []string{"x", "y", "z"} {
+		from := "//depot/main/mv/" + n + ".c"
+		d.Submit(&p4emu.Change{User: "ann", Client: "ann-ws", Desc: "add\n", Files: []*p4emu.File{
+			{Path: from, Action: "add", Type: "text", Content: []byte(n + "\n")}}})
+		c.Files = append(c.Files,
+			&p4emu.File{Path: "//depot/main/moved/" + n + ".c", Action: "move/add", Type: "text", From: from, Content: []byte(n + "\n" + n + "\n")},
+			&p4emu.File{Path: from, Action: "move/delete", Type: "text"})
+	}
+	d.Submit(c)
+	e := newEmu(t, d)
+	e.cfg.BatchSize = 2
+	got, _ := fetch(t, e.adapter(t), strconv.Itoa(c.Num))
+	fs := files(got)
+	for _, n := range []string{"x", "y", "z"} {
+		if f := fs["depot/main/moved/"+n+".c"]; f.CopyFromPath != "depot/main/mv/"+n+".c" || f.Action != vcs.ActionAdd || f.Skipped != "" {
+			t.Errorf("moved %s.c = %+v", n, f)
+		}
+	}
+	if n := countCalls(e, "filelog"); n != 2 {
+		t.Errorf("%d filelog processes for 3 moves in batches of 2, want 2", n)
 	}
 }

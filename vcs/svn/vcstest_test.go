@@ -79,6 +79,9 @@ func (h *svnHarness) Commit(t *testing.T, desc string, ops ...vcstest.FileOp) st
 		case vcstest.OpMove:
 			// svn takes a peg revision on the source only.
 			h.svn(t, "mv", "--parents", op.From+"@", op.Path)
+			if err := os.WriteFile(p, op.Content, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	h.svn(t, "commit", "-m", desc)

@@ -22,7 +22,8 @@ const (
 	OpEdit   Op = "edit"
 	OpDelete Op = "delete"
 	// OpMove moves From to Path (svn mv, p4 move), with Content as the
-	// content at the new path (unchanged from From's in the suite).
+	// content at the new path: a harness writes it after the move, so a
+	// move with a modification is one change, as people commit them.
 	OpMove Op = "move"
 )
 
@@ -62,6 +63,7 @@ const (
 	fileA      = "src/a.c"
 	contentA   = "line1\nline2\nline3\nline4\nline5\n"
 	contentA2  = "line1\nLINE2\nline3\nline4\nline5\nline6\n"
+	contentA3  = contentA2 + "line7 after the move\n"
 	spacesPath = "odd dir/we*ird?[1] name.txt"
 	nonASCII   = "中文 目录/文件.txt"
 	movedA     = "moved dir/a.c"
@@ -187,12 +189,21 @@ func (s *suite) edit(t *testing.T) {
 	}
 }
 
+// move moves fileA and modifies it in the same change: the moved file
+// names its source (CopyFromPath, in the Change's path form), which is
+// how a finding follows a rename; the source is deleted.
 func (s *suite) move(t *testing.T) {
-	rev := s.h.Commit(t, "move", FileOp{Op: OpMove, From: fileA, Path: movedA, Content: []byte(contentA2)})
+	rev := s.h.Commit(t, "move", FileOp{Op: OpMove, From: fileA, Path: movedA, Content: []byte(contentA3)})
 	c, run := s.fetch(t, rev)
-	s.reviewed(t, c, run, movedA, vcs.ActionAdd, contentA2)
-	if f := s.skipped(t, c, run, fileA, vcs.SkipDeleted); f.Action != vcs.ActionDelete {
-		t.Errorf("move source: action %q, want delete", f.Action)
+	f := s.reviewed(t, c, run, movedA, vcs.ActionAdd, contentA3)
+	if f.CopyFromPath != s.h.ChangePath(fileA) {
+		t.Errorf("moved file: copied from %q, want %q (the move's source)", f.CopyFromPath, s.h.ChangePath(fileA))
+	}
+	if !f.IsAdded(7) {
+		t.Errorf("moved file: the line the move added is not an added line (added %v)", f.Added)
+	}
+	if f := s.skipped(t, c, run, fileA, vcs.SkipDeleted); f.Action != vcs.ActionDelete || f.CopyFromPath != "" {
+		t.Errorf("move source: action %q copied from %q, want a plain delete", f.Action, f.CopyFromPath)
 	}
 }
 
