@@ -194,11 +194,11 @@ func p4SubmitAs(t *testing.T, e *env, depotPath string, added map[string]bool, a
 func newFixture(t *testing.T, e *env, repo string, drv vcsDriver) *fixture {
 	t.Helper()
 	f := &fixture{env: e, vcs: drv, repo: repo, webAddr: freeAddr(t), digests: filepath.Join(e.dir, "digests.jsonl")}
-	slack, slackSrv := newSlackAPI(t, fxSlackBotToken)
+	slack, _ := newSlackAPI(t, fxSlackBotToken)
 	slackHook, hookSrv := newHookSink(t, fxSlackHookPath)
 	webhook, webhookSrv := newHookSink(t, fxWebhookPath)
 	f.slack, f.slackHook, f.webhook = slack, slackHook, webhook
-	f.socket = newSlackSocket(t, f.slack, fxSlackAppToken)
+	f.socket = newSlackSocket(t, f.slack, fxSlackAppToken, fxSlackBotToken)
 	hookURL, webhookURL := hookSrv.URL+fxSlackHookPath, webhookSrv.URL+fxWebhookPath
 	f.feishu = imtest.NewFeishu(t, fxFeishuToken, fxFeishuSecret)
 	f.ding = imtest.NewDingTalk(t, fxDingToken, fxDingSecret)
@@ -220,7 +220,7 @@ func newFixture(t *testing.T, e *env, repo string, drv vcsDriver) *fixture {
 	}
 	cfg := strings.Replace(string(raw), `channels = ["reports"]`,
 		`channels = ["slack-bot", "slack-hook", "feishu", "dingtalk", "wecom", "webhook", "reports", "archive", "digest"]`, 1)
-	cfg += fmt.Sprintf(fxChannels, slackSrv.URL+"/api/", f.webAddr)
+	cfg += fmt.Sprintf(fxChannels, f.socket.APIURL(), f.webAddr)
 	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
