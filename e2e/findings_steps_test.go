@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -198,7 +199,7 @@ func (f *fixture) findingAt(t *testing.T, file string) findings.Finding {
 		}
 	}
 	if len(match) != 1 {
-		t.Fatalf("want one finding in %s, got %d: %+v", f.path(file), len(match), match)
+		t.Fatalf("want one finding in %s, got %d: %+v\ndaemon log:\n%s", f.path(file), len(match), match, f.logTail())
 	}
 	return match[0]
 }
@@ -214,4 +215,14 @@ func (f *fixture) listFindings(t *testing.T, args ...string) []findings.Finding 
 		t.Fatalf("aicr findings list --format json: %v\n%s", err, out)
 	}
 	return list
+}
+
+// logTail is the end of the daemon's log, for a failure message.
+func (f *fixture) logTail() string {
+	raw, _ := os.ReadFile(f.daemonLog)
+	lines := strings.Split(string(raw), "\n")
+	if len(lines) > 80 {
+		lines = lines[len(lines)-80:]
+	}
+	return strings.Join(lines, "\n")
 }
