@@ -112,12 +112,8 @@ func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error
 		if err != nil {
 			return nil, err
 		}
-		pub := &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher, signer: signer, now: deps.Now}
-		// A store that keeps findings tracks them (package audit does).
-		if fs, ok := any(deps.Store).(findingsStore); ok {
-			pub.findings = fs
-		}
-		stages.Publish = pub
+		stages.Publish = &publisher{cfg: cfg, store: deps.Store, log: deps.Logger, dispatcher: c.Dispatcher,
+			findings: deps.Store, signer: signer, now: deps.Now}
 	}
 	c.Pipeline = NewPipeline(cfg, deps, stages)
 	return c, nil

@@ -28,10 +28,11 @@ type findingsStore interface {
 	// resolution), once per run, channel and slot: an existing row is
 	// returned as it is.
 	PlanNotice(ctx context.Context, runID int64, channel string, purpose delivery.Purpose, slot string, report *im.Report) (delivery.Dispatch, bool, error)
-	// DispatchReport is the report planned with dispatch id (nil when it
-	// has none).
-	DispatchReport(ctx context.Context, id int64) (*im.Report, error)
+	// RunReportRows lists a run's dispatches with the report each sends.
+	RunReportRows(ctx context.Context, runID int64) ([]audit.DispatchWithReport, error)
 }
+
+var _ findingsStore = (*audit.Store)(nil)
 
 // SlotResolution is the dispatch slot of a run's resolution follow-up on
 // a channel: one per resolving run and channel.
@@ -45,7 +46,7 @@ type tracking struct {
 	outcome findings.Outcome
 	// told caches, per announcing run, the channels its report went to
 	// (sent or still pending).
-	told map[int64]map[string]delivery.Dispatch
+	told map[int64]map[string]audit.DispatchWithReport
 }
 
 // track applies a run's review to its repo's findings. It returns nil,
@@ -99,7 +100,7 @@ func (p *publisher) track(ctx context.Context, run *audit.Run, detail *audit.Run
 			return nil, fmt.Errorf("track findings: problem %d of %d has no finding", i, len(seen))
 		}
 	}
-	return &tracking{kind: in.VCS, seen: seen, outcome: out, told: map[int64]map[string]delivery.Dispatch{}}, nil
+	return &tracking{kind: in.VCS, seen: seen, outcome: out, told: map[int64]map[string]audit.DispatchWithReport{}}, nil
 }
 
 func (p *publisher) clock() time.Time {
@@ -110,19 +111,19 @@ func (p *publisher) clock() time.Time {
 }
 
 // toldChannels lists the channels the report of announcing run went to,
-// with their dispatch: sent, or still pending (a channel whose report was
-// suppressed or failed was never told).
-func (p *publisher) toldChannels(ctx context.Context, t *tracking, runID int64) (map[string]delivery.Dispatch, error) {
+// with their dispatch and its report: sent, or still pending (a channel
+// whose report was suppressed or failed was never told).
+func (p *publisher) toldChannels(ctx context.Context, t *tracking, runID int64) (map[string]audit.DispatchWithReport, error) {
 	if told, ok := t.told[runID]; ok {
 		return told, nil
 	}
-	rows, err := p.store.RunDispatches(ctx, runID)
+	rows, err := p.findings.RunReportRows(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("dispatches of run %d: %w", runID, err)
 	}
-	told := map[string]delivery.Dispatch{}
+	told := map[string]audit.DispatchWithReport{}
 	for _, d := range rows {
-		if d.Purpose == delivery.PurposeReport && (d.Status == delivery.StatusSent || d.Status == delivery.StatusPending) {
+		if d.Slot == "" && d.Purpose == delivery.PurposeReport && (d.Status == delivery.StatusSent || d.Status == delivery.StatusPending) {
 			told[d.Channel] = d
 		}
 	}
@@ -136,7 +137,12 @@ func (p *publisher) view(ctx context.Context, t *tracking, runID int64, ch *conf
 	f := im.Findings{Repeat: ch.RepeatPolicy(), Tracked: make([]im.Tracked, len(t.seen))}
 	for i, s := range t.seen {
 		class := string(s.Class)
-		if s.Class == findings.ClassRepeat && s.Finding.AnnouncedRunID != runID {
+		if s.Duplicate {
+			// The same problem twice in one review: the report shows
+			// the first.
+			class = im.ClassDuplicate
+		}
+		if !s.Duplicate && s.Class == findings.ClassRepeat && s.Finding.AnnouncedRunID != runID {
 			told, err := p.toldChannels(ctx, t, s.Finding.AnnouncedRunID)
 			if err != nil {
 				return im.Findings{}, err
@@ -210,10 +216,7 @@ func (p *publisher) planResolutions(ctx context.Context, t *tracking, detail *au
 			if !ok || ch.DigestOnly() {
 				continue
 			}
-			fu, err := p.followup(ctx, t, told[name], byRun[runID])
-			if err != nil {
-				return err
-			}
+			fu := p.followup(t, told[name], byRun[runID])
 			if _, ok := perChannel[name]; !ok {
 				channels = append(channels, name)
 			}
@@ -233,7 +236,7 @@ func (p *publisher) planResolutions(ctx context.Context, t *tracking, detail *au
 // followup is what the resolution tells one channel of one earlier
 // report d: its title, its message (for platforms that edit or thread)
 // and a copy of it with the resolved findings marked.
-func (p *publisher) followup(ctx context.Context, t *tracking, d delivery.Dispatch, resolved []findings.Finding) (im.Followup, error) {
+func (p *publisher) followup(t *tracking, d audit.DispatchWithReport, resolved []findings.Finding) im.Followup {
 	fu := im.Followup{RunID: d.RunID, MessageID: d.MessageID}
 	notes := map[int64]string{}
 	for _, f := range resolved {
@@ -243,21 +246,17 @@ func (p *publisher) followup(ctx context.Context, t *tracking, d delivery.Dispat
 		notes[f.ID] = im.ResolvedNote(rev, f.ResolvedAuthor)
 		fu.Revision = vcs.RevisionText(t.kind, f.FirstRevision)
 	}
-	earlier, err := p.findings.DispatchReport(ctx, d.ID)
-	if err != nil {
-		return im.Followup{}, fmt.Errorf("report of dispatch %d: %w", d.ID, err)
-	}
-	if earlier != nil {
+	if earlier := d.Report; earlier != nil {
 		fu.Title = earlier.Title
 		if earlier.Change.Revision != "" {
 			fu.Revision = vcs.RevisionText(vcs.Kind(earlier.Change.VCS), earlier.Change.Revision)
 		}
 		fu.Updated = im.MarkResolved(*earlier, notes)
 	}
-	return fu, nil
+	return fu
 }
 
-func sortedNames(m map[string]delivery.Dispatch) []string {
+func sortedNames(m map[string]audit.DispatchWithReport) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

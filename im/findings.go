@@ -202,6 +202,9 @@ const (
 	ClassRepeat    = "repeat"
 	ClassReopened  = "reopened"
 	ClassDismissed = "dismissed"
+	// ClassDuplicate is a problem an earlier problem of the same review
+	// already reported (same code, file and category): shown once.
+	ClassDuplicate = "duplicate"
 )
 
 // Findings is how a message's problems live across commits: Tracked is
@@ -241,7 +244,7 @@ func (p Policy) ApplyFindings(res review.Result, f Findings) (review.Result, Fin
 	for i, pr := range res.Problems {
 		t := f.Tracked[i]
 		switch {
-		case pr.Severity.Rank() < minRank, t.Class == ClassDismissed:
+		case pr.Severity.Rank() < minRank, t.Class == ClassDismissed, t.Class == ClassDuplicate:
 			continue
 		case t.isRepeat(f.Repeat) && f.Repeat == RepeatOmit:
 			out.StillOpen++

@@ -273,9 +273,9 @@ func indentRest(s, indent string) string {
 // plainEntry is a problem's finding lines: what happened since (an edited
 // report), the page and the action links.
 //
-//	    Resolved in r3 by bob
-//	    Finding: <url>
-//	    Useful: <url> | False positive: <url> | Won't fix: <url>
+//	Resolved in r3 by bob
+//	Finding: <url>
+//	Useful: <url> | False positive: <url> | Won't fix: <url>
 func plainEntry(b *strings.Builder, e Entry) {
 	if e.Note != "" {
 		b.WriteString("    " + e.Note + "\n")

@@ -208,7 +208,8 @@ func TestResumeAfterFailedPart(t *testing.T) {
 }
 
 func TestRenderGolden(t *testing.T) {
-	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
+	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage(),
+		"tracked": imtest.TrackedMessage(), "resolution": resolutionMessage()} {
 		t.Run(name, func(t *testing.T) {
 			payloads, err := Render(im.BuildReport(msg), false, 0)
 			if err != nil {
@@ -275,4 +276,12 @@ func TestHostileCommitTextIsInert(t *testing.T) {
 	for _, c := range bot.Received() {
 		imtest.AssertInertMarkdown(t, "received", strings.ReplaceAll(c.Markdown(), "<at id=ou_0123abcd></at>", ""))
 	}
+}
+
+// resolutionMessage carries a resolution report, as a planned dispatch
+// does: these bots cannot edit, so it is a message of its own naming the
+// earlier reports.
+func resolutionMessage() im.Message {
+	rep := imtest.ResolutionReport()
+	return im.Message{Report: &rep}
 }

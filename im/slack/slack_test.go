@@ -35,6 +35,35 @@ type fakeSlack struct {
 	users    map[string]string
 	nextTS   int
 	messages []map[string]any // history, newest first
+	// updates are the messages chat.update edited, as edited.
+	updates    []post
+	updateFail string
+}
+
+// update answers chat.update as Slack documents it: the message must
+// exist in the conversation (message_not_found), and updateFail scripts
+// the refusals of a message that cannot be edited.
+func (f *fakeSlack) update(w http.ResponseWriter, r *http.Request) {
+	if f.updateFail != "" {
+		fmt.Fprintf(w, `{"ok":false,"error":%q}`, f.updateFail)
+		return
+	}
+	ch, ts := r.Form.Get("channel"), r.Form.Get("ts")
+	for i, p := range f.posts {
+		if p.TS != ts || p.Channel != ch {
+			continue
+		}
+		var blocks []map[string]any
+		if err := json.Unmarshal([]byte(r.Form.Get("blocks")), &blocks); err != nil || checkBlocks(blocks) != nil {
+			fmt.Fprint(w, `{"ok":false,"error":"invalid_blocks"}`)
+			return
+		}
+		f.posts[i].Blocks, f.posts[i].Text = blocks, r.Form.Get("text")
+		f.updates = append(f.updates, f.posts[i])
+		fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":%q,"text":%q}`, ch, ts, r.Form.Get("text"))
+		return
+	}
+	fmt.Fprint(w, `{"ok":false,"error":"message_not_found"}`)
 }
 
 type post struct {
@@ -67,6 +96,8 @@ func (f *fakeSlack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch strings.TrimPrefix(r.URL.Path, "/api/") {
 	case "chat.postMessage":
 		f.postMessage(w, r)
+	case "chat.update":
+		f.update(w, r)
 	case "users.lookupByEmail":
 		f.lookups++
 		if id, ok := f.users[r.Form.Get("email")]; ok {

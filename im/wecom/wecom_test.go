@@ -114,7 +114,8 @@ func TestSplitHugeReview(t *testing.T) {
 }
 
 func TestRenderGolden(t *testing.T) {
-	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage()} {
+	for name, msg := range map[string]im.Message{"review": imtest.Message(), "empty": imtest.EmptyMessage(),
+		"tracked": imtest.TrackedMessage(), "resolution": resolutionMessage()} {
 		t.Run(name, func(t *testing.T) {
 			payloads, err := Render(im.BuildReport(msg), 0)
 			if err != nil {
@@ -151,4 +152,12 @@ func TestHostileCommitTextIsInert(t *testing.T) {
 		}
 		imtest.AssertInertMarkdown(t, "received", strings.ReplaceAll(m.Markdown.Content, "<@alice.w>", ""))
 	}
+}
+
+// resolutionMessage carries a resolution report, as a planned dispatch
+// does: these bots cannot edit, so it is a message of its own naming the
+// earlier reports.
+func resolutionMessage() im.Message {
+	rep := imtest.ResolutionReport()
+	return im.Message{Report: &rep}
 }
