@@ -15,7 +15,7 @@ import (
 
 // jobs are the daemon's background work: reconcilers, the spool drain,
 // the dispatcher, the lease sweep, the run directory retention, the
-// database watch and the workers.
+// database watch, the Slack Socket Mode connections and the workers.
 // They share one wake-up channel: whoever queues work (intake, drain,
 // reconciler, sweep) wakes an idle worker.
 type jobs struct {
@@ -108,6 +108,7 @@ func startJobs(ctx, sendCtx context.Context, parts *Components, store *audit.Sto
 	go func() { defer j.sending.Done(); dispatcher.RunDraining(ctx, sendCtx) }()
 	j.goBackground(func() { sweepExpired(ctx, store, log, opts.SweepEvery, j.wake) })
 	j.goBackground(func() { watch.run(ctx, log, opts.WatchEvery) })
+	startSlackSockets(ctx, j, parts, store, log)
 	j.sched.Start()
 	return j, nil
 }

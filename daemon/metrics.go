@@ -12,6 +12,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/findings"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -43,6 +44,9 @@ type Metrics struct {
 	cost          *prometheus.CounterVec
 	reloads       *prometheus.CounterVec
 	configVersion *prometheus.GaugeVec
+	// findingActions counts people's actions on findings this process
+	// applied (Slack buttons, the web page).
+	findingActions *prometheus.CounterVec
 }
 
 // NewMetrics registers every collector; store is read at each scrape for
@@ -66,6 +70,7 @@ func NewMetrics(store *audit.Store, version string) *Metrics {
 	m.tokens = counter("agent_tokens_total", "Model tokens used by reviews, by model and kind (input, output).", "model", "kind")
 	m.cost = counter("agent_cost_usd_total", "Review cost in USD, by model; only when [agent.llm] prices are configured.", "model")
 	m.reloads = counter("config_reloads_total", "Config reloads (SIGHUP, aicr reload), by result (ok, error).", "result")
+	m.findingActions = counter("finding_actions_total", "People's actions on findings this daemon applied, by action (useful, false_positive, wont_fix, accepted_risk, reopen) and via (slack, web).", "action", "via")
 	m.durations = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "aicr", Name: "stage_duration_seconds",
 		Help: "Duration of a run's stages: fetch, review (the agent ladder), dispatch (one delivery attempt), total (claim to recorded outcome).", Buckets: durationBuckets},
 		[]string{"stage"})
@@ -174,6 +179,14 @@ func (m *Metrics) RateLimitWait(channel string, waited time.Duration) {
 	}
 	m.rateWaits.WithLabelValues(channel).Inc()
 	m.rateWaitSecs.WithLabelValues(channel).Add(waited.Seconds())
+}
+
+// FindingAction counts one person's action on a finding, applied.
+func (m *Metrics) FindingAction(action findings.Action, via findings.Via) {
+	if m == nil {
+		return
+	}
+	m.findingActions.WithLabelValues(string(action), string(via)).Inc()
 }
 
 func (m *Metrics) reloaded(ok bool, digest string) {

@@ -122,12 +122,13 @@ func Run(ctx context.Context, app App, opts Options) {
 	<-done
 }
 
-// connectLoop runs one session after another. A session that got
-// connected is followed by an immediate reconnect (Slack refreshes
-// connections every few hours); failures back off exponentially, with
-// jitter, up to MaxBackoff.
+// connectLoop runs one session after another. The end of a connection
+// that was open is a refresh or a network loss: reconnect at once, unless
+// the one before also ended quickly. Failures to connect back off
+// exponentially, with jitter, up to MaxBackoff.
 func (r *runner) connectLoop(ctx context.Context) {
 	var delay time.Duration
+	quick := 0 // connections in a row that ended before stableFor
 	for {
 		if delay > 0 && !sleep(ctx, delay) {
 			return
@@ -141,6 +142,12 @@ func (r *runner) connectLoop(ctx context.Context) {
 		}
 		switch {
 		case lived >= stableFor:
+			quick = 0
+		case lived > 0:
+			quick++
+		}
+		switch {
+		case lived > 0 && quick <= 1:
 			delay = 0
 		case delay == 0:
 			delay = r.opts.MinBackoff
@@ -148,12 +155,18 @@ func (r *runner) connectLoop(ctx context.Context) {
 			delay = min(2*delay, r.opts.MaxBackoff)
 		}
 		delay = jitter(delay)
+		if lived > 0 {
+			r.log.Info("slack socket mode: the connection closed; reconnecting", "connected_for", lived.Round(time.Millisecond).String(),
+				"retry_in", delay.Round(time.Millisecond).String())
+			continue
+		}
 		r.connectFailed(err, delay)
 	}
 }
 
-// stableFor is how long a connection must have lasted for its end to be
-// a refresh (reconnect at once) rather than a failure (back off).
+// stableFor is how long a connection must last for the next quick end
+// to be taken for a refresh again (reconnect at once), not a failure
+// (back off).
 const stableFor = 5 * time.Second
 
 func jitter(d time.Duration) time.Duration {
@@ -255,15 +268,17 @@ func (r *runner) event(ctx context.Context, sm *socketmode.Client, ev socketmode
 	case socketmode.EventTypeInvalidAuth:
 		return true, errors.New("apps.connections.open answered 404: check api_url and the app-level token")
 	case socketmode.EventTypeConnected:
-		first := r.lastErr != "" || r.connects == 0
+		switch {
+		case r.connects == 0:
+			r.log.Info("slack socket mode connected: the findings' buttons work")
+		case r.lastErr != "":
+			r.log.Info("slack socket mode connected again", "after", r.lastErr)
+		default:
+			r.log.Debug("slack socket mode reconnected", "connects", r.connects+1)
+		}
 		r.connects++
 		r.lastErr = ""
 		*connectedAt = time.Now()
-		if first {
-			r.log.Info("slack socket mode connected: finding buttons work", "connects", r.connects)
-		} else {
-			r.log.Debug("slack socket mode reconnected", "connects", r.connects)
-		}
 	case socketmode.EventTypeHello:
 		if ev.Request != nil {
 			r.log.Debug("slack socket mode hello", "num_connections", ev.Request.NumConnections)
@@ -278,8 +293,12 @@ func (r *runner) event(ctx context.Context, sm *socketmode.Client, ev socketmode
 		r.log.Debug("slack socket mode: ignored an event aicr does not subscribe to", "type", string(ev.Type))
 	case socketmode.EventTypeErrorBadMessage:
 		r.badMessage(ctx, sm, ev)
-	case socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
-		r.warn("slack socket mode: websocket error", "type", string(ev.Type), "err", fmt.Sprint(ev.Data))
+	case socketmode.EventTypeIncomingError:
+		// A read that failed: the connection is ending, and its end is
+		// logged with the reconnect.
+		r.log.Debug("slack socket mode: websocket read failed", "err", fmt.Sprint(ev.Data))
+	case socketmode.EventTypeErrorWriteFailed:
+		r.warn("slack socket mode: could not write to the websocket; Slack will re-send what was not acked", "err", fmt.Sprint(ev.Data))
 	}
 	return false, nil
 }
