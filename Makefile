@@ -17,6 +17,8 @@ export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
 all: build
 
+# deps: Subversion, PostgreSQL, gcc, Go and chromium (the web page's
+# headless browser tests) on Debian/Ubuntu (scripts/install-deps.sh).
 deps:
 	@sh scripts/install-deps.sh
 

@@ -128,6 +128,10 @@ func (s *Store) ListRuns(ctx context.Context, opts ListOptions) ([]RunSummary, e
 		where = append(where, "r.revision = ?")
 		args = append(args, opts.Revision)
 	}
+	if opts.BeforeID > 0 {
+		where = append(where, "r.id < ?")
+		args = append(args, opts.BeforeID)
+	}
 	query := `SELECT ` + runColumns + runFrom
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")

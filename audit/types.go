@@ -201,6 +201,9 @@ type ListOptions struct {
 	Status RunStatus
 	// Revision is a canonical revision or changelist number.
 	Revision string
+	// BeforeID lists only runs older than this one (the next page of a
+	// newest-first list); 0 starts at the newest.
+	BeforeID int64
 }
 
 // DefaultListLimit is ListRuns' limit when none is given.

@@ -45,6 +45,13 @@ func Serve(ctx context.Context, opts Options) error {
 		return fmt.Errorf("listen on %s: %w (is another daemon running? change [daemon] listen)", cfg.Daemon.Listen, err)
 	}
 	defer ln.Close()
+	webLn, err := listenWeb(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if webLn != nil {
+		defer webLn.Close()
+	}
 	digest := opts.ConfigDigest
 	if digest == "" {
 		digest = fileDigest(cfg.Path)
@@ -63,6 +70,11 @@ func Serve(ctx context.Context, opts Options) error {
 	if err := recoverLeftovers(ctx, cfg, store, log); err != nil {
 		return err
 	}
+	stopWeb, err := startWeb(cfg, store, webLn, log, opts.Now)
+	if err != nil {
+		return err
+	}
+	defer stopWeb(ctx)
 
 	// Reviews run under procCtx, which the stop cancels only once the
 	// grace period is over; the jobs of every generation under jobsCtx.

@@ -2,7 +2,7 @@
 # Installs what `make demo` and `make test` need on a fresh Debian/Ubuntu
 # machine: Subversion (the real svnadmin/svn/svnlook/svnserve the tests and
 # the demo drive), PostgreSQL (the server binaries the store tests start in
-# a temp dir) and a Go toolchain; with the argument `podman`, also
+# a temp dir), Chromium (the web page's browser tests) and a Go toolchain; with the argument `podman`, also
 # Podman and runc for the sandbox (`make image`, `make test`); with
 # `mmdebstrap`, also mmdebstrap (`make image-node`); with `npm`, Node.js
 # and npm (`make agent-clis`). Run as root
@@ -25,6 +25,12 @@ fi
 if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 	missing="$missing initdb"
 	pkgs_missing="$pkgs_missing postgresql"
+fi
+# The web page's tests drive a real headless browser (web/, chromedp):
+# Debian's chromium.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+	missing="$missing chromium"
+	pkgs_missing="$pkgs_missing chromium"
 fi
 if [ "${1:-}" = podman ]; then
 	# runc, not crun: crun fails on cgroup v1 hybrid hosts (see

@@ -1,0 +1,80 @@
+package web
+
+import (
+	"crypto/hmac"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// csrfTTL is how long a form's token works: long enough to read a
+// finding before acting on it.
+const csrfTTL = 4 * time.Hour
+
+// csrfToken is a form's token: when it was issued and an HMAC of that
+// time and what the form is bound to (a signed link, or a user and a
+// finding), so another site can neither forge one nor reuse one for
+// another link, user or finding.
+func (s *server) csrfToken(binding string) string {
+	ts := strconv.FormatInt(s.now().Unix(), 10)
+	return ts + "." + sign(s.csrfKey, binding+"\n"+ts)
+}
+
+func (s *server) csrfValid(binding, token string) bool {
+	ts, mac, ok := strings.Cut(token, ".")
+	issued, err := strconv.ParseInt(ts, 10, 64)
+	if !ok || err != nil {
+		return false
+	}
+	age := s.now().Sub(time.Unix(issued, 0))
+	if age > csrfTTL || age < -time.Minute {
+		return false
+	}
+	return hmac.Equal([]byte(mac), []byte(sign(s.csrfKey, binding+"\n"+ts)))
+}
+
+// formOK parses a POST form and checks that it came from this site's own
+// page bound to binding; it answers the request itself when not.
+func (s *server) formOK(w http.ResponseWriter, r *http.Request, binding string) bool {
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, http.StatusBadRequest, "Bad form", "The form could not be read: "+err.Error())
+		return false
+	}
+	if !s.sameOrigin(r) {
+		s.fail(w, r, http.StatusForbidden, "Refused", "The form was sent from another site; open the page here and send it again.")
+		return false
+	}
+	if !s.csrfValid(binding, r.PostFormValue("csrf")) {
+		s.fail(w, r, http.StatusForbidden, "Form expired",
+			"The form's security token is missing, expired or belongs to another page. Reload the page and send the form again.")
+		return false
+	}
+	return true
+}
+
+// sameOrigin refuses a POST a browser says came from another site. A
+// browser sends Origin with every POST form; it is this host, or
+// base_url's when the proxy rewrites Host.
+func (s *server) sameOrigin(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		// Not a browser, or one too old to say: the token still decides.
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if u.Host == r.Host {
+		return true
+	}
+	if b, err := url.Parse(s.cfg.BaseURL); err == nil && b.Host != "" && strings.EqualFold(b.Host, u.Host) && b.Scheme == u.Scheme {
+		return true
+	}
+	return false
+}

@@ -1,0 +1,187 @@
+// Package web is the daemon's own web page of findings and runs: a
+// finding with its code excerpt, history and actions, a run with its
+// report, findings, deliveries and cost, and the lists of both. Chat
+// platforms carry a signed link per finding and action (package
+// weblink); those links work without an account, everything else needs
+// the shop's reverse proxy with SSO ([web] auth = "proxy") or a bearer
+// token (auth = "token").
+//
+// Pages are server-rendered from embedded html/template files with one
+// embedded stylesheet and no script, under a CSP that allows nothing
+// else. Every text on them (agent messages, committer names, paths, code)
+// is hostile and reaches the page only through html/template's escaping,
+// after the sanitizing reports use; no agent or committer text ever
+// becomes a link. Every state change is a POST with a CSRF token.
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/config"
+	"github.com/aicr-dev/aicr/findings"
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/weblink"
+)
+
+// Store is what the pages read and the actions write: the findings and
+// the runs with their dispatches. *audit.Store implements it.
+type Store interface {
+	findings.Store
+	ListRuns(ctx context.Context, opts audit.ListOptions) ([]audit.RunSummary, error)
+	GetRun(ctx context.Context, runID int64) (*audit.RunDetail, error)
+	DispatchReport(ctx context.Context, dispatchID int64) (*im.Report, error)
+}
+
+// Options are New's dependencies.
+type Options struct {
+	Store Store
+	// Config is the [web] table, validated and defaulted by package config.
+	Config config.Web
+	// Signer checks the report links and signs the ones a finding's page
+	// offers; its key also keys the CSRF tokens and the login cookie.
+	Signer weblink.Signer
+	Logger *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// CSP is the Content-Security-Policy of every response: the page's own
+// stylesheet and nothing else, no script, no framing, forms to itself.
+const CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// maxFormBytes bounds a POST body: a form holds an action, a token, a
+// name and a short reason.
+const maxFormBytes = 16 << 10
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static/style.css
+var styleCSS []byte
+
+type server struct {
+	store   Store
+	cfg     config.Web
+	signer  weblink.Signer
+	log     *slog.Logger
+	now     func() time.Time
+	proxies []netip.Prefix
+	csrfKey []byte
+	pages   map[string]*template.Template
+	secure  bool
+}
+
+// New is the web page's handler. It refuses a signer without a key (the
+// CSRF tokens need one) and trusted_proxies that do not parse.
+func New(o Options) (http.Handler, error) {
+	if o.Store == nil {
+		return nil, errors.New("web: no store")
+	}
+	if len(o.Signer.Key) < weblink.MinKeyBytes {
+		return nil, fmt.Errorf("web: %w: the page needs the link key for its links and CSRF tokens", weblink.ErrNoKey)
+	}
+	s := &server{store: o.Store, cfg: o.Config, signer: o.Signer, log: o.Logger, now: o.Now,
+		secure: strings.HasPrefix(o.Config.BaseURL, "https://")}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.cfg.UserHeader == "" {
+		s.cfg.UserHeader = config.DefaultUserHeader
+	}
+	for _, p := range o.Config.TrustedProxies {
+		prefix, err := config.ParseTrustedProxy(p)
+		if err != nil {
+			return nil, fmt.Errorf("web.trusted_proxies: %w", err)
+		}
+		s.proxies = append(s.proxies, prefix)
+	}
+	s.csrfKey = derive(o.Signer.Key, "aicr-web-csrf/v1")
+	var err error
+	if s.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	return s.routes(), nil
+}
+
+func (s *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/findings", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /static/style.css", serveStyle)
+	mux.HandleFunc("GET /login", s.loginPage)
+	mux.HandleFunc("POST /login", s.login)
+	mux.HandleFunc("POST /logout", s.logout)
+	mux.HandleFunc("GET /findings", s.authed(s.findingList))
+	mux.HandleFunc("GET /findings/{id}", s.authed(s.findingPage))
+	mux.HandleFunc("POST /findings/{id}/act", s.authed(s.findingAct))
+	mux.HandleFunc("GET /runs", s.authed(s.runList))
+	mux.HandleFunc("GET /runs/{id}", s.authed(s.runPage))
+	mux.HandleFunc("GET /f/{id}/{action}", s.linkPage)
+	mux.HandleFunc("POST /f/{id}/{action}", s.linkAct)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, http.StatusNotFound, "Not found", "There is no page at this address.")
+	})
+	return secureHeaders(mux)
+}
+
+// secureHeaders sets what every response carries. Pages are never
+// cached: a signed link's page holds further signed links, and the
+// read pages are behind sign-in.
+func secureHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", CSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cache-Control", "no-store")
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func serveStyle(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	// The stylesheet holds no secret; an hour's caching spares a reload.
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(styleCSS)
+}
+
+// parsePages parses each page template with the shared layout.
+func parsePages() (map[string]*template.Template, error) {
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if base == "layout" {
+			continue
+		}
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		if err != nil {
+			return nil, fmt.Errorf("web: parse %s: %w", n, err)
+		}
+		pages[base] = t
+	}
+	return pages, nil
+}
