@@ -8,8 +8,10 @@ import (
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/cli"
+	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/agent/sandboxed"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/findings"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/sandbox"
@@ -25,8 +27,29 @@ type agentPass struct {
 	adapters map[string]vcs.Adapter
 	prices   agent.Prices
 	store    *audit.Store // nil records no cost (tests)
-	log      *slog.Logger
-	metrics  *Metrics
+	// dismissals lists what people dismissed, for the prompt; nil lists
+	// nothing.
+	dismissals dismissalLister
+	log        *slog.Logger
+	metrics    *Metrics
+}
+
+// dismissalLister is the part of the findings store the reviewer reads
+// (findings.Store.DismissedIn).
+type dismissalLister interface {
+	DismissedIn(ctx context.Context, repo string, paths []string, limit int) ([]findings.Finding, error)
+}
+
+// The audit store is the findings store.
+var _ dismissalLister = (*audit.Store)(nil)
+
+// dismissalsOf is s, or nil for no store: a nil *audit.Store inside the
+// interface would be called.
+func dismissalsOf(s *audit.Store) dismissalLister {
+	if s == nil {
+		return nil
+	}
+	return s
 }
 
 func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layout) (review.Result, error) {
@@ -36,8 +59,9 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 	if r, ok := a.adapters[run.Repo].(agent.Replayer); ok {
 		tgt.Replayer = r
 	}
-	out, err := a.ladder.Run(ctx, dir, tgt)
 	log := a.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
+	a.writeDismissals(ctx, run, dir, log)
+	out, err := a.ladder.Run(ctx, dir, tgt)
 	a.record(ctx, run, out, log)
 	if err != nil {
 		// What the builtin rules found survives the agent's failure: the
@@ -77,4 +101,50 @@ func (a *agentPass) record(ctx context.Context, run *audit.Run, out agent.Outcom
 	if err := a.store.AddAgentStats(context.WithoutCancel(ctx), run.ID, st); err != nil {
 		log.Warn("record agent cost", "err", err)
 	}
+}
+
+// writeDismissals leaves the repo's dismissed findings in the change's
+// paths (and the paths its renamed files came from) in the run directory
+// for a model-backed agent's prompt, so the model stops raising what the
+// team already answered; on the host and in the sandbox alike the agent
+// reads it from there. The builtin checks need none: the report leaves
+// dismissed findings out whoever raises them. A store that cannot answer
+// costs the review only the reminder, so it is logged, not fatal; the
+// file is rewritten or removed every time, so a retried run never reads
+// a stale list.
+func (a *agentPass) writeDismissals(ctx context.Context, run *audit.Run, dir rundir.Layout, log *slog.Logger) {
+	var ds []prompt.Dismissal
+	if i, ok := a.ladder.Agent.(agent.RepoFilesIgnorer); a.dismissals != nil && (!ok || !i.IgnoresRepoFiles()) {
+		change, err := dir.ReadChange()
+		if err == nil {
+			var found []findings.Finding
+			found, err = a.dismissals.DismissedIn(ctx, run.Repo, reviewedPaths(change), prompt.MaxDismissals)
+			for _, f := range found {
+				ds = append(ds, prompt.Dismissal{Path: f.Path, Line: f.Line, EndLine: f.EndLine, Category: f.Category,
+					Message: f.Message, Reason: string(f.Dismissal), Note: f.Note})
+			}
+		}
+		if err != nil {
+			log.Warn("list the dismissed findings for the prompt; the model is not reminded of them", "err", err)
+		}
+	}
+	if err := prompt.WriteDismissals(dir.DismissedPath(), ds); err != nil {
+		log.Warn("write the dismissed findings for the prompt", "err", err)
+	}
+}
+
+// reviewedPaths are the change's paths and those its copies and renames
+// came from: a finding dismissed before a rename still has its old path.
+func reviewedPaths(c *vcs.Change) []string {
+	seen := map[string]bool{}
+	var paths []string
+	for _, f := range c.Files {
+		for _, p := range []string{f.Path, f.CopyFromPath} {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	return paths
 }

@@ -2,19 +2,25 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aicr-dev/aicr/agent"
 	"github.com/aicr-dev/aicr/agent/pass"
+	"github.com/aicr-dev/aicr/agent/prompt"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/findings"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/triggers"
+	"github.com/aicr-dev/aicr/vcs"
 	"github.com/aicr-dev/aicr/vcs/p4"
 	"github.com/aicr-dev/aicr/vcs/svn"
 )
@@ -134,5 +140,164 @@ func TestReviewerReplaysRequestsThroughTheRepoAdapter(t *testing.T) {
 	}
 	if a := d.Agent; a == nil || a.Agent != "scripted" || a.Model != "m-1" || a.Passes != 2 || a.Turns != 4 || a.InputTokens != 600 {
 		t.Errorf("agent stats %+v", d.Agent)
+	}
+}
+
+// dismissalsAgent records the dismissed.json its passes found and skips.
+type dismissalsAgent struct {
+	ignores bool
+	seen    []prompt.Dismissal
+	read    bool
+}
+
+func (a *dismissalsAgent) IgnoresRepoFiles() bool { return a.ignores }
+
+func (a *dismissalsAgent) Review(_ context.Context, run rundir.Layout, _ pass.Pass) (pass.Stats, error) {
+	ds, err := prompt.ReadDismissals(run.DismissedPath())
+	if err != nil {
+		return pass.Stats{}, err
+	}
+	a.seen, a.read = ds, true
+	change, err := run.ReadChange()
+	if err != nil {
+		return pass.Stats{}, err
+	}
+	st := review.NewState()
+	review.ApplyCalls(review.NewValidator(change, run.SrcDir(), review.Limits{}), st,
+		[]review.ToolCall{{Name: review.ToolSkip, Arguments: []byte(`{"reason":"lgtm"}`)}})
+	return pass.Stats{Agent: "scripted"}, review.SaveState(run.StatePath(), st)
+}
+
+// fakeDismissals answers DismissedIn as findings.Store does, recording
+// what it was asked.
+type fakeDismissals struct {
+	found []findings.Finding
+	err   error
+	repo  string
+	paths []string
+	limit int
+	calls int
+}
+
+func (f *fakeDismissals) DismissedIn(_ context.Context, repo string, paths []string, limit int) ([]findings.Finding, error) {
+	f.calls++
+	f.repo, f.paths, f.limit = repo, paths, limit
+	return f.found, f.err
+}
+
+// Before a model-backed review the Reviewer asks the store for the repo's
+// dismissed findings in the change's paths (and where its renamed files
+// came from) and leaves them in the run directory for the prompt; the
+// builtin checks are not asked about, a store that fails costs only the
+// reminder, and no run reads a stale list.
+func TestReviewerLeavesDismissalsForThePrompt(t *testing.T) {
+	dir := rundir.New(t.TempDir())
+	if err := dir.Create(); err != nil {
+		t.Fatal(err)
+	}
+	change := &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "7", Files: []vcs.FileChange{
+		{Path: "lib/new.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, CopyFromPath: "lib/old.go", CopyFromRev: "6"},
+		{Path: "lib/old.go", Action: vcs.ActionDelete, NodeKind: vcs.NodeFile, Skipped: vcs.SkipDeleted},
+		{Path: "main.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile},
+	}}
+	if err := dir.WriteChange(change); err != nil {
+		t.Fatal(err)
+	}
+	store := &fakeDismissals{found: []findings.Finding{{ID: 3, Repo: "main", Path: "lib/old.go", Line: 12, Category: "security",
+		Message: "Token logged \x1b[31mhere\x1b[0m.", State: findings.StateDismissed, Dismissal: findings.ActionFalsePositive, Note: "test key"}}}
+	ag := &dismissalsAgent{}
+	rv := &agentPass{ladder: &agent.Ladder{Agent: ag}, dismissals: store, log: slog.New(slog.DiscardHandler)}
+	run := &audit.Run{RunSummary: audit.RunSummary{ID: 1, Repo: "main", Revision: "7"}}
+	if _, err := rv.Review(context.Background(), run, dir); err != nil {
+		t.Fatal(err)
+	}
+	if store.calls != 1 || store.repo != "main" || strings.Join(store.paths, ",") != "lib/new.go,lib/old.go,main.go" || store.limit != prompt.MaxDismissals {
+		t.Errorf("DismissedIn asked %d times: repo %q paths %q limit %d", store.calls, store.repo, store.paths, store.limit)
+	}
+	want := []prompt.Dismissal{{Path: "lib/old.go", Line: 12, Category: "security", Message: "Token logged here.", Reason: "false_positive", Note: "test key"}}
+	if !ag.read || !reflect.DeepEqual(ag.seen, want) {
+		t.Errorf("the agent read %+v, want %+v", ag.seen, want)
+	}
+
+	// The store fails: the review goes on, with no list (not the last one).
+	store.err, store.found = errors.New("database is locked"), nil
+	ag.seen = nil
+	if _, err := rv.Review(context.Background(), run, dir); err != nil {
+		t.Fatalf("a store error failed the review: %v", err)
+	}
+	if ag.seen != nil {
+		t.Errorf("a stale list was read after the store failed: %+v", ag.seen)
+	}
+
+	// The builtin checks: nothing asked, nothing written.
+	store.err, store.calls = nil, 0
+	if err := prompt.WriteDismissals(dir.DismissedPath(), want); err != nil {
+		t.Fatal(err)
+	}
+	ag.ignores = true
+	if _, err := rv.Review(context.Background(), run, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir.DismissedPath()); store.calls != 0 || !os.IsNotExist(err) {
+		t.Errorf("builtin review: DismissedIn asked %d times, file: %v", store.calls, err)
+	}
+}
+
+// Against the real store: a finding a person dismissed as a false
+// positive in a path of the change reaches the agent's prompt input with
+// its reason; one in a path the change does not touch does not, nor does
+// one still open.
+func TestReviewerReadsDismissalsFromTheStore(t *testing.T) {
+	ctx := context.Background()
+	store, err := audit.Open(ctx, filepath.Join(t.TempDir(), "aicr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	src := map[string]string{
+		"a.go":     "package a\n\nfunc f() {\n\tdb.Query(\"SELECT \" + name)\n}\n",
+		"other.go": "package a\n\nvar x = 1\n",
+	}
+	ch := &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "1", Author: "alice"}
+	for p := range src {
+		ch.Files = append(ch.Files, vcs.FileChange{Path: p, Action: vcs.ActionModify, NodeKind: vcs.NodeFile})
+	}
+	out, err := store.TrackFindings(ctx, findings.Review{Repo: "main", VCS: vcs.KindSVN, RunID: 1, Revision: "1", Author: "alice",
+		Change: ch, Complete: true, Source: func(p string) ([]string, error) { return strings.Split(src[p], "\n"), nil },
+		Problems: []review.Problem{
+			{File: "a.go", Line: 4, Severity: review.SeverityHigh, Category: "security", Message: "SQL built from a string: injection"},
+			{File: "a.go", Line: 3, Severity: review.SeverityLow, Category: "style", Message: "f is unexported"},
+			{File: "other.go", Line: 3, Severity: review.SeverityLow, Category: "correctness", Message: "x is never read"},
+		}})
+	if err != nil || len(out.Seen) != 3 {
+		t.Fatalf("track: %v %+v", err, out)
+	}
+	for _, i := range []int{0, 2} {
+		if _, err := store.ActOnFinding(ctx, out.Seen[i].Finding.ID, findings.Act{Action: findings.ActionFalsePositive,
+			Actor: "bob", Via: findings.ViaWeb, Note: "name is a constant", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	dir := rundir.New(t.TempDir())
+	if err := dir.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := dir.WriteChange(&vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "2",
+		Files: []vcs.FileChange{{Path: "a.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile}}}); err != nil {
+		t.Fatal(err)
+	}
+	ag := &dismissalsAgent{}
+	rv := &agentPass{ladder: &agent.Ladder{Agent: ag}, dismissals: dismissalsOf(store), log: slog.New(slog.DiscardHandler)}
+	if _, err := rv.Review(ctx, &audit.Run{RunSummary: audit.RunSummary{ID: 2, Repo: "main", Revision: "2"}}, dir); err != nil {
+		t.Fatal(err)
+	}
+	want := []prompt.Dismissal{{Path: "a.go", Line: 4, Category: "security", Message: "SQL built from a string: injection",
+		Reason: "false_positive", Note: "name is a constant"}}
+	if !reflect.DeepEqual(ag.seen, want) {
+		t.Errorf("the agent read %+v, want %+v", ag.seen, want)
+	}
+	if dismissalsOf(nil) != nil {
+		t.Error("no store must list nothing, not a nil store")
 	}
 }

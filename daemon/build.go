@@ -95,7 +95,7 @@ func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error
 	}
 	c.Ladder = agent.NewLadder(cfg.Agent, ag, deps.Logger)
 	reviewer := &agentPass{ladder: c.Ladder, adapters: c.Adapters,
-		prices: cfg.Agent.Prices(), store: deps.Store, log: deps.Logger, metrics: deps.Metrics}
+		prices: cfg.Agent.Prices(), store: deps.Store, dismissals: dismissalsOf(deps.Store), log: deps.Logger, metrics: deps.Metrics}
 	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: reviewer}
 	if !opts.NoChannels {
 		c.Channels = map[string]im.Channel{}

@@ -6,6 +6,7 @@
 //	mcp.json                  the aicr MCP server entry ({"mcpServers":{"aicr":…}})
 //	change.json, diff.patch   copies of the run's files (copies, not links:
 //	                          the agent dir is writable by the agent)
+//	dismissed.json            a copy of the team's dismissals, when any
 //	prompt.md                 system + user prompt; system.md and user.md apart
 //	AGENTS.md                 the three instruction layers, headed, in order
 //	instructions/<layer>/…    each layer's source files
@@ -295,6 +296,15 @@ func plan(in Input) (planned, error) {
 			return planned{}, fmt.Errorf("bundle: read the run's %s: %w", name, err)
 		}
 		files[name] = b
+	}
+	// The team's dismissals in the change's paths, when the reviewer
+	// wrote any: data beside the change, never an instruction layer (the
+	// prompt lists them as untrusted data).
+	switch b, err := os.ReadFile(in.Layout.DismissedPath()); {
+	case err == nil:
+		files[rundir.DismissedFileName] = b
+	case !errors.Is(err, os.ErrNotExist):
+		return planned{}, fmt.Errorf("bundle: read the run's %s: %w", rundir.DismissedFileName, err)
 	}
 	files[SystemPromptName] = []byte(in.Prompt.System)
 	files[UserPromptName] = []byte(in.Prompt.User)

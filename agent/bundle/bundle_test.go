@@ -477,3 +477,43 @@ func TestNoneRunnerPaths(t *testing.T) {
 		t.Errorf("XDG_CONFIG_HOME %s is not a directory: %v", m.Home.XDGConfigHome, err)
 	}
 }
+
+// The team's dismissals travel with the bundle as data: copied beside
+// change.json, listed in the manifest, never an instruction layer; a
+// run without any has no file, and a secret in one refuses the bundle
+// like any other file.
+func TestDismissalsAreCopiedAsData(t *testing.T) {
+	in := fixture(t)
+	if _, err := Materialise(in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(in.Layout.AgentDir(), rundir.DismissedFileName)); !os.IsNotExist(err) {
+		t.Fatalf("a run without dismissals got %s: %v", rundir.DismissedFileName, err)
+	}
+	ds := []prompt.Dismissal{{Path: "src/app/main.go", Line: 1, Category: "security", Message: "b is unchecked.", Reason: "wont_fix"}}
+	if err := prompt.WriteDismissals(in.Layout.DismissedPath(), ds); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Materialise(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := in.Layout.AgentDir()
+	if got, want := read(t, filepath.Join(dir, rundir.DismissedFileName)), read(t, in.Layout.DismissedPath()); got != want {
+		t.Errorf("dismissed.json copy %q, want %q", got, want)
+	}
+	listed := false
+	for _, f := range m.Files {
+		listed = listed || f.Path == rundir.DismissedFileName
+	}
+	if !listed {
+		t.Errorf("manifest does not list %s: %+v", rundir.DismissedFileName, m.Files)
+	}
+	if strings.Contains(read(t, filepath.Join(dir, AgentsName)), "b is unchecked") {
+		t.Error("a dismissal became an instruction in AGENTS.md")
+	}
+	in.Secrets = []string{"b is unchecked"}
+	if _, err := Materialise(in); err == nil {
+		t.Error("a bundle whose dismissals hold a secret value was written")
+	}
+}

@@ -307,8 +307,8 @@ func marshalPassFile(pf PassFile) ([]byte, error) {
 	return os.ReadFile(name)
 }
 
-// shareReadOnly makes src/ and the run's change, diff and repository rules
-// readable by the container's user and returns the file mounts that put
+// shareReadOnly makes src/ and the run's change, diff, repository rules
+// and dismissed findings readable by the container's user and returns the file mounts that put
 // them at /workspace.
 func shareReadOnly(run rundir.Layout) ([]sandbox.Mount, error) {
 	err := filepath.WalkDir(run.SrcDir(), func(p string, d fs.DirEntry, err error) error {
@@ -328,7 +328,7 @@ func shareReadOnly(run rundir.Layout) ([]sandbox.Mount, error) {
 		return nil, fmt.Errorf("share src/ with the sandbox: %w", err)
 	}
 	var mounts []sandbox.Mount
-	for _, p := range []string{run.ChangePath(), run.DiffPath(), run.RepoRulesPath()} {
+	for _, p := range []string{run.ChangePath(), run.DiffPath(), run.RepoRulesPath(), run.DismissedPath()} {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
