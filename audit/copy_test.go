@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/internal/pgtest"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/triggers"
@@ -65,6 +66,12 @@ func populate(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	if _, _, err := s.PauseRepo(ctx, "main", "ops", "freeze"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TrackFindings(ctx, trackReview(1, "1", "alice", repoFiles{"a.go": goodFile}, sqlProblem(4))); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.PlanNotice(ctx, 0, "dingtalk-dev", delivery.PurposeDigest, "digest:daily:2025-01-02", &im.Report{Kind: im.KindDigest}); err != nil {
 		t.Fatal(err)
 	}
 	sid, err := s.CreateSession(ctx, ReviewSession{Target: "svn-wc:/tmp/wc", Repo: "main", Agent: "llm"}, "first look", time.Minute)

@@ -62,7 +62,7 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO dispatches (run_id, channel, status, purpose, last_error, created_at, updated_at, report)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (run_id, channel) DO UPDATE SET status = excluded.status, purpose = excluded.purpose,
+		ON CONFLICT (run_id, channel, slot) DO UPDATE SET status = excluded.status, purpose = excluded.purpose,
 			last_error = excluded.last_error, updated_at = excluded.updated_at, report = excluded.report,
 			attempts = CASE WHEN `+supersedes+` THEN 0 ELSE dispatches.attempts END,
 			sent_at = CASE WHEN `+supersedes+` THEN NULL ELSE dispatches.sent_at END,
@@ -81,7 +81,7 @@ func (s *Store) PlanDispatch(ctx context.Context, runID int64, channel string, p
 		return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: %w", runID, channel, err)
 	}
 	d, err := scanDispatch(tx.QueryRowContext(ctx, `SELECT `+dispatchColumns+
-		` FROM dispatches WHERE run_id = ? AND channel = ?`, runID, channel))
+		` FROM dispatches WHERE run_id = ? AND channel = ? AND slot = ''`, runID, channel))
 	if err != nil {
 		return delivery.Dispatch{}, fmt.Errorf("plan dispatch run %d %s: read: %w", runID, channel, err)
 	}
@@ -118,8 +118,9 @@ func (s *Store) ClaimDispatch(ctx context.Context, id int64, lease time.Duration
 
 // finishedRun restricts a pick to dispatches of finished runs: rows of a
 // run still running are left to the pipeline that plans them (the run may
-// be redone after a crash and its result replaced).
-const finishedRun = `EXISTS (SELECT 1 FROM runs r WHERE r.id = d.run_id AND r.status IN ('succeeded', 'failed', 'skipped'))`
+// be redone after a crash and its result replaced). A row of no run (a
+// digest) has nothing to wait for.
+const finishedRun = `(d.run_id IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.id = d.run_id AND r.status IN ('succeeded', 'failed', 'skipped')))`
 
 // ClaimDue takes the oldest due dispatch of a finished run to channel, as
 // ClaimDispatch does, or returns nil when there is none.
@@ -484,7 +485,7 @@ func (s *Store) RetryDispatch(ctx context.Context, id int64) (delivery.Dispatch,
 }
 
 const dispatchColumns = `id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
-	purpose, next_attempt_at, rendered, message_id, parts_delivered, first_attempt_at, unknown_outcomes`
+	purpose, next_attempt_at, rendered, message_id, parts_delivered, first_attempt_at, unknown_outcomes, slot`
 
 // scanDispatch scans the dispatchColumns, then into extra the columns a
 // query selects after them.
@@ -494,11 +495,13 @@ func scanDispatch(sc scanner, extra ...any) (delivery.Dispatch, error) {
 		status, created, updated string
 		sent, next, first        sql.NullString
 		purpose                  string
+		runID                    sql.NullInt64
 	)
-	if err := sc.Scan(append([]any{&d.ID, &d.RunID, &d.Channel, &status, &d.Attempts, &d.LastError,
-		&created, &updated, &sent, &purpose, &next, &d.Rendered, &d.MessageID, &d.PartsDelivered, &first, &d.UnknownOutcomes}, extra...)...); err != nil {
+	if err := sc.Scan(append([]any{&d.ID, &runID, &d.Channel, &status, &d.Attempts, &d.LastError,
+		&created, &updated, &sent, &purpose, &next, &d.Rendered, &d.MessageID, &d.PartsDelivered, &first, &d.UnknownOutcomes, &d.Slot}, extra...)...); err != nil {
 		return delivery.Dispatch{}, err
 	}
+	d.RunID = runID.Int64 // 0: a row of no run (a digest)
 	d.Purpose = delivery.Purpose(purpose)
 	d.Status = delivery.Status(status)
 	var err error
@@ -593,4 +596,107 @@ func (s *Store) SetDispatchReport(ctx context.Context, id int64, report im.Repor
 		return fmt.Errorf("set report of dispatch %d: %w", id, err)
 	}
 	return nil
+}
+
+// PlanNotice records a delivery that is not a run's report: a
+// resolution follow-up (purpose resolution, of the resolving run) or a
+// digest (purpose digest, runID 0: no run), told apart from the run's
+// report row and from each other by slot ("resolution",
+// "digest:<name>:<period start>"). It is idempotent: when the row for
+// (run, channel, slot), or (channel, slot) without a run, exists it is
+// returned as it stands, with created false, so a resumed run or a second
+// daemon never plans a notice twice. The row is pending; a notice of a
+// run goes out once the run has finished, a digest at once.
+func (s *Store) PlanNotice(ctx context.Context, runID int64, channel string, purpose delivery.Purpose, slot string, report *im.Report) (d delivery.Dispatch, created bool, err error) {
+	switch {
+	case channel == "":
+		return d, false, fmt.Errorf("plan notice: %w: channel is required", ErrInvalid)
+	case slot == "":
+		return d, false, fmt.Errorf("plan notice to %s: %w: slot is required (\"\" is the run's report row)", channel, ErrInvalid)
+	case purpose != delivery.PurposeResolution && purpose != delivery.PurposeDigest:
+		return d, false, fmt.Errorf("plan notice to %s: %w: purpose %q (resolution or digest)", channel, ErrInvalid, purpose)
+	case report == nil:
+		return d, false, fmt.Errorf("plan notice to %s %s: %w: no report to send", channel, slot, ErrInvalid)
+	case runID < 0:
+		return d, false, fmt.Errorf("plan notice to %s %s: %w: run id %d", channel, slot, ErrInvalid, runID)
+	}
+	what := fmt.Sprintf("plan notice %s to %s", slot, channel)
+	if runID > 0 {
+		what = fmt.Sprintf("plan notice %s of run %d to %s", slot, runID, channel)
+	}
+	reportJSON, err := encodeReport(report)
+	if err != nil {
+		return d, false, fmt.Errorf("%s: %w", what, err)
+	}
+	var run any
+	if runID > 0 {
+		run = runID
+	}
+	now := formatTime(s.now())
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return d, false, fmt.Errorf("%s: begin: %w", what, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO dispatches (run_id, channel, status, purpose, created_at, updated_at, report, slot)
+		VALUES (?, ?, 'pending', ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		run, channel, string(purpose), now, now, reportJSON, slot)
+	if err != nil {
+		if isForeignKeyViolation(err) {
+			return d, false, fmt.Errorf("%s: %w", what, ErrNotFound)
+		}
+		return d, false, fmt.Errorf("%s: %w", what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return d, false, fmt.Errorf("%s: %w", what, err)
+	}
+	q := `SELECT ` + dispatchColumns + ` FROM dispatches WHERE run_id IS NULL AND channel = ? AND slot = ?`
+	args := []any{channel, slot}
+	if runID > 0 {
+		q = `SELECT ` + dispatchColumns + ` FROM dispatches WHERE run_id = ? AND channel = ? AND slot = ?`
+		args = []any{runID, channel, slot}
+	}
+	if d, err = scanDispatch(tx.QueryRowContext(ctx, q, args...)); err != nil {
+		return d, false, fmt.Errorf("%s: read: %w", what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return d, false, fmt.Errorf("%s: commit: %w", what, err)
+	}
+	return d, n == 1, nil
+}
+
+// RunReportRows lists a run's dispatches with their platform message ids
+// and stored reports, oldest first: what a resolution follow-up refers to
+// (the announcing run's sent report, to update or reply to).
+func (s *Store) RunReportRows(ctx context.Context, runID int64) ([]DispatchWithReport, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+dispatchColumns+`, report FROM dispatches WHERE run_id = ? ORDER BY id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("run %d dispatches: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []DispatchWithReport
+	for rows.Next() {
+		var col sql.NullString
+		d, err := scanDispatch(rows, &col)
+		if err != nil {
+			return nil, fmt.Errorf("run %d dispatches: scan: %w", runID, err)
+		}
+		r, err := decodeReport(col)
+		if err != nil {
+			return nil, fmt.Errorf("run %d dispatch %d: %w", runID, d.ID, err)
+		}
+		out = append(out, DispatchWithReport{Dispatch: d, Report: r})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("run %d dispatches: %w", runID, err)
+	}
+	return out, nil
+}
+
+// DispatchWithReport is a dispatch row and the report it sends (nil for
+// a suppressed row, or one an older aicr planned).
+type DispatchWithReport struct {
+	delivery.Dispatch
+	Report *im.Report `json:"report,omitempty"`
 }

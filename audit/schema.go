@@ -390,4 +390,132 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE dispatches ADD COLUMN report TEXT`,
 	},
+	// Findings that live across commits (issue 24): one row per finding
+	// of a repo, its identity (repo, key) unique, and its history in
+	// finding_events. Run ids are plain numbers, not references: a
+	// finding outlives the runs the audit_rows retention deletes.
+	//
+	// Dispatches that are not a run's report: a resolution follow-up (of
+	// the resolving run, slot 'resolution') and a digest (no run, slot
+	// 'digest:<name>:<period start>'). SQLite cannot drop NOT NULL or
+	// alter a CHECK, so dispatches and their attempts are rebuilt as in
+	// migration 4, ids, reports and message ids kept; on PostgreSQL the
+	// copied ids then move the id sequences past them.
+	{
+		`CREATE TABLE findings (
+			id                INTEGER PRIMARY KEY,
+			repo              TEXT    NOT NULL,
+			path              TEXT    NOT NULL,
+			category          TEXT    NOT NULL DEFAULT '',
+			finding_key       TEXT    NOT NULL,
+			agent_fingerprint TEXT    NOT NULL DEFAULT '',
+			anchor            TEXT    NOT NULL DEFAULT '',
+			state             TEXT    NOT NULL CHECK (state IN ('open', 'resolved', 'dismissed', 'reopened')),
+			severity          TEXT    NOT NULL CHECK (severity IN ('info', 'low', 'medium', 'high', 'critical')),
+			message           TEXT    NOT NULL,
+			suggestion        TEXT    NOT NULL DEFAULT '',
+			line              INTEGER NOT NULL DEFAULT 0,
+			end_line          INTEGER NOT NULL DEFAULT 0,
+			agent             TEXT    NOT NULL DEFAULT '',
+			model             TEXT    NOT NULL DEFAULT '',
+			first_run_id      INTEGER NOT NULL,
+			first_revision    TEXT    NOT NULL,
+			first_author      TEXT    NOT NULL DEFAULT '',
+			first_seen_at     TEXT    NOT NULL,
+			last_run_id       INTEGER NOT NULL,
+			last_revision     TEXT    NOT NULL,
+			last_seen_at      TEXT    NOT NULL,
+			sightings         INTEGER NOT NULL DEFAULT 1,
+			announced_run_id  INTEGER NOT NULL,
+			resolved_run_id   INTEGER NOT NULL DEFAULT 0,
+			resolved_revision TEXT    NOT NULL DEFAULT '',
+			resolved_author   TEXT    NOT NULL DEFAULT '',
+			resolved_at       TEXT,
+			acted_by          TEXT    NOT NULL DEFAULT '',
+			acted_via         TEXT    NOT NULL DEFAULT '' CHECK (acted_via IN ('', 'slack', 'web', 'cli', 'mcp', 'review')),
+			acted_at          TEXT,
+			dismissal         TEXT    NOT NULL DEFAULT '' CHECK (dismissal IN ('', 'false_positive', 'wont_fix', 'accepted_risk')),
+			note              TEXT    NOT NULL DEFAULT '',
+			useful            INTEGER NOT NULL DEFAULT 0,
+			UNIQUE (repo, finding_key)
+		)`,
+		`CREATE INDEX findings_repo_state ON findings (repo, state)`,
+		`CREATE INDEX findings_repo_path ON findings (repo, path)`,
+		`CREATE INDEX findings_first_run ON findings (first_run_id)`,
+		`CREATE INDEX findings_resolved_run ON findings (resolved_run_id) WHERE resolved_run_id <> 0`,
+		`CREATE INDEX findings_resolved_at ON findings (resolved_at) WHERE state = 'resolved'`,
+		`CREATE TABLE finding_events (
+			id         INTEGER PRIMARY KEY,
+			finding_id INTEGER NOT NULL REFERENCES findings(id) ON DELETE CASCADE,
+			kind       TEXT    NOT NULL CHECK (kind IN ('reported', 'seen', 'resolved', 'reopened', 'dismissed', 'useful', 'moved')),
+			at         TEXT    NOT NULL,
+			actor      TEXT    NOT NULL DEFAULT '',
+			via        TEXT    NOT NULL CHECK (via IN ('slack', 'web', 'cli', 'mcp', 'review')),
+			run_id     INTEGER NOT NULL DEFAULT 0,
+			revision   TEXT    NOT NULL DEFAULT '',
+			action     TEXT    NOT NULL DEFAULT '',
+			note       TEXT    NOT NULL DEFAULT '',
+			path       TEXT    NOT NULL DEFAULT ''
+		)`,
+		`CREATE INDEX finding_events_finding ON finding_events (finding_id, id)`,
+		`CREATE INDEX finding_events_run ON finding_events (run_id) WHERE run_id <> 0`,
+		`CREATE INDEX finding_events_kind_at ON finding_events (kind, at)`,
+
+		`CREATE TABLE dispatches_v17 (
+			id               INTEGER PRIMARY KEY,
+			run_id           INTEGER REFERENCES runs(id) ON DELETE CASCADE,
+			channel          TEXT    NOT NULL,
+			status           TEXT    NOT NULL CHECK (status IN ('pending', 'sent', 'failed', 'suppressed', 'dead', 'unknown')),
+			attempts         INTEGER NOT NULL DEFAULT 0,
+			last_error       TEXT    NOT NULL DEFAULT '',
+			created_at       TEXT    NOT NULL,
+			updated_at       TEXT    NOT NULL,
+			sent_at          TEXT,
+			purpose          TEXT    NOT NULL DEFAULT 'report' CHECK (purpose IN ('report', 'error', 'resolution', 'digest')),
+			next_attempt_at  TEXT,
+			lease_until      TEXT,
+			rendered         TEXT    NOT NULL DEFAULT '',
+			message_id       TEXT    NOT NULL DEFAULT '',
+			parts_delivered  INTEGER NOT NULL DEFAULT 0,
+			first_attempt_at TEXT,
+			unknown_outcomes INTEGER NOT NULL DEFAULT 0,
+			report           TEXT,
+			slot             TEXT    NOT NULL DEFAULT '',
+			UNIQUE (run_id, channel, slot),
+			CHECK (run_id IS NOT NULL OR slot <> '')
+		)`,
+		`INSERT INTO dispatches_v17 (id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
+			purpose, next_attempt_at, lease_until, rendered, message_id, parts_delivered, first_attempt_at, unknown_outcomes, report)
+			SELECT id, run_id, channel, status, attempts, last_error, created_at, updated_at, sent_at,
+			purpose, next_attempt_at, lease_until, rendered, message_id, parts_delivered, first_attempt_at, unknown_outcomes, report
+			FROM dispatches`,
+		`CREATE TABLE dispatch_attempts_v17 (
+			id            INTEGER PRIMARY KEY,
+			dispatch_id   INTEGER NOT NULL REFERENCES dispatches_v17(id) ON DELETE CASCADE,
+			attempt       INTEGER NOT NULL,
+			started_at    TEXT    NOT NULL,
+			finished_at   TEXT,
+			outcome       TEXT    NOT NULL DEFAULT '' CHECK (outcome IN ('', 'sent', 'retry', 'failed', 'dead', 'unknown')),
+			reason        TEXT    NOT NULL DEFAULT '',
+			status_code   INTEGER NOT NULL DEFAULT 0,
+			platform_code TEXT    NOT NULL DEFAULT '',
+			response      TEXT    NOT NULL DEFAULT '',
+			error         TEXT    NOT NULL DEFAULT '',
+			UNIQUE (dispatch_id, attempt)
+		)`,
+		`INSERT INTO dispatch_attempts_v17 (id, dispatch_id, attempt, started_at, finished_at, outcome, reason,
+			status_code, platform_code, response, error)
+			SELECT id, dispatch_id, attempt, started_at, finished_at, outcome, reason,
+			status_code, platform_code, response, error FROM dispatch_attempts`,
+		`DROP TABLE dispatch_attempts`,
+		`DROP TABLE dispatches`,
+		`ALTER TABLE dispatches_v17 RENAME TO dispatches`,
+		`ALTER TABLE dispatch_attempts_v17 RENAME TO dispatch_attempts`,
+		`CREATE INDEX dispatches_status ON dispatches (status, next_attempt_at)`,
+		`CREATE INDEX dispatches_channel ON dispatches (channel, status, id)`,
+		// The run-less rows' identity: NULLs are distinct in UNIQUE.
+		`CREATE UNIQUE INDEX dispatches_notice ON dispatches (channel, slot) WHERE run_id IS NULL`,
+		postgresOnly + `SELECT setval(pg_get_serial_sequence('dispatches', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM dispatches`,
+		postgresOnly + `SELECT setval(pg_get_serial_sequence('dispatch_attempts', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM dispatch_attempts`,
+	},
 }

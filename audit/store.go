@@ -329,6 +329,10 @@ func (s *Store) applyMigration(ctx context.Context, version int, stmts []string)
 		return nil
 	}
 	for _, stmt := range stmts {
+		stmt, ok := forBackend(s.backend, stmt)
+		if !ok {
+			continue
+		}
 		if s.backend == BackendPostgres {
 			stmt = pgDDL(stmt)
 		}

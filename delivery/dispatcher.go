@@ -113,6 +113,17 @@ func DedupeKey(runID int64, channel string) string {
 	return "aicr-" + strconv.FormatInt(runID, 10) + "-" + channel
 }
 
+// NoticeDedupeKey is the key of a notice (a dispatch with a slot): a
+// run's resolution follow-up is aicr-<run>-<channel>-<slot>, a digest
+// (no run) aicr-<purpose>-<channel>-<slot>, so a receiver that dedupes
+// keeps each apart from the run's report and from each other.
+func NoticeDedupeKey(d Dispatch) string {
+	if d.RunID == 0 {
+		return "aicr-" + string(d.Purpose) + "-" + d.Channel + "-" + d.Slot
+	}
+	return DedupeKey(d.RunID, d.Channel) + "-" + d.Slot
+}
+
 // DeadCount is how many deliveries this process gave up on, for metrics.
 func (d *Dispatcher) DeadCount() int64 { return d.dead.Load() }
 
@@ -394,7 +405,9 @@ func (d *Dispatcher) message(c *Claim) (im.Channel, im.Message, error) {
 	}
 	msg := im.Message{Report: c.Report, DedupeKey: DedupeKey(disp.RunID, disp.Channel),
 		PriorMessageID: disp.MessageID, MaybeDelivered: c.Interrupted || c.Attempt > 1, PartsDelivered: disp.PartsDelivered}
-	if disp.Purpose == PurposeError {
+	if disp.Slot != "" {
+		msg.DedupeKey = NoticeDedupeKey(disp)
+	} else if disp.Purpose == PurposeError {
 		// A failed run's notice and the report a retry later sends are two
 		// messages: a receiver that dedupes must not drop the report.
 		msg.DedupeKey += "-failure"

@@ -82,7 +82,8 @@ var ErrNotClaimable = errors.New("dispatch is not claimable")
 // run could not be read when the daemon started).
 var ErrUnresolvable = errors.New("dispatch cannot be resolved")
 
-// Dispatch is one run's delivery to one channel.
+// Dispatch is one delivery to one channel: a run's report (or failure
+// notice), a run's resolution follow-up, or a digest (RunID 0).
 type Dispatch struct {
 	ID        int64     `json:"id"`
 	RunID     int64     `json:"run_id"`
@@ -93,8 +94,13 @@ type Dispatch struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	SentAt    time.Time `json:"sent_at,omitzero"`
-	// Purpose is "report" for a review, "error" for a failed run's notice.
+	// Purpose is "report" for a review, "error" for a failed run's notice,
+	// "resolution" and "digest" for notices (PlanNotice).
 	Purpose Purpose `json:"purpose"`
+	// Slot tells a run's notices apart from its report ("" for the report
+	// or error row): "resolution", or "digest:<name>:<period start>" for a
+	// digest, whose RunID is 0.
+	Slot string `json:"slot,omitempty"`
 	// NextAttemptAt is when a pending retry is due; zero means now.
 	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
 	// Rendered is the body of the last attempt as the channel sent it.

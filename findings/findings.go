@@ -231,6 +231,10 @@ type Seen struct {
 	Index   int     `json:"index"`
 	Class   Class   `json:"class"`
 	Finding Finding `json:"finding"`
+	// Duplicate: an earlier problem of the same review has this one's key
+	// (the same code, category and file): they are one problem, and a
+	// report shows only the first. Class and Finding are the first's.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 // Outcome is what Track did with one review: one Seen per problem, in
