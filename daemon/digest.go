@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -31,8 +30,8 @@ import (
 type digestStore interface {
 	findings.Store
 	// PlanNotice plans a dispatch of report to channel under slot, once:
-	// a slot planned already is left as it is.
-	PlanNotice(ctx context.Context, runID int64, channel string, purpose delivery.Purpose, slot string, report *im.Report) (delivery.Dispatch, error)
+	// a slot planned already is left as it is (created false).
+	PlanNotice(ctx context.Context, runID int64, channel string, purpose delivery.Purpose, slot string, report *im.Report) (delivery.Dispatch, bool, error)
 	ReviewCostIn(ctx context.Context, repos []string, since, until time.Time) (audit.ReviewCost, error)
 }
 
@@ -67,16 +66,12 @@ func scheduleFindingJobs(ctx context.Context, j *jobs, parts *Components, store 
 	if len(cfg.Digests) == 0 {
 		return nil
 	}
-	ds, ok := any(store).(digestStore)
-	if !ok {
-		return errors.New("[[digest]]: this aicr's store cannot keep findings or plan digests")
-	}
 	wake := func() {}
 	if parts.Dispatcher != nil {
 		wake = parts.Dispatcher.Wake
 	}
 	for _, t := range cfg.Digests {
-		d, err := newDigester(cfg, t, ds, wake, opts.Now, opts.Logger)
+		d, err := newDigester(cfg, t, store, wake, opts.Now, opts.Logger)
 		if err != nil {
 			return err
 		}
@@ -133,12 +128,16 @@ func (d *digester) send(ctx context.Context, start, end time.Time) (delivery.Dis
 	if err != nil {
 		return delivery.Dispatch{}, err
 	}
-	disp, err := d.store.PlanNotice(ctx, 0, d.table.Channel, delivery.PurposeDigest, DigestSlot(d.table.Name, start), &rep)
+	disp, created, err := d.store.PlanNotice(ctx, 0, d.table.Channel, delivery.PurposeDigest, DigestSlot(d.table.Name, start), &rep)
 	if err != nil {
 		return delivery.Dispatch{}, fmt.Errorf("plan digest %s: %w", d.table.Name, err)
 	}
+	if !created {
+		d.log.Debug("digest already planned", "digest", d.table.Name, "dispatch", disp.ID, "period_start", start)
+		return disp, nil
+	}
 	d.log.Info("digest planned", "digest", d.table.Name, "channel", d.table.Channel, "dispatch", disp.ID,
-		"period_start", start, "period_end", end, "status", disp.Status)
+		"period_start", start, "period_end", end)
 	d.wake()
 	return disp, nil
 }
@@ -298,3 +297,5 @@ func lastTick(s cron.Schedule, t time.Time) time.Time {
 	}
 	return time.Time{}
 }
+
+var _ digestStore = (*audit.Store)(nil)

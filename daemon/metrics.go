@@ -85,9 +85,7 @@ func NewMetrics(store *audit.Store, version string) *Metrics {
 	reg.MustRegister(build)
 	if store != nil {
 		reg.MustRegister(&queueCollector{store: store, now: time.Now})
-		if fs, ok := any(store).(findings.Store); ok {
-			reg.MustRegister(&findingsCollector{store: fs, repos: m.repos})
-		}
+		reg.MustRegister(&findingsCollector{store: store, repos: m.repos})
 	}
 	return m
 }
