@@ -55,11 +55,7 @@ func (a *Admin) FindingsList(ctx context.Context, in FindingsListInput) (Finding
 		return FindingsListOutput{}, err
 	}
 	defer store.Close()
-	fs, err := findingsOf(store)
-	if err != nil {
-		return FindingsListOutput{}, err
-	}
-	list, err := fs.ListFindings(ctx, f)
+	list, err := store.ListFindings(ctx, f)
 	if err != nil {
 		return FindingsListOutput{}, storeErr(err)
 	}
@@ -120,15 +116,11 @@ func (a *Admin) FindingsShow(ctx context.Context, in FindingInput) (FindingDetai
 		return FindingDetail{}, err
 	}
 	defer store.Close()
-	fs, err := findingsOf(store)
+	f, err := getFinding(ctx, store, in.FindingID)
 	if err != nil {
 		return FindingDetail{}, err
 	}
-	f, err := getFinding(ctx, fs, in.FindingID)
-	if err != nil {
-		return FindingDetail{}, err
-	}
-	history, err := fs.FindingHistory(ctx, f.ID)
+	history, err := store.FindingHistory(ctx, f.ID)
 	if err != nil {
 		return FindingDetail{}, findingErr(err)
 	}
@@ -175,11 +167,7 @@ func (a *Admin) FindingsStats(ctx context.Context, in FindingsStatsInput) (Findi
 		return FindingsStatsOutput{}, err
 	}
 	defer store.Close()
-	fs, err := findingsOf(store)
-	if err != nil {
-		return FindingsStatsOutput{}, err
-	}
-	stats, err := fs.FindingStats(ctx, f)
+	stats, err := store.FindingStats(ctx, f)
 	if err != nil {
 		return FindingsStatsOutput{}, storeErr(err)
 	}
@@ -258,31 +246,19 @@ func (a *Admin) actOnFinding(ctx context.Context, tool string, id int64, act fin
 	out, err := a.run(ctx, mutation{
 		tool: tool,
 		plan: func(ctx context.Context, store *audit.Store, _ *config.Config) ([]Change, string, error) {
-			fs, err := findingsOf(store)
-			if err != nil {
-				return nil, "", err
-			}
-			f, err := getFinding(ctx, fs, id)
+			f, err := getFinding(ctx, store, id)
 			if err != nil {
 				return nil, "", err
 			}
 			return planAct(f, act)
 		},
 		apply: func(ctx context.Context, store *audit.Store, _ *config.Config, ch Change) error {
-			fs, err := findingsOf(store)
-			if err != nil {
-				return err
-			}
 			act.At = a.d.Now()
-			_, err = fs.ActOnFinding(ctx, ch.ID, act)
+			_, err := store.ActOnFinding(ctx, ch.ID, act)
 			return findingErr(err)
 		},
 		verify: func(ctx context.Context, store *audit.Store, _ *config.Config, ch Change) error {
-			fs, err := findingsOf(store)
-			if err != nil {
-				return err
-			}
-			f, err := getFinding(ctx, fs, ch.ID)
+			f, err := getFinding(ctx, store, ch.ID)
 			if err != nil {
 				return err
 			}
@@ -302,11 +278,7 @@ func (a *Admin) actOnFinding(ctx context.Context, tool string, id int64, act fin
 			return FindingActOutput{}, err
 		}
 		defer store.Close()
-		fs, err := findingsOf(store)
-		if err != nil {
-			return FindingActOutput{}, err
-		}
-		f, err := getFinding(ctx, fs, id)
+		f, err := getFinding(ctx, store, id)
 		if err != nil {
 			return FindingActOutput{}, err
 		}
@@ -379,15 +351,6 @@ func findingErr(err error) error {
 		return mcperr.Wrap(mcperr.PolicyBlocked, "call again without confirm to see the current state", err)
 	}
 	return storeErr(err)
-}
-
-// findingsOf is the store's findings.
-func findingsOf(store *audit.Store) (findings.Store, error) {
-	fs, ok := any(store).(findings.Store)
-	if !ok {
-		return nil, mcperr.New(mcperr.Internal, "install an aicr whose store keeps findings", "this aicr's store does not keep findings")
-	}
-	return fs, nil
 }
 
 // DismissalNames lists the reasons findings_dismiss takes, for help texts.

@@ -60,6 +60,10 @@ func (c *Config) validateDigests(channels, declared map[string]bool) []fieldProb
 		}
 		if d.Every == "" {
 			add(key+".every", `missing; give a cron schedule ("0 9 * * 1-5", "@daily", "@weekly")`)
+		} else if strings.HasPrefix(strings.TrimSpace(d.Every), "@every") {
+			// An interval counts from whenever a daemon started: two
+			// daemons, or one restarted, would not agree on the periods.
+			add(key+".every", "%q has no fixed times; use a cron schedule (\"0 9 * * *\", @daily, @hourly) so every daemon agrees on the periods", d.Every)
 		} else if _, err := d.Schedule(); err != nil {
 			add(key+".every", "bad schedule %q: %v (use cron syntax: \"0 9 * * 1-5\", @daily, @weekly)", d.Every, err)
 		}

@@ -53,6 +53,11 @@ channel = "console"
 [[digest]]
 name = "a b"
 every = "@daily"
+
+[[digest]]
+name = "hourly"
+channel = "console"
+every = "@every 1h"
 `))
 	if err == nil {
 		t.Fatal("a bad [[digest]] was accepted")
@@ -67,6 +72,7 @@ every = "@daily"
 		`aicr.toml:18: digest[1].every: missing`,
 		`aicr.toml:23: digest[2].name: must be 1-64 letters`,
 		`aicr.toml:22: digest[2].channel: missing`,
+		`aicr.toml:29: digest[3].every: "@every 1h" has no fixed times`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%v", want, err)
