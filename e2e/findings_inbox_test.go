@@ -59,7 +59,7 @@ func (f *fixture) inboxes(t *testing.T) map[string][]chatMsg {
 	for _, m := range f.wecom.Received() {
 		out["wecom"] = append(out["wecom"], chatMsg{Text: m.Markdown.Content})
 	}
-	for name, file := range map[string]string{"reports": f.reports, "archive": filepath.Join(f.dir, "archive.jsonl"), "digest": f.digests} {
+	for name, file := range map[string]string{"reports": f.reports, "archive": filepath.Join(f.dir, "archive.jsonl"), "digest": f.digestPath} {
 		out[name] = readJSONLines(t, file)
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,6 +39,33 @@ func (f *fixture) run(t *testing.T) {
 	f.stepReopen(t, sc)
 	f.stepDigest(t, sc)
 	f.checkNoLeak(t)
+	f.keepArtifacts(t)
+}
+
+// keepArtifacts writes what each channel received to $AICR_TEST_ARTIFACTS
+// (when set), one file per channel: what a reader saw, for a failure's
+// post-mortem and for the README's samples.
+func (f *fixture) keepArtifacts(t *testing.T) {
+	dir := os.Getenv("AICR_TEST_ARTIFACTS")
+	if dir == "" {
+		return
+	}
+	os.MkdirAll(dir, 0o755)
+	for ch, msgs := range f.inboxes(t) {
+		var b strings.Builder
+		for i, m := range msgs {
+			fmt.Fprintf(&b, "=== %s message %d (thread %q)\n%s\n\n", ch, i+1, m.Thread, m.Text)
+		}
+		if ch == "slack-bot" {
+			for i, u := range f.slack.Updates() {
+				fmt.Fprintf(&b, "=== chat.update %d of %s\n%s\n%s\n\n", i+1, u.TS, u.Text, u.Blocks)
+			}
+		}
+		name := filepath.Join(dir, fmt.Sprintf("findings-%s-%s.txt", f.vcs.name, ch))
+		if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+			t.Errorf("keep artifact: %v", err)
+		}
+	}
 }
 
 func (f *fixture) path(file string) string { return f.vcs.root + file }

@@ -49,25 +49,27 @@ const (
 
 // The scenario's files, relative to the driver's root, and their
 // contents at each step. The builtin agent flags a credential on an
-// added line, so a step that touches a line (even only its whitespace)
-// has it reviewed again.
+// added line, so a step that touches a line (even only its trailing
+// blanks) has it reviewed again.
 const (
 	fxConfig  = "config.go"          // finding A: fixed in r3
 	fxFixture = "testdata/login.txt" // finding B: a false positive, dismissed with a Slack button
 	fxSeed    = "tools/seed.go"      // finding C: won't fix, dismissed from the web link, then reopened
 	fxDeploy  = "tools/deploy.go"    // finding D: new in r4
 
-	fxConfigR1 = "package config\n\nconst Region = \"eu-west-1\"\nconst AccessKey = \"AKIAQWERTYUIOPASDFGH\"\n\nfunc Name() string { return \"svc\" }\n"
-	// r2 aligns the constants (whitespace only, the way a formatter does)
-	// and adds a function: the key is still there.
-	fxConfigR2 = "package config\n\nconst Region    = \"eu-west-1\"\nconst AccessKey = \"AKIAQWERTYUIOPASDFGH\"\n\nfunc Name() string { return \"svc\" }\n\nfunc Zone() string { return Region + \"a\" }\n"
+	// r1's lines carry trailing blanks (a sloppy editor); the later
+	// clean-ups strip them without fixing anything.
+	fxConfigR1 = "package config\n\nconst Region = \"eu-west-1\"\nconst AccessKey = \"AKIAQWERTYUIOPASDFGH\"  \n\nfunc Name() string { return \"svc\" }\n"
+	// r2 strips the trailing blanks and adds a function: the key is
+	// still there, two lines above the new code.
+	fxConfigR2 = "package config\n\nconst Region = \"eu-west-1\"\nconst AccessKey = \"AKIAQWERTYUIOPASDFGH\"\n\nfunc Name() string { return \"svc\" }\n\nfunc Zone() string { return Region + \"a\" }\n"
 	// r3 reads the key from the environment.
 	fxConfigR3 = "package config\n\nimport \"os\"\n\nconst Region = \"eu-west-1\"\n\n// AccessKey comes from the environment, never from the source.\nvar AccessKey = os.Getenv(\"AWS_ACCESS_KEY_ID\")\n\nfunc Name() string { return \"svc\" }\n\nfunc Zone() string { return Region + \"a\" }\n"
 
-	fxFixtureR1 = "# Fixture of the login tests: a throwaway account on the test server.\nuser = \"qa\"\npassword = \"hunter22-real\"\n"
-	fxFixtureR4 = "# Fixture of the login tests: a throwaway account on the test server.\nuser = \"qa\"\npassword =  \"hunter22-real\"\n"
-	fxSeedR1    = "package tools\n\n// Seed data of the local demo database.\nvar password = \"s3cr3t-Prod-Value\"\n"
-	fxSeedR4    = "package tools\n\n// Seed data of the local demo database.\nvar password  = \"s3cr3t-Prod-Value\"\n"
+	fxFixtureR1 = "# Fixture of the login tests: a throwaway account on the test server.\nuser = \"qa\"\npassword = \"hunter22-real\" \n"
+	fxFixtureR4 = "# Fixture of the login tests: a throwaway account on the test server.\nuser = \"qa\"\npassword = \"hunter22-real\"\n"
+	fxSeedR1    = "package tools\n\n// Seed data of the local demo database.\nvar password = \"s3cr3t-Prod-Value\"\t\n"
+	fxSeedR4    = "package tools\n\n// Seed data of the local demo database.\nvar password = \"s3cr3t-Prod-Value\"\n"
 	fxDeployR4  = "package tools\n\n// DeployKey signs the release uploads.\nconst DeployKey = \"AKIAZXCVBNMASDFGHJKL\"\n"
 
 	// fxSuggestion is the builtin rule's suggestion: a problem shown in
@@ -93,18 +95,20 @@ type vcsDriver struct {
 // and the stand-ins of every channel kind.
 type fixture struct {
 	*env
-	vcs       vcsDriver
-	repo      string
-	slack     *slackAPI
-	socket    *slackSocket
-	slackHook *hookSink
-	feishu    *imtest.Feishu
-	ding      *imtest.DingTalk
-	wecom     *imtest.WeCom
-	webhook   *hookSink
-	webAddr   string
-	digests   string
-	db        *sql.DB
+	vcs        vcsDriver
+	repo       string
+	slack      *slackAPI
+	socket     *slackSocket
+	slackHook  *hookSink
+	feishu     *imtest.Feishu
+	ding       *imtest.DingTalk
+	wecom      *imtest.WeCom
+	webhook    *hookSink
+	webAddr    string
+	digestPath string
+	db         *sql.DB
+	// toldNoDigest: the missing structured digest was reported once.
+	toldNoDigest bool
 }
 
 func TestFindingsAcrossCommitsSVN(t *testing.T) {
@@ -189,11 +193,11 @@ func p4SubmitAs(t *testing.T, e *env, depotPath string, added map[string]bool, a
 }
 
 // newFixture starts the stand-ins and rewrites e's config: every channel
-// kind, each with its repeat policy, the web page, a digest every few
-// seconds, quick delivery retries.
+// kind, each with its repeat policy, the web page, a digest every minute,
+// quick delivery retries.
 func newFixture(t *testing.T, e *env, repo string, drv vcsDriver) *fixture {
 	t.Helper()
-	f := &fixture{env: e, vcs: drv, repo: repo, webAddr: freeAddr(t), digests: filepath.Join(e.dir, "digests.jsonl")}
+	f := &fixture{env: e, vcs: drv, repo: repo, webAddr: freeAddr(t), digestPath: filepath.Join(e.dir, "digests.jsonl")}
 	slack, _ := newSlackAPI(t, fxSlackBotToken)
 	slackHook, hookSrv := newHookSink(t, fxSlackHookPath)
 	webhook, webhookSrv := newHookSink(t, fxWebhookPath)
@@ -249,7 +253,7 @@ token_file = "web-token"
 [[digest]]
 name = "team"
 channel = "digest"
-every = "@every 3s"
+every = "* * * * *"
 
 [[channel]]
 name = "slack-bot"
