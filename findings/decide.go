@@ -158,6 +158,21 @@ func (p *Plan) Paths() []string {
 	return dedupe(out)
 }
 
+// Dirs are the directories the change deleted (Subversion lists a
+// deleted or moved directory, not the files in it): the findings under
+// them are candidates too.
+func (p *Plan) Dirs() []string {
+	var out []string
+	if p.in.Change != nil {
+		for _, f := range p.in.Change.Files {
+			if f.NodeKind == vcs.NodeDir && f.Action == vcs.ActionDelete {
+				out = append(out, strings.TrimSuffix(f.Path, "/")+"/")
+			}
+		}
+	}
+	return dedupe(out)
+}
+
 // Review is the review the plan was made from (At filled in).
 func (p *Plan) Review() Review { return p.in }
 

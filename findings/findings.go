@@ -263,8 +263,13 @@ type Filter struct {
 	Author   string          // FirstAuthor
 	Category string
 	RunID    int64 // findings a run reported or resolved
-	Limit    int
-	Offset   int
+	// FirstSeenSince and ResolvedSince select findings first seen, or
+	// resolved, at or after them (a digest's "new" and "resolved this
+	// period"); zero: any time.
+	FirstSeenSince time.Time
+	ResolvedSince  time.Time
+	Limit          int
+	Offset         int
 }
 
 // Stat is the precision of one group (category, rule, agent or model):
