@@ -12,6 +12,7 @@ import (
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/findings"
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/triggers"
@@ -79,7 +80,7 @@ func (p *publisher) track(ctx context.Context, run *audit.Run, detail *audit.Run
 			if err != nil {
 				return nil, err
 			}
-			return strings.Split(string(b), "\n"), nil
+			return redactedLines(path, string(b)), nil
 		}
 	} else {
 		in.Complete = false // nothing to tell a fix by
@@ -101,6 +102,41 @@ func (p *publisher) track(ctx context.Context, run *audit.Run, detail *audit.Run
 		}
 	}
 	return &tracking{kind: in.VCS, seen: seen, outcome: out, told: map[int64]map[string]audit.DispatchWithReport{}}, nil
+}
+
+// redactedLines is a file's lines with every credential blanked: the
+// store keeps the anchored lines of a finding to tell a fix by, and a
+// hard-coded credential's finding anchors the credential itself. A line
+// keeps its place, so anchors and line numbers still agree; the same
+// credential moved is still the same finding, and rotated in place it is
+// still a hard-coded credential.
+func redactedLines(path, text string) []string {
+	const maxKeyLines = 200 // a 16k-bit RSA key in PEM is about 50
+	lines := strings.Split(text, "\n")
+	for _, sec := range redact.Find(path, text) {
+		i := sec.Line - 1
+		if i < 0 || i >= len(lines) {
+			continue
+		}
+		if strings.Contains(lines[i], "PRIVATE KEY") {
+			// A key block: every line of it, to its END line.
+			for j := i; j < len(lines) && j < i+maxKeyLines; j++ {
+				end := strings.Contains(lines[j], "-----END")
+				lines[j] = redact.Placeholder
+				if end {
+					break
+				}
+			}
+			continue
+		}
+		if red := redact.Text(lines[i]); red != lines[i] {
+			lines[i] = red
+		} else {
+			// Found only with the lines around it: the whole line goes.
+			lines[i] = redact.Placeholder
+		}
+	}
+	return lines
 }
 
 func (p *publisher) clock() time.Time {

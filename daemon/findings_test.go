@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/findings"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/file"
 	"github.com/aicr-dev/aicr/review"
@@ -120,6 +122,22 @@ reconcile_every = "off"
 // planned.
 func (f *findingsFixture) process(t *testing.T, rev string) *audit.Run {
 	t.Helper()
+	run, rep := f.processed(t, rev)
+	if rep.Error != "" {
+		t.Fatalf("r%s: %s", rev, rep.Error)
+	}
+	return run
+}
+
+// claimAndProcess is process for a run whose error is the test's to check.
+func (f *findingsFixture) claimAndProcess(t *testing.T, rev string) *audit.Run {
+	t.Helper()
+	run, _ := f.processed(t, rev)
+	return run
+}
+
+func (f *findingsFixture) processed(t *testing.T, rev string) (*audit.Run, *Report) {
+	t.Helper()
 	ctx := context.Background()
 	run, err := f.store.EnqueueClaimedWith(ctx, triggers.Event{V: triggers.ProtocolVersion, VCS: "svn", Repo: "main", Revision: rev,
 		Source: triggers.SourceManual}, time.Now(), audit.ClaimOptions{})
@@ -127,13 +145,13 @@ func (f *findingsFixture) process(t *testing.T, rev string) *audit.Run {
 		t.Fatal(err)
 	}
 	rep, err := f.pipe.Process(ctx, run, ProcessOptions{})
-	if err != nil || rep.Error != "" {
-		t.Fatalf("r%s: %v %s", rev, err, rep.Error)
+	if err != nil {
+		t.Fatalf("r%s: %v", rev, err)
 	}
 	if _, err := f.parts.Dispatcher.DriveDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return run
+	return run, rep
 }
 
 // records reads a file channel's lines.
@@ -288,6 +306,84 @@ func TestResolutionPlannedOnceWhenARunIsRedone(t *testing.T) {
 		}
 		if resolutions != 1 {
 			t.Fatalf("%s: %d resolutions delivered, want 1", ch, resolutions)
+		}
+	}
+}
+
+// failingFindings is the real store whose tracking fails, as a database
+// error would make it.
+type failingFindings struct{ *audit.Store }
+
+func (failingFindings) TrackFindings(context.Context, findings.Review) (findings.Outcome, error) {
+	return findings.Outcome{}, errors.New("database is locked")
+}
+
+// Tracking failing does not lose the report: every problem is reported
+// in full, as before findings, and the run records why.
+func TestTrackingFailureStillReports(t *testing.T) {
+	f := newFindingsFixture(t)
+	f.pipe.stages.Publish.(*publisher).findings = failingFindings{f.store}
+	run := f.claimAndProcess(t, "1")
+	for _, ch := range []string{"mention", "omit", "full"} {
+		recs := f.records(t, ch)
+		if len(recs) != 1 || len(recs[0].Problems) != 1 || len(recs[0].Entries) != 0 {
+			t.Fatalf("%s: %+v, want the report in full without findings", ch, recs)
+		}
+	}
+	got, err := f.store.GetRun(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != audit.RunSucceeded || !strings.Contains(got.Error, "track findings: database is locked") {
+		t.Fatalf("run %s, error %q: want succeeded with the tracking error recorded", got.Status, got.Error)
+	}
+}
+
+// A shelved change is not the repo's history: its review is reported as
+// it always was, and tracks nothing.
+func TestShelvedChangeIsNotTracked(t *testing.T) {
+	f := newFindingsFixture(t)
+	rev := "shelf-12-1700000000000"
+	f.pipe.stages.Fetch = scriptedFetch{rev: "func a() {\n\tbad()\n}\n"}
+	f.pipe.stages.Review = scriptedReview{rev: {{File: "trunk/a.go", Line: 2, Severity: review.SeverityHigh, Category: "bug", Message: "bad()"}}}
+	f.claimAndProcess(t, rev)
+	if recs := f.records(t, "mention"); len(recs) != 1 || len(recs[0].Problems) != 1 || len(recs[0].Entries) != 0 {
+		t.Fatalf("shelf report: %+v", recs)
+	}
+	list, err := f.store.ListFindings(context.Background(), findings.Filter{Repo: "main"})
+	if err != nil || len(list) != 0 {
+		t.Fatalf("findings after a shelf: %+v, %v", list, err)
+	}
+}
+
+// A hard-coded credential's finding anchors the line holding it: the
+// store never gets the value (it keeps the anchored lines to tell a fix
+// by), and the finding still follows the file.
+func TestCredentialNeverReachesTheFindings(t *testing.T) {
+	f := newFindingsFixture(t)
+	const cred = "AKIAQYLPMN5HHHFPZAM2"
+	f.pipe.stages.Fetch = scriptedFetch{"1": "package soak\n\nconst awsAccessKeyID = \"" + cred + "\"\n",
+		"2": "package soak\n\n// rotated\nconst awsAccessKeyID = \"" + cred + "\"\n"}
+	problem := func(line int) []review.Problem {
+		return []review.Problem{{File: "trunk/a.go", Line: line, Severity: review.SeverityCritical, Category: "hard-coded-credential",
+			Message: "AWS access key committed (aws-access-token)"}}
+	}
+	f.pipe.stages.Review = scriptedReview{"1": problem(3), "2": problem(4)}
+	f.process(t, "1")
+	f.process(t, "2")
+	if recs := f.records(t, "mention"); len(recs) != 2 || len(recs[1].Repeats) != 1 {
+		t.Fatalf("r2 should repeat r1's finding: %+v", recs)
+	}
+	if err := f.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"aicr.db", "aicr.db-wal"} {
+		b, err := os.ReadFile(filepath.Join(f.dir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), cred) {
+			t.Fatalf("the credential is in %s", name)
 		}
 	}
 }

@@ -76,11 +76,17 @@ func TestResolutionEditsAndRepliesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.updates) != 1 || f.updates[0].TS != f.posts[0].TS {
-		t.Fatalf("updates %+v, want the summary edited", f.updates)
+	// The summary, and the reply in its thread that carries the finding.
+	if len(f.updates) != 2 || f.updates[0].TS != f.posts[0].TS || f.updates[1].TS != f.posts[1].TS {
+		t.Fatalf("updates %+v, want the summary and its reply edited", f.updates)
 	}
-	if b, _ := json.Marshal(f.updates[0].Blocks); !strings.Contains(string(b), "Resolved in r43 by bob") {
-		t.Fatalf("the edited summary does not mark the finding resolved: %s", b)
+	for _, u := range f.updates {
+		if b, _ := json.Marshal(u.Blocks); !strings.Contains(string(b), "Resolved in r43 by bob") {
+			t.Fatalf("the edit does not mark the finding resolved: %s", b)
+		}
+	}
+	if b, _ := json.Marshal(f.updates[1].Blocks); strings.Contains(string(b), `"value":"11"`) {
+		t.Fatalf("the resolved finding kept its buttons: %s", b)
 	}
 	if len(f.posts) != before+1 || f.posts[before].ThreadTS != f.posts[0].TS || r2.Parts != 2 {
 		t.Fatalf("posts %d→%d, parts %d: want one reply in the report's thread", before, len(f.posts), r2.Parts)
@@ -98,7 +104,7 @@ func TestResolutionEditsAndRepliesOnce(t *testing.T) {
 	}
 	// A retry after the parts were recorded sends nothing more.
 	res.MaybeDelivered, res.PartsDelivered = false, 2
-	if _, err := ch.Send(context.Background(), res); err != nil || len(f.posts) != before+1 || len(f.updates) != 2 {
+	if _, err := ch.Send(context.Background(), res); err != nil || len(f.posts) != before+1 || len(f.updates) != 4 {
 		t.Fatalf("resumed retry: err %v, %d posts, %d updates", err, len(f.posts), len(f.updates))
 	}
 }

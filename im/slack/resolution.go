@@ -42,6 +42,8 @@ type resolutionPart struct {
 	channel string // the conversation id for an edit; c.cfg.Channel otherwise
 	ts      string // the message edited, or the thread replied in; "" for a message of its own
 	post    Post
+	// updated is the earlier report as edited, for its thread's replies.
+	updated *im.Report
 }
 
 // resolutionParts lays a resolution out as requests, in a fixed order so
@@ -61,7 +63,7 @@ func (c *Channel) resolutionParts(ctx context.Context, api *slack.Client, rep im
 			continue
 		}
 		if f.Updated != nil {
-			parts = append(parts, resolutionPart{update: true, channel: ch, ts: ts,
+			parts = append(parts, resolutionPart{update: true, channel: ch, ts: ts, updated: f.Updated,
 				post: RenderSummary(*f.Updated, c.mention(ctx, api, f.Updated.Author), false)})
 		}
 		parts = append(parts, resolutionPart{channel: ch, ts: ts, post: RenderResolutionReply(rep, f)})
@@ -126,7 +128,10 @@ func (c *Channel) sendPart(ctx context.Context, api *slack.Client, p resolutionP
 		if errors.As(err, &ser) && editRefused[ser.Err] {
 			return "", nil // the reply that follows still says it
 		}
-		return "", err
+		if err != nil {
+			return "", err
+		}
+		return "", c.editReplies(ctx, api, p)
 	}
 	opts = append(opts, slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl())
 	if p.ts != "" {
@@ -177,6 +182,52 @@ func (c *Channel) alreadyPosted(ctx context.Context, api *slack.Client, p resolu
 			continue
 		}
 		if part, ok := m.Metadata.EventPayload["part"].(float64); ok && int(part) == i {
+			return true
+		}
+	}
+	return false
+}
+
+// editReplies marks the resolved findings in the thread replies of the
+// earlier report that carry them, found by their metadata (the part
+// number each reply was posted with). Edits are idempotent, so a retry
+// may do them again; a reply that cannot be edited any more is left as
+// it is, since the summary and the thread reply say what was resolved.
+func (c *Channel) editReplies(ctx context.Context, api *slack.Client, p resolutionPart) error {
+	if p.updated == nil || !hasResolved(*p.updated) {
+		return nil
+	}
+	replies := RenderReplies(*p.updated, c.cfg.ProblemsPerReply)
+	msgs, _, _, err := api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+		ChannelID: p.channel, Timestamp: p.ts, Limit: 200, IncludeAllMetadata: true})
+	if err != nil {
+		return nil // the summary is edited; the replies stay as posted
+	}
+	for _, m := range msgs {
+		part, ok := m.Metadata.EventPayload["part"].(float64)
+		if m.Metadata.EventType != EventReply || !ok || int(part) < 1 || int(part) > len(replies) {
+			continue
+		}
+		post := replies[int(part)-1]
+		if !strings.Contains(renderedJSON([]Post{post}), ":white_check_mark:") {
+			continue
+		}
+		if err := im.Pace(ctx); err != nil {
+			return err
+		}
+		_, _, _, err := api.UpdateMessageContext(ctx, p.channel, m.Timestamp,
+			slack.MsgOptionText(post.Text, false), slack.MsgOptionBlocks(post.Blocks...))
+		var ser slack.SlackErrorResponse
+		if err != nil && !(errors.As(err, &ser) && editRefused[ser.Err]) {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasResolved(rep im.Report) bool {
+	for _, e := range rep.Entries {
+		if e.State == "resolved" {
 			return true
 		}
 	}

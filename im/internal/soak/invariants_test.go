@@ -42,6 +42,14 @@ var (
 	refusalRE = regexp.MustCompile(`40058|460101|19024|9499|msg_too_long|invalid_blocks|44004|40008`)
 )
 
+// isResolution spots a resolution follow-up (a finding a later change
+// fixed), by its dedupe key or its title: it is the resolving run's
+// second message to the channel, not part of its report, so the report
+// checks leave it out.
+func isResolution(key, head string) bool {
+	return strings.HasSuffix(key, "-resolution") || strings.Contains(head, "aicr: resolved in ")
+}
+
 type index map[string]map[int64]*received
 
 func (ix index) add(channel string, run int64, part, of int, text string) *received {
@@ -88,6 +96,9 @@ func (s *soak) collect() (index, []string) {
 		}
 	}
 	for _, p := range s.slack.Posts() {
+		if isResolution(p.Key, p.Text) {
+			continue
+		}
 		m := dedupeRE.FindStringSubmatch(p.Key)
 		if m == nil {
 			odd = append(odd, fmt.Sprintf("slack-bot: a post without aicr metadata: %.80q", p.Text))
@@ -100,6 +111,9 @@ func (s *soak) collect() (index, []string) {
 		}
 	}
 	for _, d := range s.slackHook.Received() {
+		if isResolution("", string(d.Body)) {
+			continue
+		}
 		ix.byHead("slack-hook", string(d.Body), string(d.Body))
 	}
 	for _, d := range s.hook.Received() {
@@ -107,19 +121,31 @@ func (s *soak) collect() (index, []string) {
 			RunID int64 `json:"run_id"`
 		}
 		_ = json.Unmarshal(d.Body, &body)
+		if isResolution(d.IdempotencyKey, "") {
+			continue
+		}
 		if key := fmt.Sprintf("aicr-%d-webhook", body.RunID); d.IdempotencyKey != key && d.IdempotencyKey != key+"-failure" {
 			odd = append(odd, fmt.Sprintf("webhook: run %d came with Idempotency-Key %q", body.RunID, d.IdempotencyKey))
 		}
 		ix.add("webhook", body.RunID, 1, 1, string(d.Body))
 	}
 	for _, c := range s.feishu.Received() {
+		if isResolution("", c.Card.Header.Title.Content) {
+			continue
+		}
 		ix.byHead("feishu", c.Card.Header.Title.Content, c.Card.Header.Title.Content+"\n"+c.Markdown())
 	}
 	for _, m := range s.ding.Received() {
+		if isResolution("", m.Markdown.Title) {
+			continue
+		}
 		ix.byHead("dingtalk", m.Markdown.Title, m.Markdown.Title+"\n"+m.Markdown.Text)
 	}
 	for _, m := range s.wecom.Received() {
 		head, _, _ := strings.Cut(m.Markdown.Content, "\n")
+		if isResolution("", head) {
+			continue
+		}
 		ix.byHead("wecom", head, m.Markdown.Content)
 	}
 	if f, err := os.Open(filepath.Join(s.root, "reports.jsonl")); err == nil {
@@ -127,10 +153,14 @@ func (s *soak) collect() (index, []string) {
 		sc.Buffer(nil, 16<<20)
 		for sc.Scan() {
 			var line struct {
-				RunID int64 `json:"run_id"`
+				RunID      int64  `json:"run_id"`
+				ReportKind string `json:"report_kind"`
 			}
 			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 				odd = append(odd, fmt.Sprintf("file: a line that is not JSON: %v", err))
+				continue
+			}
+			if line.ReportKind == "resolution" {
 				continue
 			}
 			ix.add("file", line.RunID, 1, 1, sc.Text())
@@ -250,6 +280,9 @@ func (s *soak) check() {
 	tolerated := s.crashWindowResends(ix)
 	sent, parts := 0, 0
 	for _, d := range disps {
+		if d.Purpose == deliverypkg.PurposeResolution {
+			continue // a follow-up, not the run's report: check 3 sees it settled
+		}
 		r := ix[d.Channel][d.RunID]
 		who := fmt.Sprintf("%s → %s", label(runByID[d.RunID]), d.Channel)
 		switch d.Status {

@@ -229,6 +229,8 @@ type slackAPI struct {
 	mu    sync.Mutex
 	posts []slackPost
 	seq   int
+	// updates counts the chat.update edits (resolutions).
+	updates int
 }
 
 func (s *slackAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -288,6 +290,18 @@ func (s *slackAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		b, _ := json.Marshal(map[string]any{"ok": true, "messages": msgs})
 		_, _ = w.Write(b)
+	case "chat.update":
+		// A resolution edits the report it follows up, as Slack documents
+		// chat.update: the message must exist in the conversation.
+		for i, p := range s.posts {
+			if p.TS == r.Form.Get("ts") && p.Channel == r.Form.Get("channel") {
+				s.posts[i].Text, s.posts[i].Blocks = r.Form.Get("text"), r.Form.Get("blocks")
+				s.updates++
+				fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":%q}`, p.Channel, p.TS)
+				return
+			}
+		}
+		_, _ = io.WriteString(w, `{"ok":false,"error":"message_not_found"}`)
 	case "users.lookupByEmail":
 		_, _ = io.WriteString(w, `{"ok":false,"error":"users_not_found"}`)
 	default:
