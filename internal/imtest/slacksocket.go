@@ -35,17 +35,16 @@ import (
 //   - chat.postEphemeral (bot token) and the interaction's response_url
 //     answer as Slack does and are recorded.
 //
-// Other Web API methods go to Fallback when set (a chat.postMessage
-// stand-in), else unknown_method.
+// Other Web API methods go to the handler SetFallback gives (a
+// chat.postMessage stand-in), else unknown_method.
 type SlackSocket struct {
 	Server *httptest.Server
 	// AppID names the app in hello and in the payloads.
 	AppID  string
 	TeamID string
-	// Fallback serves every Web API method the stand-in does not.
-	Fallback http.Handler
 
 	mu          sync.Mutex
+	fallback    http.Handler
 	appToken    string
 	botToken    string
 	ackTimeout  time.Duration
@@ -117,7 +116,7 @@ func NewSlackSocket(t testing.TB, appToken, botToken string) *SlackSocket {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/apps.connections.open", s.open)
 	mux.HandleFunc("/api/chat.postEphemeral", s.postEphemeral)
-	mux.HandleFunc("/api/", s.fallback)
+	mux.HandleFunc("/api/", s.serveOther)
 	mux.HandleFunc("/link/", s.link)
 	mux.HandleFunc("/actions/", s.respond)
 	s.Server = httptest.NewServer(mux)
@@ -269,9 +268,21 @@ func (s *SlackSocket) respond(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, `{"ok":true}`)
 }
 
-func (s *SlackSocket) fallback(w http.ResponseWriter, r *http.Request) {
-	if s.Fallback != nil {
-		s.Fallback.ServeHTTP(w, r)
+// SetFallback routes every Web API method the stand-in does not serve
+// (chat.postMessage, chat.update, conversations.history) to h, so one
+// api_url serves the channel's posts and its Socket Mode.
+func (s *SlackSocket) SetFallback(h http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fallback = h
+}
+
+func (s *SlackSocket) serveOther(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	h := s.fallback
+	s.mu.Unlock()
+	if h != nil {
+		h.ServeHTTP(w, r)
 		return
 	}
 	w.WriteHeader(http.StatusNotFound)

@@ -176,7 +176,7 @@ func (s *SlackSocket) Redeliver(envelopeID string) {
 	}
 }
 
-// send writes one delivery of e to the newest live connection (Slack
+// send writes one delivery of e to one of the live connections (Slack
 // picks one of the app's connections) and arms the ack timer.
 func (s *SlackSocket) send(e *envelope, attempt int, reason string) {
 	s.mu.Lock()

@@ -35,7 +35,9 @@ type runner struct {
 	connects int
 
 	// warnings about hostile or broken payloads, at most a burst of 10
-	// then one a minute, so a flood cannot fill the log.
+	// then one a minute, so a flood cannot fill the log. The event loop
+	// and the worker both warn.
+	warnMu     sync.Mutex
 	warnings   *rate.Limiter
 	suppressed int
 }
@@ -60,6 +62,8 @@ func newRunner(app App, opts Options) *runner {
 
 // warn logs a problem with what Slack sent, bounded.
 func (r *runner) warn(msg string, args ...any) {
+	r.warnMu.Lock()
+	defer r.warnMu.Unlock()
 	if !r.warnings.Allow() {
 		r.suppressed++
 		return

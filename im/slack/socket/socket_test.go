@@ -389,3 +389,53 @@ func TestSocketAnswersThroughResponseURLWhenTheBotCannot(t *testing.T) {
 	}
 	imtest.AssertNoLeak(t, "log", h.logs.String(), "xoxb-revoked-000", appToken)
 }
+
+// A frame over the read limit ends the connection, not the process:
+// the client reconnects and the next click works.
+func TestSocketOversizedFrameReconnects(t *testing.T) {
+	store := newStore(t)
+	id := store.add(t, findings.Finding{Repo: "main", Path: "a.go", Line: 1})
+	h := newHarness(t, store)
+	h.slack.SetTiming(time.Hour, 0, 200*time.Millisecond) // no re-delivery of the big one
+	h.start(socket.Options{})
+	h.connected(1)
+	big, _ := json.Marshal(map[string]any{"type": "block_actions", "padding": strings.Repeat("x", 2<<20)})
+	h.slack.Deliver(big)
+	h.connected(2)
+	h.acked(h.click("U0ALICE", "alice", "false_positive", id))
+	h.ephemerals(1)
+	if f, _ := store.GetFinding(context.Background(), id); f.State != findings.StateDismissed {
+		t.Errorf("click after the oversized frame: %s", f.State)
+	}
+}
+
+// A connection that goes quiet (no ping from Slack: a half-open TCP
+// connection) is taken for dead and replaced.
+func TestSocketMissedPingsReconnect(t *testing.T) {
+	h := newHarness(t, newStore(t))
+	h.slack.SetTiming(time.Second, 3, time.Hour)
+	h.start(socket.Options{PingInterval: 300 * time.Millisecond})
+	h.connected(1)
+	h.connected(2)
+}
+
+// A store that does not answer changes nothing, and the person is told
+// to try again; the error is logged for the operator.
+func TestSocketStoreDownAnswersTryAgain(t *testing.T) {
+	store := newStore(t)
+	id := store.add(t, findings.Finding{Repo: "main", Path: "a.go", Line: 1})
+	store.Close()
+	h := newHarness(t, store)
+	h.start(socket.Options{})
+	h.connected(1)
+	h.acked(h.click("U0ALICE", "alice", "false_positive", id))
+	if a := h.ephemerals(1)[0]; !strings.Contains(a.Text, "Nothing changed: aicr could not record this just now") {
+		t.Errorf("answer with the store down: %s", a.Text)
+	}
+	if !strings.Contains(h.logs.String(), `level=ERROR msg="finding action from slack not recorded"`) {
+		t.Errorf("the store's failure is not logged:\n%s", h.logs.String())
+	}
+	if h.count("false_positive/slack") != 0 {
+		t.Error("an action that was not recorded was counted")
+	}
+}
