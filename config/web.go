@@ -231,7 +231,7 @@ func checkBaseURL(s string) error {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
-		return fmt.Errorf("not a URL: %v", err)
+		return fmt.Errorf("not a URL: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("must be an absolute http:// or https:// URL, got %q", s)
 	case u.Host == "":

@@ -54,27 +54,30 @@ func (s *server) formOK(w http.ResponseWriter, r *http.Request, binding string) 
 	return true
 }
 
-// sameOrigin refuses a POST a browser says came from another site. A
-// browser sends Origin with every POST form; it is this host, or
-// base_url's when the proxy rewrites Host.
+// sameOrigin refuses a POST a browser says came from another site. Under
+// Referrer-Policy: no-referrer a browser sends "Origin: null" with a
+// form, so Sec-Fetch-Site, which browsers send with every request, has
+// the first word; Origin decides for a browser that sends no
+// Sec-Fetch-Site, and the CSRF token in every case.
 func (s *server) sameOrigin(r *http.Request) bool {
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	case "":
+	default: // cross-site, same-site: a page of another origin
 		return false
 	}
 	origin := r.Header.Get("Origin")
-	if origin == "" {
-		// Not a browser, or one too old to say: the token still decides.
+	if origin == "" || origin == "null" {
 		return true
 	}
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
 		return false
 	}
-	if u.Host == r.Host {
+	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	if b, err := url.Parse(s.cfg.BaseURL); err == nil && b.Host != "" && strings.EqualFold(b.Host, u.Host) && b.Scheme == u.Scheme {
-		return true
-	}
-	return false
+	b, err := url.Parse(s.cfg.BaseURL)
+	return err == nil && b.Host != "" && strings.EqualFold(b.Host, u.Host) && b.Scheme == u.Scheme
 }

@@ -79,6 +79,8 @@ func newFixture(t *testing.T, auth string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	// The reviews ran three hours before the pages are read.
+	store.SetClock(func() time.Time { return fx.now.Add(-3 * time.Hour) })
 	fx.store = store
 	fx.signer = weblink.Signer{Key: bytes.Repeat([]byte{9}, weblink.MinKeyBytes), BaseURL: "http://aicr.test", TTL: 24 * time.Hour}
 	tokenFile := filepath.Join(dir, "web-token")
@@ -87,6 +89,10 @@ func newFixture(t *testing.T, auth string) *fixture {
 		TrustedProxies: []string{"127.0.0.1", "::1"}, TokenFile: tokenFile, LinkTTL: 24 * time.Hour}
 
 	msg := imtest.Message()
+	// The README's screenshots show these, in a font every machine has.
+	msg.Result.Problems[0].Message = "The error from s.Check is dropped: a wrong password still starts a session."
+	msg.Result.Problems[1].Message = "A database password is committed in plain text."
+	msg.Result.Summaries[0] = review.Summary{Title: "Summary", Markdown: "Mostly fine; one **critical** problem: a committed password.\n\n<script>alert(1)</script>"}
 	msg.Result.Problems = append(msg.Result.Problems, review.Problem{File: "web/login.go", Line: 9, Severity: review.SeverityHigh,
 		Category: "injection", Message: hostileText, Suggestion: "Use <b>bold</b> [here](http://evil.example/s)"})
 	var outA findings.Outcome
@@ -94,7 +100,8 @@ func newFixture(t *testing.T, auth string) *fixture {
 	fx.login, fx.hostile = outA.Seen[0].Finding.ID, outA.Seen[3].Finding.ID
 	var outB findings.Outcome
 	hm := imtest.HostileMessage()
-	fx.runB, outB = fx.review(hm, map[string]string{hm.Result.Problems[0].File: "int main() { return 0; }\n"}, false)
+	// Its file name is no path src/ can hold: the run kept none.
+	fx.runB, outB = fx.review(hm, nil, false)
 	fx.evilFile = outB.Seen[0].Finding.ID
 	return fx
 }
@@ -124,7 +131,7 @@ func (fx *fixture) review(msg im.Message, src map[string]string, keepSrc bool) (
 	fx.t.Helper()
 	ctx := context.Background()
 	ch := msg.Change
-	e, err := fx.store.Enqueue(ctx, triggers.Event{V: 1, VCS: "svn", Repo: ch.Repo, Revision: ch.Revision, User: ch.Author}, triggers.SourceTrigger, fx.now)
+	e, err := fx.store.Enqueue(ctx, triggers.Event{V: 1, VCS: "svn", Repo: ch.Repo, Revision: ch.Revision, User: ch.Author}, triggers.SourceTrigger, fx.now.Add(-3*time.Hour))
 	fx.must(err)
 	run, err := fx.store.ClaimNext(ctx)
 	fx.must(err)
@@ -142,7 +149,7 @@ func (fx *fixture) review(msg im.Message, src map[string]string, keepSrc bool) (
 		ch.Files = append(ch.Files, vcs.FileChange{Path: name, Action: vcs.ActionModify})
 	}
 	out, err := fx.store.TrackFindings(ctx, findings.Review{Repo: ch.Repo, VCS: vcs.KindSVN, RunID: run.ID, Revision: ch.Revision,
-		Author: ch.Author, Agent: "llm", Model: "qwen2.5-coder", At: fx.now, Change: ch, Problems: msg.Result.Problems, Complete: true,
+		Author: ch.Author, Agent: "llm", Model: "qwen2.5-coder", At: fx.now.Add(-3 * time.Hour), Change: ch, Problems: msg.Result.Problems, Complete: true,
 		Source: func(path string) ([]string, error) {
 			p, err := layout.SrcPath(path)
 			if err != nil {
@@ -155,8 +162,15 @@ func (fx *fixture) review(msg im.Message, src map[string]string, keepSrc bool) (
 	fx.must(fx.store.FinishRun(ctx, run.ID, audit.Outcome{Status: audit.RunSucceeded, Problems: msg.Result.Problems, Summaries: msg.Result.Summaries}))
 	msg.RunID = run.ID
 	rep := im.BuildReport(msg)
-	for _, seen := range out.Seen {
-		rep.Entries = append(rep.Entries, im.Entry{FindingID: seen.Finding.ID})
+	// Entries follow the report's (sorted) problems, as the daemon's do.
+	for _, p := range rep.Problems {
+		e := im.Entry{}
+		for _, seen := range out.Seen {
+			if q := msg.Result.Problems[seen.Index]; q.File == p.File && q.Line == p.Line && q.Category == p.Category {
+				e.FindingID = seen.Finding.ID
+			}
+		}
+		rep.Entries = append(rep.Entries, e)
 	}
 	cost := 0.0123
 	fx.must(fx.store.AddAgentStats(ctx, run.ID, audit.AgentStats{Agent: "llm", Model: "qwen2.5-coder", Passes: 2, Turns: 7, InputTokens: 12000, OutputTokens: 800, CostUSD: &cost}))

@@ -26,6 +26,10 @@ const pageSize = 50
 // shows.
 const excerptContext = 4
 
+// redactMargin is how many lines around an excerpt are scanned for
+// credentials with it: more than a private key block holds.
+const redactMargin = 200
+
 // findingView is the finding page: the same page for a signed-in user
 // (actions as one form) and a signed link's holder (its own actions).
 type findingView struct {
@@ -123,6 +127,9 @@ func (s *server) fillExcerpt(ctx context.Context, v *findingView) {
 	f := v.F
 	run, err := s.store.GetRun(ctx, f.LastRunID)
 	if err != nil {
+		if !errors.Is(err, audit.ErrNotFound) {
+			s.log.Warn("web: read a finding's run", "finding", f.ID, "run", f.LastRunID, "err", err)
+		}
 		v.ExcerptNote = "The code is not shown: run " + strconv.FormatInt(f.LastRunID, 10) + " is no longer recorded."
 		return
 	}
@@ -146,18 +153,44 @@ func (s *server) fillExcerpt(ctx context.Context, v *findingView) {
 		v.ExcerptNote = "The code of " + rev + " could not be read (the daemon's log says why). The finding's message is below."
 		return
 	}
-	// Redact the file whole, so a private key block spanning lines goes.
-	lines := strings.Split(strings.TrimRight(redact.Text(string(data)), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	end := max(f.EndLine, f.Line)
 	if f.Line > len(lines) {
 		v.ExcerptNote = "Line " + strconv.Itoa(f.Line) + " is past the end of the file as " + rev + " has it."
 		return
 	}
 	from, to := max(1, f.Line-excerptContext), min(len(lines), end+excerptContext)
+	redactLines(lines, from, to)
 	for n := from; n <= to; n++ {
-		v.Excerpt = append(v.Excerpt, codeLine{N: n, Text: visibleCode(lines[n-1]), Anchor: n >= f.Line && n <= end})
+		line := strings.TrimSuffix(lines[n-1], "\r")
+		v.Excerpt = append(v.Excerpt, codeLine{N: n, Text: visibleCode(line), Anchor: n >= f.Line && n <= end})
 	}
 	v.ExcerptNote = f.Path + " as " + rev + " has it"
+}
+
+// redactLines redacts credentials in lines[from-1:to] (1-based, both
+// included), scanning a wide window around them so a private key block
+// spanning lines is recognised whole, without scanning a huge file at
+// every page view. A line a block redaction swallowed (it is no longer
+// in the redacted window) is replaced whole.
+func redactLines(lines []string, from, to int) {
+	wfrom, wto := max(1, from-redactMargin), min(len(lines), to+redactMargin)
+	window := strings.Split(redact.Text(strings.Join(lines[wfrom-1:wto], "\n")), "\n")
+	if len(window) == wto-wfrom+1 {
+		copy(lines[wfrom-1:wto], window)
+		return
+	}
+	kept := make(map[string]bool, len(window))
+	for _, l := range window {
+		kept[l] = true
+	}
+	for n := from; n <= to; n++ {
+		l := redact.Text(lines[n-1])
+		if l == lines[n-1] && !kept[l] {
+			l = redact.Placeholder
+		}
+		lines[n-1] = l
+	}
 }
 
 // revName names a revision as its VCS does: "r120", "change 120".
@@ -176,6 +209,26 @@ func revName(kind string) func(string) string {
 	}
 }
 
+// revNamer names the revisions of the listed findings' repos; a
+// finding does not say its VCS, a run of its repo does.
+func (s *server) revNamer(ctx context.Context, list []findings.Finding) (func(repo, rev string) string, error) {
+	kinds := map[string]string{}
+	for _, f := range list {
+		if _, ok := kinds[f.Repo]; ok {
+			continue
+		}
+		runs, err := s.store.ListRuns(ctx, audit.ListOptions{Repo: f.Repo, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		kinds[f.Repo] = ""
+		if len(runs) > 0 {
+			kinds[f.Repo] = runs[0].VCS
+		}
+	}
+	return func(repo, rev string) string { return revName(kinds[repo])(rev) }, nil
+}
+
 // listView is the finding list with its filters.
 type listView struct {
 	Filter   listFilter
@@ -185,6 +238,8 @@ type listView struct {
 	Now      time.Time
 	Prev     string
 	Next     string
+	// Rev names a revision of a repo as its VCS does.
+	Rev func(repo, rev string) string
 }
 
 type listFilter struct {
@@ -231,6 +286,10 @@ func (s *server) findingList(w http.ResponseWriter, r *http.Request) {
 		v.Prev = "/findings?" + withParam(q, "offset", strconv.Itoa(max(0, offset-pageSize)))
 	}
 	v.Findings = list
+	if v.Rev, err = s.revNamer(r.Context(), list); err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
 	s.render(w, r, http.StatusOK, "findings", page{Title: "Findings", Data: v})
 }
 

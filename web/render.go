@@ -56,6 +56,27 @@ var funcs = template.FuncMap{
 	"lower":      strings.ToLower,
 	"add":        func(a, b int) int { return a + b },
 	"usd":        func(v *float64) string { return fmt.Sprintf("$%.4f", *v) },
+	"fenced":     fenced,
+}
+
+// snippet is a suggestion that is one fenced code block, shown as code
+// without its fences.
+type snippet struct {
+	Code bool
+	Text string
+}
+
+func fenced(s string) snippet {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") || len(t) < 6 {
+		return snippet{Text: s}
+	}
+	body := strings.TrimSuffix(t, "```")
+	_, body, ok := strings.Cut(body, "\n")
+	if !ok || strings.Contains(body, "```") {
+		return snippet{Text: s}
+	}
+	return snippet{Code: true, Text: strings.TrimRight(body, "\n")}
 }
 
 // text is hostile text (an agent's message, a committer's name, a path)
