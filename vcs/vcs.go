@@ -52,7 +52,10 @@ type FileChange struct {
 	Path     string   `json:"path"`
 	Action   Action   `json:"action"`
 	NodeKind NodeKind `json:"node_kind"`
-	// CopyFromPath/CopyFromRev are set for copies, moves and branches.
+	// CopyFromPath/CopyFromRev are set for copies, moves and branches
+	// (svn); p4 sets CopyFromPath for a submitted move/add only, and no
+	// CopyFromRev (its source revision is a file revision, not a change).
+	// Findings follow a rename through them.
 	CopyFromPath string `json:"copy_from_path,omitempty"`
 	CopyFromRev  string `json:"copy_from_rev,omitempty"`
 	Binary       bool   `json:"binary,omitempty"`

@@ -30,7 +30,7 @@ import (
 
 // benchSandbox builds the static aicr binary the runner mounts and
 // runs it in the image `make image` ships.
-func benchSandbox(b *testing.B) (string, sandbox.Config) {
+func benchSandbox(b testing.TB) (string, sandbox.Config) {
 	b.Helper()
 	image := testimage.Agent(b)
 	conf := testimage.ContainersConf(b)
@@ -47,7 +47,7 @@ func benchSandbox(b *testing.B) (string, sandbox.Config) {
 }
 
 // benchChange is a small change of one Go file for the model to review.
-func benchChange(b *testing.B) rundir.Layout {
+func benchChange(b testing.TB) rundir.Layout {
 	b.Helper()
 	run := rundir.New(filepath.Join(b.TempDir(), "runs", "0"))
 	if err := run.Create(); err != nil {

@@ -17,7 +17,8 @@ import (
 // "moved from" and "moved into" for the two halves of a move, "branch
 // from" for a branch. An integrate's word depends on how it was resolved
 // (copy, merge, edit, ignored), which the depot does not record, so its
-// record is left out rather than guessed.
+// record is left out rather than guessed. Only the tagged forms (-G,
+// -ztag) are emulated: the adapter reads no other.
 
 func (e *emu) filelog(args []string) {
 	long, max := false, 0

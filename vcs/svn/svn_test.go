@@ -185,18 +185,24 @@ func TestFetchPropertyOnly(t *testing.T) {
 	}
 }
 
+// An svn cp names its source and revision in every access mode (the
+// client's log, svnlook's changed --copy-info), so findings follow it.
 func TestFetchCopy(t *testing.T) {
-	c, dir := fetch(t, newAdapter(t, Config{}), fx.rCopy)
-	b := file(t, c, "b.c")
-	if b.Action != vcs.ActionAdd || b.CopyFromPath != "a.c" || b.CopyFromRev != strconv.FormatInt(fx.rCopy-1, 10) {
-		t.Errorf("b.c = %+v, want copy of a.c@%d", b, fx.rCopy-1)
-	}
-	// svn diff shows a copy as an add of the whole file.
-	if want := []vcs.LineRange{lr(1, 8)}; !reflect.DeepEqual(b.Added, want) {
-		t.Errorf("Added = %v, want %v", b.Added, want)
-	}
-	if got := readSrc(t, dir, "b.c"); got != aModify+"line8\n" {
-		t.Errorf("src/b.c = %q", got)
+	for _, m := range modes() {
+		t.Run(m.name, func(t *testing.T) {
+			c, dir := fetch(t, newModeAdapter(t, m, nil), fx.rCopy)
+			b := file(t, c, "b.c")
+			if b.Action != vcs.ActionAdd || b.CopyFromPath != "a.c" || b.CopyFromRev != strconv.FormatInt(fx.rCopy-1, 10) {
+				t.Errorf("b.c = %+v, want copy of a.c@%d", b, fx.rCopy-1)
+			}
+			// svn diff shows a copy as an add of the whole file.
+			if want := []vcs.LineRange{lr(1, 8)}; !reflect.DeepEqual(b.Added, want) {
+				t.Errorf("Added = %v, want %v", b.Added, want)
+			}
+			if got := readSrc(t, dir, "b.c"); got != aModify+"line8\n" {
+				t.Errorf("src/b.c = %q", got)
+			}
+		})
 	}
 }
 
