@@ -24,8 +24,16 @@ type Findings struct {
 	Reported, Fixed           time.Time
 }
 
-// AddFindings tracks the Findings in fx's database.
+// AddFindings tracks the Findings in fx's database, reported two days
+// ago and fixed one day ago.
 func AddFindings(t *testing.T, fx Fixture) Findings {
+	t.Helper()
+	now := time.Now().UTC().Truncate(time.Second)
+	return AddFindingsAt(t, fx, now.Add(-48*time.Hour), now.Add(-24*time.Hour))
+}
+
+// AddFindingsAt is AddFindings with the reviews at reported and fixed.
+func AddFindingsAt(t *testing.T, fx Fixture, reported, fixed time.Time) Findings {
 	t.Helper()
 	ctx := context.Background()
 	store, err := audit.Open(ctx, fx.DB)
@@ -33,7 +41,7 @@ func AddFindings(t *testing.T, fx Fixture) Findings {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	out := Findings{Reported: time.Now().Add(-48 * time.Hour).UTC().Truncate(time.Second), Fixed: time.Now().Add(-24 * time.Hour).UTC().Truncate(time.Second)}
+	out := Findings{Reported: reported, Fixed: fixed}
 	clock := out.Reported
 	store.SetClock(func() time.Time { return clock })
 	src := map[string]string{
@@ -50,8 +58,8 @@ func AddFindings(t *testing.T, fx Fixture) Findings {
 	}
 	out.Open, out.Resolved, out.Dismissed = r1.Seen[0].Finding.ID, r1.Seen[1].Finding.ID, r1.Seen[2].Finding.ID
 	clock = out.Fixed
-	fixed := map[string]string{"src/b.go": "package b\n\nfunc G() {\n\tx := 1\n}\n"}
-	r2, err := store.TrackFindings(ctx, fixtureReview(fx.Failed, "4", "bob", out.Fixed, fixed))
+	fixedSrc := map[string]string{"src/b.go": "package b\n\nfunc G() {\n\tx := 1\n}\n"}
+	r2, err := store.TrackFindings(ctx, fixtureReview(fx.Failed, "4", "bob", out.Fixed, fixedSrc))
 	if err != nil || len(r2.Resolved) != 1 || r2.Resolved[0].ID != out.Resolved {
 		t.Fatalf("track r4: %+v %v", r2, err)
 	}
