@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -299,3 +300,43 @@ func lastTick(s cron.Schedule, t time.Time) time.Time {
 }
 
 var _ digestStore = (*audit.Store)(nil)
+
+// DigestNow is the named [[digest]]'s report of the period from its last
+// tick to now: what the next tick will send so far (aicr digest send).
+// With plan it is also planned as a dispatch, under a slot of its own so
+// the scheduled digest of the period is still sent; the caller sends it
+// (or the daemon's dispatcher does).
+func DigestNow(ctx context.Context, cfg *config.Config, store *audit.Store, name string, now time.Time, plan bool) (im.Report, *delivery.Dispatch, error) {
+	var table *config.DigestTable
+	names := make([]string, 0, len(cfg.Digests))
+	for i, t := range cfg.Digests {
+		names = append(names, t.Name)
+		if t.Name == name {
+			table = &cfg.Digests[i]
+		}
+	}
+	if table == nil {
+		return im.Report{}, nil, fmt.Errorf("%w: no [[digest]] named %q in %s (digests: %s)", ErrUnknownDigest, name, cfg.Path, strings.Join(names, ", "))
+	}
+	d, err := newDigester(cfg, *table, store, func() {}, func() time.Time { return now }, nil)
+	if err != nil {
+		return im.Report{}, nil, err
+	}
+	start := lastTick(d.sched, now)
+	if start.IsZero() {
+		return im.Report{}, nil, fmt.Errorf("digest %s: schedule %q had no tick in the last 800 days", name, table.Every)
+	}
+	rep, err := d.report(ctx, start, now)
+	if err != nil || !plan {
+		return rep, nil, err
+	}
+	slot := "digest:" + name + ":manual:" + now.UTC().Format(time.RFC3339Nano)
+	disp, _, err := store.PlanNotice(ctx, 0, table.Channel, delivery.PurposeDigest, slot, &rep)
+	if err != nil {
+		return rep, nil, fmt.Errorf("plan digest %s: %w", name, err)
+	}
+	return rep, &disp, nil
+}
+
+// ErrUnknownDigest: the config has no [[digest]] of that name.
+var ErrUnknownDigest = errors.New("unknown digest")

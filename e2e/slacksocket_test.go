@@ -23,7 +23,7 @@ type slackSocket struct {
 func newSlackSocket(t *testing.T, api *slackAPI, appToken, botToken string) *slackSocket {
 	t.Helper()
 	s := imtest.NewSlackSocket(t, appToken, botToken)
-	s.Fallback = api
+	s.SetFallback(api)
 	return &slackSocket{SlackSocket: s}
 }
 

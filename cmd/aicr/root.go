@@ -57,6 +57,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdSession(f),
 		newCmdReload(f, nil),
 		newCmdFindings(f),
+		newCmdDigest(f),
 	)
 	setRootVersion(root)
 	wireUsageErrors(root)

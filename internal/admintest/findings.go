@@ -24,16 +24,32 @@ type Findings struct {
 	Reported, Fixed           time.Time
 }
 
-// AddFindings tracks the Findings in fx's database.
+// AddFindings tracks the Findings in fx's database, reported two days
+// ago and fixed one day ago.
 func AddFindings(t *testing.T, fx Fixture) Findings {
 	t.Helper()
-	ctx := context.Background()
-	store, err := audit.Open(ctx, fx.DB)
+	now := time.Now().UTC().Truncate(time.Second)
+	return AddFindingsAt(t, fx, now.Add(-48*time.Hour), now.Add(-24*time.Hour))
+}
+
+// AddFindingsAt is AddFindings with the reviews at reported and fixed.
+func AddFindingsAt(t *testing.T, fx Fixture, reported, fixed time.Time) Findings {
+	t.Helper()
+	store, err := audit.Open(context.Background(), fx.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	out := Findings{Reported: time.Now().Add(-48 * time.Hour).UTC().Truncate(time.Second), Fixed: time.Now().Add(-24 * time.Hour).UTC().Truncate(time.Second)}
+	return TrackFindings(t, store, fx.Old, fx.Failed, reported, fixed)
+}
+
+// TrackFindings tracks the Findings in store (any backend): the first
+// review as run first at reported, the fix as run second at fixed. It
+// leaves the store's clock at fixed.
+func TrackFindings(t *testing.T, store *audit.Store, first, second int64, reported, fixed time.Time) Findings {
+	t.Helper()
+	ctx := context.Background()
+	out := Findings{Reported: reported, Fixed: fixed}
 	clock := out.Reported
 	store.SetClock(func() time.Time { return clock })
 	src := map[string]string{
@@ -41,7 +57,7 @@ func AddFindings(t *testing.T, fx Fixture) Findings {
 		"src/b.go": "package b\n\nfunc G() {\n\tx:=1\n}\n",
 		"src/c.go": "package c\n\nfunc h() {\n\tos.Exit(1)\n}\n",
 	}
-	r1, err := store.TrackFindings(ctx, fixtureReview(fx.Old, "3", "alice", out.Reported, src,
+	r1, err := store.TrackFindings(ctx, fixtureReview(first, "3", "alice", out.Reported, src,
 		review.Problem{File: "src/a.go", Line: 4, Severity: review.SeverityHigh, Category: "security", Message: "SQL built from a string: injection"},
 		review.Problem{File: "src/b.go", Line: 4, Severity: review.SeverityMedium, Category: "style", Message: "not gofmt-ed"},
 		review.Problem{File: "src/c.go", Line: 4, Severity: review.SeverityLow, Category: "security", Message: "exits without cleanup"}))
@@ -50,8 +66,8 @@ func AddFindings(t *testing.T, fx Fixture) Findings {
 	}
 	out.Open, out.Resolved, out.Dismissed = r1.Seen[0].Finding.ID, r1.Seen[1].Finding.ID, r1.Seen[2].Finding.ID
 	clock = out.Fixed
-	fixed := map[string]string{"src/b.go": "package b\n\nfunc G() {\n\tx := 1\n}\n"}
-	r2, err := store.TrackFindings(ctx, fixtureReview(fx.Failed, "4", "bob", out.Fixed, fixed))
+	fixedSrc := map[string]string{"src/b.go": "package b\n\nfunc G() {\n\tx := 1\n}\n"}
+	r2, err := store.TrackFindings(ctx, fixtureReview(second, "4", "bob", out.Fixed, fixedSrc))
 	if err != nil || len(r2.Resolved) != 1 || r2.Resolved[0].ID != out.Resolved {
 		t.Fatalf("track r4: %+v %v", r2, err)
 	}
