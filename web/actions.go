@@ -33,7 +33,7 @@ func (s *server) findingAct(w http.ResponseWriter, r *http.Request) {
 	if !s.act(w, r, f, a, user, "web") {
 		return
 	}
-	http.Redirect(w, r, "/findings/"+strconv.FormatInt(f.ID, 10)+"?done="+url.QueryEscape(string(a)), http.StatusSeeOther)
+	http.Redirect(w, r, s.prefix+"/findings/"+strconv.FormatInt(f.ID, 10)+"?done="+url.QueryEscape(string(a)), http.StatusSeeOther)
 }
 
 // act records a person's action with where it came from, and answers
@@ -130,7 +130,7 @@ func (s *server) linkPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	} else if a := findings.Action(lp.action); applies(f.State, a) {
-		v.Confirm = &confirmView{Action: a, URL: r.URL.Path + "?" + url.Values{"exp": {r.URL.Query().Get("exp")}, "sig": {r.URL.Query().Get("sig")}}.Encode(),
+		v.Confirm = &confirmView{Action: a, URL: s.prefix + r.URL.Path + "?" + url.Values{"exp": {r.URL.Query().Get("exp")}, "sig": {r.URL.Query().Get("sig")}}.Encode(),
 			CSRF: s.csrfToken(lp.binding)}
 	} else if v.Done == "" {
 		v.Notice = actionLabels[a] + " does not apply to this finding now: it is " + strings.ToLower(stateLabel(f.State)) + "."
@@ -162,7 +162,7 @@ func (s *server) linkAct(w http.ResponseWriter, r *http.Request) {
 	}
 	back := s.relativeLink(lp.finding.ID, weblink.ActionView)
 	if back == "" {
-		back = r.URL.RequestURI()
+		back = s.prefix + r.URL.RequestURI()
 	}
 	sep := "?"
 	if strings.Contains(back, "?") {
@@ -182,5 +182,5 @@ func (s *server) relativeLink(id int64, action string) string {
 	if err != nil || u.Path == "" {
 		return ""
 	}
-	return weblink.Path(id, action) + "?" + u.RawQuery
+	return s.prefix + weblink.Path(id, action) + "?" + u.RawQuery
 }

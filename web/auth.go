@@ -170,7 +170,7 @@ func sessionMAC(token, exp string) string {
 
 func (s *server) loginPage(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Auth != config.WebAuthToken {
-		http.Redirect(w, r, "/findings", http.StatusSeeOther)
+		http.Redirect(w, r, s.prefix+"/findings", http.StatusSeeOther)
 		return
 	}
 	s.renderLogin(w, r, http.StatusOK, r.URL.Query().Get("next"), "")
@@ -199,19 +199,19 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	exp := strconv.FormatInt(s.now().Add(sessionTTL).Unix(), 10)
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: exp + "." + sessionMAC(token, exp), Path: "/",
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: exp + "." + sessionMAC(token, exp), Path: s.prefix + "/",
 		MaxAge: int(sessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.secure || r.TLS != nil})
 	s.log.Info("web sign-in", "remote", s.clientAddr(r))
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	http.Redirect(w, r, s.prefix+next, http.StatusSeeOther)
 }
 
 func (s *server) logout(w http.ResponseWriter, r *http.Request) {
 	if !s.formOK(w, r, "logout") {
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: s.prefix + "/", MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: s.secure || r.TLS != nil})
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	http.Redirect(w, r, s.prefix+"/login", http.StatusSeeOther)
 }
 
 // safeNext keeps a post-sign-in redirect on this site: a path, never

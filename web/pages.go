@@ -77,7 +77,7 @@ func (s *server) findingPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Actions = applicable(f.State)
 	v.CSRF = s.csrfToken(userBinding(viewer(r), f.ID))
-	v.FormAction = "/findings/" + strconv.FormatInt(f.ID, 10) + "/act"
+	v.FormAction = s.prefix + "/findings/" + strconv.FormatInt(f.ID, 10) + "/act"
 	v.Done = actionDone[findings.Action(r.URL.Query().Get("done"))]
 	s.render(w, r, http.StatusOK, "finding", page{Title: "Finding " + strconv.FormatInt(f.ID, 10), Data: v})
 }
@@ -280,10 +280,10 @@ func (s *server) findingList(w http.ResponseWriter, r *http.Request) {
 	v := listView{Filter: lf, States: findings.States, Sevs: review.Severities, Now: s.now()}
 	if len(list) > pageSize {
 		list = list[:pageSize]
-		v.Next = "/findings?" + withParam(q, "offset", strconv.Itoa(offset+pageSize))
+		v.Next = s.prefix + "/findings?" + withParam(q, "offset", strconv.Itoa(offset+pageSize))
 	}
 	if offset > 0 {
-		v.Prev = "/findings?" + withParam(q, "offset", strconv.Itoa(max(0, offset-pageSize)))
+		v.Prev = s.prefix + "/findings?" + withParam(q, "offset", strconv.Itoa(max(0, offset-pageSize)))
 	}
 	v.Findings = list
 	if v.Rev, err = s.revNamer(r.Context(), list); err != nil {
@@ -340,7 +340,7 @@ func (s *server) runList(w http.ResponseWriter, r *http.Request) {
 	v := runsView{Repo: repo, Now: s.now(), Top: before == 0}
 	if len(runs) > pageSize {
 		runs = runs[:pageSize]
-		v.Next = "/runs?" + withParam(r.URL.Query(), "before", strconv.FormatInt(runs[len(runs)-1].ID, 10))
+		v.Next = s.prefix + "/runs?" + withParam(r.URL.Query(), "before", strconv.FormatInt(runs[len(runs)-1].ID, 10))
 	}
 	v.Runs = runs
 	s.render(w, r, http.StatusOK, "runs", page{Title: "Runs", Data: v})

@@ -22,11 +22,13 @@ type page struct {
 	User string
 	// Logout is the sign-out form's token, for token sign-ins.
 	Logout string
-	Data   any
+	// Base is base_url's path, which every link and form starts with.
+	Base string
+	Data any
 }
 
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	p.User = viewer(r)
+	p.User, p.Base = viewer(r), s.prefix
 	if p.User != "" && s.cfg.Auth == "token" {
 		p.Logout = s.csrfToken("logout")
 	}

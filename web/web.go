@@ -15,6 +15,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -78,8 +80,12 @@ type server struct {
 	now     func() time.Time
 	proxies []netip.Prefix
 	csrfKey []byte
-	pages   map[string]*template.Template
-	secure  bool
+	// prefix is base_url's path ("/aicr"; "" at the root): every link,
+	// form and redirect starts with it, and a request that still carries
+	// it (a proxy that does not strip it) is served as one that does not.
+	prefix string
+	pages  map[string]*template.Template
+	secure bool
 }
 
 // New is the web page's handler. It refuses a signer without a key (the
@@ -110,6 +116,9 @@ func New(o Options) (http.Handler, error) {
 		s.proxies = append(s.proxies, prefix)
 	}
 	s.csrfKey = derive(o.Signer.Key, "aicr-web-csrf/v1")
+	if u, err := url.Parse(o.Config.BaseURL); err == nil {
+		s.prefix = strings.TrimRight(u.Path, "/")
+	}
 	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
@@ -120,7 +129,7 @@ func New(o Options) (http.Handler, error) {
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/findings", http.StatusSeeOther)
+		http.Redirect(w, r, s.prefix+"/findings", http.StatusSeeOther)
 	})
 	mux.HandleFunc("GET /static/style.css", serveStyle)
 	mux.HandleFunc("GET /login", s.loginPage)
@@ -136,7 +145,25 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "Not found", "There is no page at this address.")
 	})
-	return secureHeaders(mux)
+	return secureHeaders(s.stripPrefix(mux))
+}
+
+// stripPrefix serves base_url's path whether or not the reverse proxy
+// strips it.
+func (s *server) stripPrefix(next http.Handler) http.Handler {
+	if s.prefix == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := strings.CutPrefix(r.URL.Path, s.prefix); ok && (p == "" || strings.HasPrefix(p, "/")) {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = cmp.Or(p, "/")
+			r2.URL.RawPath = ""
+			next.ServeHTTP(w, r2)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // secureHeaders sets what every response carries. Pages are never

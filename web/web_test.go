@@ -374,3 +374,32 @@ func TestRedactLinesPrivateKey(t *testing.T) {
 		}
 	}
 }
+
+// Under a base_url with a path, every link, form and redirect keeps it,
+// whether or not the reverse proxy strips it from requests.
+func TestBaseURLPath(t *testing.T) {
+	fx := newFixture(t, "proxy")
+	fx.cfg.BaseURL, fx.signer.BaseURL = "http://aicr.test/tools/aicr/", "http://aicr.test/tools/aicr"
+	h := fx.handler(nil)
+	for _, target := range []string{"/tools/aicr/findings", "/findings"} {
+		rec := fx.do(h, "GET", target, "", proxyUser)
+		body := rec.Body.String()
+		if rec.Code != 200 || !strings.Contains(body, `href="/tools/aicr/static/style.css"`) ||
+			!strings.Contains(body, `href="/tools/aicr/findings/`+strconv.FormatInt(fx.login, 10)+`"`) || strings.Contains(body, `href="/findings`) {
+			t.Errorf("GET %s: %d\n%s", target, rec.Code, body)
+		}
+	}
+	link := "/tools/aicr" + fx.link(fx.login, string(findings.ActionUseful), fx.now)
+	page := fx.do(h, "GET", link, "", nil).Body.String()
+	action := strings.ReplaceAll(formActionRE.FindStringSubmatch(page)[1], "&amp;", "&")
+	if action != link {
+		t.Errorf("form posts to %q, want %q", action, link)
+	}
+	rec := fx.do(h, "POST", action, url.Values{"csrf": {formValue(t, page, "csrf")}}.Encode(), nil)
+	if rec.Code != 303 || !strings.HasPrefix(rec.Header().Get("Location"), "/tools/aicr/f/"+strconv.FormatInt(fx.login, 10)+"/view?") {
+		t.Errorf("POST: %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	if rec := fx.do(h, "GET", "/tools/aicrx/findings", "", proxyUser); rec.Code != 404 {
+		t.Errorf("a look-alike prefix: %d", rec.Code)
+	}
+}
