@@ -70,22 +70,32 @@ func (f *fixture) stepResolve(t *testing.T, sc *scenario) {
 	}
 }
 
-// checkSlackResolution: one chat.update of r1's message, marking A
-// resolved and keeping B and C, and one reply in its thread.
+// checkSlackResolution: r1's message is edited once to mark A resolved
+// (and the thread reply that carries A's entry, once, if at all), and one
+// reply goes to its thread.
 func (f *fixture) checkSlackResolution(t *testing.T, sc *scenario, before map[string]int, got []chatMsg) {
 	t.Helper()
-	updates := f.slack.Updates()[before["slack chat.update"]:]
-	if len(updates) != 1 {
-		t.Errorf("r3: %d chat.update calls succeeded, want 1: %+v", len(updates), updates)
-	}
-	for _, u := range updates {
-		if u.Channel != fxSlackChannel || u.TS != sc.slackTS {
-			t.Errorf("r3: chat.update of %s %s, want r1's message %s %s", u.Channel, u.TS, fxSlackChannel, sc.slackTS)
+	parts := map[string]bool{sc.slackTS: true}
+	for _, m := range f.slack.Messages() {
+		if m.ThreadTS == sc.slackTS && m.Key != "" && m.Key == f.slackKey(sc.slackTS) {
+			parts[m.TS] = true
 		}
-		body := u.Text + u.Blocks
-		if !has(body, "Resolved", "bob") {
+	}
+	edits := map[string]int{}
+	for _, u := range f.slack.Updates()[before["slack chat.update"]:] {
+		edits[u.TS]++
+		if u.Channel != fxSlackChannel || !parts[u.TS] {
+			t.Errorf("r3: chat.update of %s %s, which is no part of r1's report %s %s", u.Channel, u.TS, fxSlackChannel, sc.slackTS)
+		}
+		if edits[u.TS] > 1 {
+			t.Errorf("r3: message %s edited %d times", u.TS, edits[u.TS])
+		}
+		if body := u.Text + u.Blocks; u.TS == sc.slackTS && !has(body, "Resolved", "bob") {
 			t.Errorf("r3: the edited Slack report should mark A resolved by bob:\n%s", body)
 		}
+	}
+	if edits[sc.slackTS] != 1 {
+		t.Errorf("r3: r1's Slack message edited %d times, want once", edits[sc.slackTS])
 	}
 	var replies int
 	for _, m := range got {
@@ -164,6 +174,7 @@ func (f *fixture) stepDismiss(t *testing.T, sc *scenario) {
 	if c.State != findings.StateDismissed || c.ActedVia != findings.ViaWeb || !strings.Contains(c.ActedBy, "erin") || c.Dismissal != findings.ActionWontFix {
 		t.Errorf("C dismissed from the web link: %+v", c)
 	}
+	f.checkReadPages(t, c)
 	byPath := map[string]findings.Finding{}
 	for _, fd := range f.listFindings(t, "--state", "dismissed") {
 		byPath[fd.Path] = fd
@@ -361,4 +372,56 @@ func (f *fixture) history(t *testing.T, id string) []findings.Event {
 		t.Fatalf("aicr findings show --format json: %v\n%s", err, out)
 	}
 	return shown.History
+}
+
+// slackKey is the dedupe key of the Slack message at ts.
+func (f *fixture) slackKey(ts string) string {
+	for _, m := range f.slack.Messages() {
+		if m.TS == ts {
+			return m.Key
+		}
+	}
+	return ""
+}
+
+// checkReadPages: the finding list needs the [web] token, and with it
+// shows the finding erin dismissed, and her name.
+func (f *fixture) checkReadPages(t *testing.T, c findings.Finding) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second}
+	list := "http://" + f.webAddr + "/findings?state=dismissed"
+	if code, _ := httpGet(t, client, list); code != http.StatusUnauthorized {
+		t.Errorf("GET /findings without the token: HTTP %d, want 401", code)
+	}
+	req, _ := http.NewRequest(http.MethodGet, list, nil)
+	req.Header.Set("Authorization", "Bearer "+fxWebToken)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !has(string(body), f.path(fxSeed)) {
+		t.Errorf("GET /findings?state=dismissed with the token: HTTP %d, want 200 listing %s:\n%s", resp.StatusCode, f.path(fxSeed), body)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("the finding list's Content-Security-Policy is %q", csp)
+	}
+	code, page := f.authedGet(t, client, fmt.Sprintf("http://%s/findings/%d", f.webAddr, c.ID))
+	if code != http.StatusOK || !has(page, "erin") {
+		t.Errorf("the finding's page: HTTP %d, want 200 with erin's dismissal in its history", code)
+	}
+}
+
+func (f *fixture) authedGet(t *testing.T, client *http.Client, link string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, link, nil)
+	req.Header.Set("Authorization", "Bearer "+fxWebToken)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
