@@ -20,6 +20,8 @@ type scenario struct {
 	revs []string         // r1..r4 as the VCS names them
 	// slackTS is the ts of the Slack message that announced r1.
 	slackTS string
+	// slackR1 is the Slack channel as r1's report left it.
+	slackR1 []slackMessage
 	// links are the signed action links of r1's report per file, from
 	// the file channel: action → URL.
 	links map[string]map[string]string
@@ -40,6 +42,9 @@ func (f *fixture) run(t *testing.T) {
 	f.stepDigest(t, sc)
 	f.checkNoLeak(t)
 	f.keepArtifacts(t)
+	if f.shotsWanted() && len(sc.slackR1) > 0 {
+		f.takeShots(t, sc.slackR1)
+	}
 }
 
 // keepArtifacts writes what each channel received to $AICR_TEST_ARTIFACTS
@@ -105,6 +110,7 @@ func (f *fixture) stepAnnounce(t *testing.T, sc *scenario) {
 			f.checkEntries(t, ch, m, sc, []string{fxConfig, fxFixture, fxSeed})
 		}
 	}
+	sc.slackR1 = f.slack.Messages()
 	if msgs := got["slack-bot"]; len(msgs) == 1 {
 		sc.slackTS = msgs[0].TS
 		for _, name := range []string{fxConfig, fxFixture, fxSeed} {
