@@ -165,6 +165,16 @@ func TestMigrationKeepsDispatchRows(t *testing.T) {
 	if c.Attempt != 2 || c.AttemptID <= 205 || c.Dispatch.MessageID != "ts-0" || c.Report == nil {
 		t.Errorf("claim of the migrated row = %+v", c)
 	}
+	// The rebuilt attempts still belong to the rebuilt dispatches.
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM dispatches WHERE id = 101`); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpQuery(t, s, `SELECT id FROM dispatch_attempts WHERE dispatch_id = 101`); len(got) != 0 {
+		t.Errorf("attempts of a deleted dispatch left: %v", got)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO dispatch_attempts (dispatch_id, attempt, started_at) VALUES (9999, 1, 'x')`); err == nil {
+		t.Errorf("an attempt of no dispatch was accepted: the foreign key is gone")
+	}
 }
 
 func dumpQuery(t *testing.T, s *Store, q string) []string {

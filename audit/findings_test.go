@@ -86,7 +86,7 @@ func TestTrackFindingsAcrossCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if f.State != findings.StateOpen || f.FirstRevision != "1" || f.FirstAuthor != "alice" || f.AnnouncedRunID != 1 ||
-		f.Anchor != `db.Query("SELECT " + name)` || f.Agent != "claude" || f.Model != "sonnet" || f.Sightings != 1 {
+		f.Anchor != findings.AnchorDigest(`db.Query("SELECT " + name)`) || strings.Contains(f.Anchor, "SELECT") || f.Agent != "claude" || f.Model != "sonnet" || f.Sightings != 1 {
 		t.Errorf("stored finding = %+v", f)
 	}
 

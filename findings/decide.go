@@ -39,9 +39,10 @@ type planned struct {
 	path, oldPath    string
 	key, oldKey      string // content keys under path and under oldPath ("" when unreadable)
 	msgKey, oldMsg   string // message keys under path and oldPath
-	anchor           string
+	anchor           string // AnchorDigest of the anchored lines
 	line, endLine    int
 	category, agentF string
+	message          string // normalised
 }
 
 type source struct {
@@ -69,9 +70,9 @@ func Prepare(in Review) (*Plan, error) {
 	}
 	for i, pr := range in.Problems {
 		q := planned{index: i, path: pr.File, oldPath: p.renamedFrom[pr.File], line: pr.Line, endLine: pr.EndLine,
-			category: pr.Category, agentF: strings.TrimSpace(pr.Fingerprint)}
+			category: pr.Category, agentF: strings.TrimSpace(pr.Fingerprint), message: normLine(pr.Message)}
 		lines := p.source(pr.File).lines
-		q.anchor = Anchor(lines, pr.Line, pr.EndLine)
+		q.anchor = AnchorDigest(Anchor(lines, pr.Line, pr.EndLine))
 		q.key = Key(in.Repo, pr.File, pr.Category, lines, pr.Line, pr.EndLine)
 		q.msgKey = MessageKey(in.Repo, pr.File, pr.Category, pr.Message)
 		if q.oldPath != "" {

@@ -92,7 +92,7 @@ func TestLocate(t *testing.T) {
 		{"x", 0, 0, false},
 		{"", 0, 0, false},
 	} {
-		l, e, ok := Locate(src, c.anchor)
+		l, e, ok := Locate(src, AnchorDigest(c.anchor))
 		if l != c.line || e != c.end || ok != c.ok {
 			t.Errorf("Locate(%q) = %d, %d, %v; want %d, %d, %v", c.anchor, l, e, ok, c.line, c.end, c.ok)
 		}
