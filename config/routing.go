@@ -16,6 +16,28 @@ import (
 type Policy struct {
 	NoProblems  im.NoProblemsPolicy `toml:"no_problems"`
 	MinSeverity review.Severity     `toml:"min_severity"`
+	// Repeat is how reports show a finding the channel was already told
+	// about (see im.ChannelConfig.Repeat); [policy] sets the default,
+	// [repo.channel_policy.NAME] overrides the [[channel]]'s.
+	Repeat im.RepeatPolicy `toml:"repeat"`
+}
+
+// RepeatFor resolves the repeat policy of channel for repo. Precedence,
+// highest first: [repo.channel_policy.<channel>], the [[channel]] table,
+// [policy], then the default (mention).
+func (c *Config) RepeatFor(repo *Repo, channel string) im.RepeatPolicy {
+	if repo != nil {
+		if r := repo.ChannelPolicy[channel].Repeat; r != "" {
+			return r
+		}
+	}
+	if ch, ok := c.Channel(channel); ok && ch.Repeat != "" {
+		return ch.Repeat
+	}
+	if c.Policy.Repeat != "" {
+		return c.Policy.Repeat
+	}
+	return im.DefaultRepeat
 }
 
 // Route is one [[repo.route]]: a change touching any path matching
@@ -108,6 +130,9 @@ func (c *Config) validateRouting(file string, keys keyIndex, declared map[string
 		if p.MinSeverity != "" && !p.MinSeverity.Valid() {
 			add(key+".min_severity", key+".min_severity", "must be info, low, medium, high or critical, got %q", p.MinSeverity)
 		}
+		if p.Repeat != "" && !p.Repeat.Valid() {
+			add(key+".repeat", key+".repeat", "must be mention, omit or full, got %q", p.Repeat)
+		}
 	}
 	known := func(name string) bool {
 		_, ok := c.Channel(name)
@@ -151,6 +176,9 @@ func (c *Config) validateRouting(file string, keys keyIndex, declared map[string
 			}
 			if p.MinSeverity != "" && !p.MinSeverity.Valid() {
 				add(pkey+".min_severity", lineKey+".min_severity", "must be info, low, medium, high or critical, got %q", p.MinSeverity)
+			}
+			if p.Repeat != "" && !p.Repeat.Valid() {
+				add(pkey+".repeat", lineKey+".repeat", "must be mention, omit or full, got %q", p.Repeat)
 			}
 		}
 		for j, rt := range r.Routes {

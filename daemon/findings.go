@@ -169,8 +169,8 @@ func (p *publisher) toldChannels(ctx context.Context, t *tracking, runID int64) 
 
 // view is the run's findings as channel sees them: a repeat of a finding
 // whose report never reached this channel is new to it.
-func (p *publisher) view(ctx context.Context, t *tracking, runID int64, ch *config.Channel) (im.Findings, error) {
-	f := im.Findings{Repeat: ch.RepeatPolicy(), Tracked: make([]im.Tracked, len(t.seen))}
+func (p *publisher) view(ctx context.Context, t *tracking, repo *config.Repo, runID int64, ch *config.Channel) (im.Findings, error) {
+	f := im.Findings{Repeat: p.cfg.RepeatFor(repo, ch.Name), Tracked: make([]im.Tracked, len(t.seen))}
 	for i, s := range t.seen {
 		class := string(s.Class)
 		if s.Duplicate {

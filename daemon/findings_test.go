@@ -113,7 +113,7 @@ reconcile_every = "off"
 	bad := []review.Problem{{File: "trunk/a.go", Line: 2, Severity: review.SeverityHigh, Category: "bug", Message: "bad() leaks the handle"}}
 	moved := []review.Problem{{File: "trunk/a.go", Line: 3, Severity: review.SeverityHigh, Category: "bug", Message: "bad() leaks the handle"}}
 	f.pipe = NewPipeline(cfg, deps, Stages{
-		Fetch: scriptedFetch{"1": "func a() {\n\tbad()\n}\n", "2": "// a does a\nfunc a() {\n\tbad()\n}\n", "3": "// a does a\nfunc a() {\n\tgood()\n}\n"},
+		Fetch:  scriptedFetch{"1": "func a() {\n\tbad()\n}\n", "2": "// a does a\nfunc a() {\n\tbad()\n}\n", "3": "// a does a\nfunc a() {\n\tgood()\n}\n"},
 		Review: scriptedReview{"1": bad, "2": moved}, Publish: f.parts.Pipeline.stages.Publish})
 	return f
 }

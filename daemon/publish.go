@@ -114,7 +114,7 @@ func (p *publisher) planReport(ctx context.Context, tr *tracking, repo *config.R
 	ch, known := p.cfg.Channel(name)
 	var view im.Findings
 	if tr != nil && known {
-		v, err := p.view(ctx, tr, detail.ID, ch)
+		v, err := p.view(ctx, tr, repo, detail.ID, ch)
 		if err != nil {
 			p.log.Error("findings view: every problem is reported in full", "run_id", detail.ID, "channel", name, "err", err)
 			tr = nil
@@ -198,7 +198,7 @@ func (p *publisher) Release(ctx context.Context, runID int64, foreground bool) (
 	var errs []error
 	for _, r := range rows {
 		if r.Status.Undelivered() {
-			errs = append(errs, fmt.Errorf("channel %s: %s", r.Channel, r.LastError))
+			errs = append(errs, fmt.Errorf("channel %s: %s%s", r.Channel, purposeLabel(r), r.LastError))
 		}
 	}
 	return dispatchNotes(rows), errors.Join(append(errs, err)...)
@@ -207,7 +207,16 @@ func (p *publisher) Release(ctx context.Context, runID int64, foreground bool) (
 func dispatchNotes(rows []delivery.Dispatch) []DispatchNote {
 	notes := make([]DispatchNote, 0, len(rows))
 	for _, r := range rows {
-		notes = append(notes, DispatchNote{Channel: r.Channel, Status: r.Status, Detail: r.Detail()})
+		notes = append(notes, DispatchNote{Channel: r.Channel, Status: r.Status, Detail: purposeLabel(r) + r.Detail()})
 	}
 	return notes
+}
+
+// purposeLabel tells a run's follow-ups from its report where both name
+// the channel: "resolution: ".
+func purposeLabel(d delivery.Dispatch) string {
+	if d.Purpose == delivery.PurposeResolution {
+		return string(d.Purpose) + ": "
+	}
+	return ""
 }

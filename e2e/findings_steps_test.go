@@ -38,6 +38,7 @@ func (f *fixture) run(t *testing.T) {
 	f.stepDismiss(t, sc)
 	f.restart(t)
 	f.stepSuppressed(t, sc)
+	f.restart(t)
 	f.stepReopen(t, sc)
 	f.stepDigest(t, sc)
 	f.checkNoLeak(t)

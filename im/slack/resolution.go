@@ -198,12 +198,7 @@ func (c *Channel) editReplies(ctx context.Context, api *slack.Client, p resoluti
 		return nil
 	}
 	replies := RenderReplies(*p.updated, c.cfg.ProblemsPerReply)
-	msgs, _, _, err := api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
-		ChannelID: p.channel, Timestamp: p.ts, Limit: 200, IncludeAllMetadata: true})
-	if err != nil {
-		return nil // the summary is edited; the replies stay as posted
-	}
-	for _, m := range msgs {
+	for _, m := range threadReplies(ctx, api, p.channel, p.ts) {
 		part, ok := m.Metadata.EventPayload["part"].(float64)
 		if m.Metadata.EventType != EventReply || !ok || int(part) < 1 || int(part) > len(replies) {
 			continue
@@ -232,4 +227,16 @@ func hasResolved(rep im.Report) bool {
 		}
 	}
 	return false
+}
+
+// threadReplies are the messages of a thread, or none when they cannot be
+// read: the summary is edited already, and the replies then stay as they
+// were posted.
+func threadReplies(ctx context.Context, api *slack.Client, channel, ts string) []slack.Message {
+	msgs, _, _, err := api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+		ChannelID: channel, Timestamp: ts, Limit: 200, IncludeAllMetadata: true})
+	if err != nil {
+		return nil
+	}
+	return msgs
 }
