@@ -35,13 +35,16 @@ import (
 //   - chat.postEphemeral (bot token) and the interaction's response_url
 //     answer as Slack does and are recorded.
 //
-// Other Web API methods go to the handler SetFallback gives (a
-// chat.postMessage stand-in), else unknown_method.
+// Other Web API methods go to Fallback (a chat.postMessage stand-in),
+// else unknown_method.
 type SlackSocket struct {
 	Server *httptest.Server
 	// AppID names the app in hello and in the payloads.
 	AppID  string
 	TeamID string
+	// Fallback serves every Web API method the stand-in does not; set it
+	// before the first request, or use SetFallback.
+	Fallback http.Handler
 
 	mu          sync.Mutex
 	fallback    http.Handler
@@ -281,6 +284,9 @@ func (s *SlackSocket) serveOther(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	h := s.fallback
 	s.mu.Unlock()
+	if h == nil {
+		h = s.Fallback
+	}
 	if h != nil {
 		h.ServeHTTP(w, r)
 		return
