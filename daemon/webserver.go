@@ -42,10 +42,11 @@ func startWeb(cfg *config.Config, store *audit.Store, ln net.Listener, log *slog
 	if err != nil {
 		return nil, err
 	}
-	h, err := web.New(web.Options{Store: store, Config: cfg.Web, Signer: signer, Logger: log, Now: now})
-	if err != nil {
+	opts := web.Options{Store: store, Config: cfg.Web, Signer: signer, Logger: log, Now: now}
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	h := web.New(opts)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10}
 	done := make(chan struct{})

@@ -129,8 +129,19 @@ func remoteAddr(r *http.Request) netip.Addr {
 // effect without a restart; "" when it cannot be read.
 func (s *server) readToken() string {
 	v, err := secret.Ref{Env: s.cfg.TokenEnv, File: s.cfg.TokenFile}.Read()
+	// Logged when the answer changes, not at every request.
+	msg := ""
 	if err != nil {
-		s.log.Warn("web: read the [web] token; token sign-in refused", "err", err)
+		msg = err.Error()
+	}
+	if old := s.tokenErr.Swap(&msg); old == nil || *old != msg {
+		if err != nil {
+			s.log.Warn("web: cannot read the [web] token; token sign-in is refused until it can", "err", err)
+		} else if old != nil {
+			s.log.Info("web: the [web] token is readable again")
+		}
+	}
+	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(v.Reveal())

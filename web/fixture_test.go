@@ -205,9 +205,9 @@ func (fx *fixture) handler(now func() time.Time) http.Handler {
 	if now == nil {
 		now = func() time.Time { return fx.now }
 	}
-	h, err := New(Options{Store: fx.store, Config: fx.cfg, Signer: fx.signer, Now: now})
-	fx.must(err)
-	return h
+	o := Options{Store: fx.store, Config: fx.cfg, Signer: fx.signer, Now: now}
+	fx.must(o.Validate())
+	return New(o)
 }
 
 // get serves one request in process; hdr are extra headers.

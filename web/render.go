@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -59,6 +60,19 @@ var funcs = template.FuncMap{
 	"add":        func(a, b int) int { return a + b },
 	"usd":        func(v *float64) string { return fmt.Sprintf("$%.4f", *v) },
 	"fenced":     fenced,
+	"httpURL":    httpURL,
+	"rev":        func(kind, rev string) string { return revName(kind)(rev) },
+}
+
+// httpURL is u when it is an absolute http(s) URL with a host, else "":
+// the change link comes from the operator's config template, but it is
+// filled with a revision, and nothing else may become a link.
+func httpURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || strings.ContainsAny(u, " \t\r\n\"'<>") {
+		return ""
+	}
+	return u
 }
 
 // snippet is a suggestion that is one fenced code block, shown as code

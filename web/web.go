@@ -27,6 +27,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
@@ -84,24 +85,48 @@ type server struct {
 	// form and redirect starts with it, and a request that still carries
 	// it (a proxy that does not strip it) is served as one that does not.
 	prefix string
-	pages  map[string]*template.Template
-	secure bool
+	// tokenErr is the last error reading the token, so it is logged once.
+	tokenErr atomic.Pointer[string]
+	pages    map[string]*template.Template
+	secure   bool
 }
 
-// New is the web page's handler. It refuses a signer without a key (the
-// CSRF tokens need one) and trusted_proxies that do not parse.
-func New(o Options) (http.Handler, error) {
+// Validate reports what keeps o from serving the page: no store, a
+// signer without a key (the links and CSRF tokens need one), a
+// trusted_proxies entry that does not parse. The daemon calls it before
+// New, so a bad [web] stops the start with the reason.
+func (o Options) Validate() error {
+	var errs []error
 	if o.Store == nil {
-		return nil, errors.New("web: no store")
+		errs = append(errs, errors.New("web: no store"))
 	}
 	if len(o.Signer.Key) < weblink.MinKeyBytes {
-		return nil, fmt.Errorf("web: %w: the page needs the link key for its links and CSRF tokens", weblink.ErrNoKey)
+		errs = append(errs, fmt.Errorf("web: %w: the page needs the link key for its links and CSRF tokens", weblink.ErrNoKey))
 	}
-	s := &server{store: o.Store, cfg: o.Config, signer: o.Signer, log: o.Logger, now: o.Now,
-		secure: strings.HasPrefix(o.Config.BaseURL, "https://")}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+	for _, p := range o.Config.TrustedProxies {
+		if _, err := config.ParseTrustedProxy(p); err != nil {
+			errs = append(errs, fmt.Errorf("web.trusted_proxies: %w", err))
+		}
 	}
+	return errors.Join(errs...)
+}
+
+// New is the web page's handler. Options that do not Validate give a
+// handler that answers every request with 503 and the reason (logged
+// once), never a page without its protections.
+func New(o Options) http.Handler {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := o.Validate(); err != nil {
+		log.Error("web page not served", "err", err)
+		return secureHeaders(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "aicr's web page is not configured: "+err.Error(), http.StatusServiceUnavailable)
+		}))
+	}
+	s := &server{store: o.Store, cfg: o.Config, signer: o.Signer, log: log, now: o.Now,
+		secure: strings.HasPrefix(o.Config.BaseURL, "https://"), pages: pages}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -109,21 +134,14 @@ func New(o Options) (http.Handler, error) {
 		s.cfg.UserHeader = config.DefaultUserHeader
 	}
 	for _, p := range o.Config.TrustedProxies {
-		prefix, err := config.ParseTrustedProxy(p)
-		if err != nil {
-			return nil, fmt.Errorf("web.trusted_proxies: %w", err)
-		}
+		prefix, _ := config.ParseTrustedProxy(p) // checked by Validate
 		s.proxies = append(s.proxies, prefix)
 	}
 	s.csrfKey = derive(o.Signer.Key, "aicr-web-csrf/v1")
 	if u, err := url.Parse(o.Config.BaseURL); err == nil {
 		s.prefix = strings.TrimRight(u.Path, "/")
 	}
-	var err error
-	if s.pages, err = parsePages(); err != nil {
-		return nil, err
-	}
-	return s.routes(), nil
+	return s.routes()
 }
 
 func (s *server) routes() http.Handler {
@@ -192,23 +210,22 @@ func serveStyle(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(styleCSS)
 }
 
-// parsePages parses each page template with the shared layout.
-func parsePages() (map[string]*template.Template, error) {
+// pages are the page templates, each parsed with the shared layout
+// once; they are embedded, so an error is a bug of this build.
+var pages = parsePages()
+
+func parsePages() map[string]*template.Template {
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
-		return nil, err
+		panic(err)
 	}
-	pages := map[string]*template.Template{}
+	out := map[string]*template.Template{}
 	for _, n := range names {
 		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
 		if base == "layout" {
 			continue
 		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
-		if err != nil {
-			return nil, fmt.Errorf("web: parse %s: %w", n, err)
-		}
-		pages[base] = t
+		out[base] = template.Must(template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n))
 	}
-	return pages, nil
+	return out
 }

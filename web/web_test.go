@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/findings"
 	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/weblink"
@@ -401,5 +402,65 @@ func TestBaseURLPath(t *testing.T) {
 	}
 	if rec := fx.do(h, "GET", "/tools/aicrx/findings", "", proxyUser); rec.Code != 404 {
 		t.Errorf("a look-alike prefix: %d", rec.Code)
+	}
+}
+
+func TestHTTPURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://svn.example.com/viewvc?r=42": "https://svn.example.com/viewvc?r=42",
+		"javascript:alert(1)":                 "",
+		"//evil.example/x":                    "",
+		"http://a.example/\"onmouseover=x":    "",
+		"data:text/html,x":                    "",
+	} {
+		if got := httpURL(in); got != want {
+			t.Errorf("httpURL(%q) = %q", in, got)
+		}
+	}
+}
+
+// Options that do not validate serve no page, only the reason.
+func TestNewRefusesBadOptions(t *testing.T) {
+	fx := newFixture(t, "proxy")
+	o := Options{Store: fx.store, Config: fx.cfg}
+	o.Config.TrustedProxies = []string{"10.0.0.0/99"}
+	err := o.Validate()
+	if err == nil || !strings.Contains(err.Error(), "no link key") || !strings.Contains(err.Error(), `"10.0.0.0/99"`) {
+		t.Fatalf("Validate = %v", err)
+	}
+	rec := fx.do(New(o), "GET", "/findings", "", proxyUser)
+	if rec.Code != 503 || rec.Header().Get("Content-Security-Policy") != CSP || !strings.Contains(rec.Body.String(), "no link key") {
+		t.Errorf("misconfigured page: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+}
+
+// Where an action came from: behind a trusted proxy, the last address in
+// X-Forwarded-For that is not a proxy; from anywhere else, the peer.
+func TestClientAddr(t *testing.T) {
+	s := &server{}
+	for _, p := range []string{"127.0.0.1", "10.0.0.0/8"} {
+		prefix, err := config.ParseTrustedProxy(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.proxies = append(s.proxies, prefix)
+	}
+	cases := []struct{ remote, xff, want string }{
+		{"127.0.0.1:1", "198.51.100.1, 203.0.113.7", "203.0.113.7"},
+		{"127.0.0.1:1", "203.0.113.7, 10.1.2.3", "203.0.113.7"},
+		{"192.0.2.5:1", "203.0.113.7", "192.0.2.5"},
+		{"127.0.0.1:1", "", "127.0.0.1"},
+		{"127.0.0.1:1", "not-an-ip", "127.0.0.1"},
+		{"[::ffff:127.0.0.1]:1", "203.0.113.8", "203.0.113.8"},
+	}
+	for _, c := range cases {
+		r, _ := http.NewRequest("GET", "/", nil)
+		r.RemoteAddr = c.remote
+		if c.xff != "" {
+			r.Header.Set("X-Forwarded-For", c.xff)
+		}
+		if got := s.clientAddr(r); got != c.want {
+			t.Errorf("%s with %q: %s, want %s", c.remote, c.xff, got, c.want)
+		}
 	}
 }
