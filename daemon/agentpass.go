@@ -60,7 +60,7 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 		tgt.Replayer = r
 	}
 	log := a.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
-	a.writeDismissals(ctx, run, dir, log)
+	a.writeDismissals(ctx, run.Repo, dir, log)
 	out, err := a.ladder.Run(ctx, dir, tgt)
 	a.record(ctx, run, out, log)
 	if err != nil {
@@ -112,13 +112,13 @@ func (a *agentPass) record(ctx context.Context, run *audit.Run, out agent.Outcom
 // costs the review only the reminder, so it is logged, not fatal; the
 // file is rewritten or removed every time, so a retried run never reads
 // a stale list.
-func (a *agentPass) writeDismissals(ctx context.Context, run *audit.Run, dir rundir.Layout, log *slog.Logger) {
+func (a *agentPass) writeDismissals(ctx context.Context, repo string, dir rundir.Layout, log *slog.Logger) {
 	var ds []prompt.Dismissal
 	if i, ok := a.ladder.Agent.(agent.RepoFilesIgnorer); a.dismissals != nil && (!ok || !i.IgnoresRepoFiles()) {
 		change, err := dir.ReadChange()
 		if err == nil {
 			var found []findings.Finding
-			found, err = a.dismissals.DismissedIn(ctx, run.Repo, reviewedPaths(change), prompt.MaxDismissals)
+			found, err = a.dismissals.DismissedIn(ctx, repo, reviewedPaths(change), prompt.MaxDismissals)
 			for _, f := range found {
 				ds = append(ds, prompt.Dismissal{Path: f.Path, Line: f.Line, EndLine: f.EndLine, Category: f.Category,
 					Message: f.Message, Reason: string(f.Dismissal), Note: f.Note})
@@ -133,12 +133,18 @@ func (a *agentPass) writeDismissals(ctx context.Context, run *audit.Run, dir run
 	}
 }
 
-// reviewedPaths are the change's paths and those its copies and renames
-// came from: a finding dismissed before a rename still has its old path.
+// reviewedPaths are the paths of the change's reviewed files and those
+// their copies and renames came from: a finding dismissed before a rename
+// still has its old path. Files the review leaves out (deleted, binary,
+// excluded, too large) cannot be reported on, so their dismissals would
+// only crowd the list.
 func reviewedPaths(c *vcs.Change) []string {
 	seen := map[string]bool{}
 	var paths []string
 	for _, f := range c.Files {
+		if f.Skipped != "" {
+			continue
+		}
 		for _, p := range []string{f.Path, f.CopyFromPath} {
 			if p != "" && !seen[p] {
 				seen[p] = true

@@ -199,6 +199,8 @@ func TestReviewerLeavesDismissalsForThePrompt(t *testing.T) {
 		{Path: "lib/new.go", Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, CopyFromPath: "lib/old.go", CopyFromRev: "6"},
 		{Path: "lib/old.go", Action: vcs.ActionDelete, NodeKind: vcs.NodeFile, Skipped: vcs.SkipDeleted},
 		{Path: "main.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile},
+		{Path: "logo.png", Action: vcs.ActionModify, NodeKind: vcs.NodeFile, Binary: true, Skipped: vcs.SkipBinary},
+		{Path: "gone.go", Action: vcs.ActionDelete, NodeKind: vcs.NodeFile, Skipped: vcs.SkipDeleted},
 	}}
 	if err := dir.WriteChange(change); err != nil {
 		t.Fatal(err)
@@ -299,5 +301,22 @@ func TestReviewerReadsDismissalsFromTheStore(t *testing.T) {
 	}
 	if dismissalsOf(nil) != nil {
 		t.Error("no store must list nothing, not a nil store")
+	}
+
+	// A caller that runs the ladder itself (a session round) gets the
+	// same file from the Components Build made.
+	cfg, _ := newSVNConfig(t)
+	cfg.Daemon.DataDir = t.TempDir()
+	parts, err := Build(cfg, Deps{Store: store}, BuildOptions{NoChannels: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts.Ladder.Agent = &dismissalsAgent{}
+	if err := os.Remove(dir.DismissedPath()); err != nil {
+		t.Fatal(err)
+	}
+	parts.LeaveDismissals(ctx, "main", dir)
+	if got, err := prompt.ReadDismissals(dir.DismissedPath()); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("LeaveDismissals wrote %+v (%v), want %+v", got, err, want)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/sandbox"
 	"github.com/aicr-dev/aicr/sandbox/egress"
 	"github.com/aicr-dev/aicr/vcs"
@@ -74,6 +75,16 @@ type Components struct {
 	// Ladder is the configured agent on the review ladder, as the
 	// pipeline's Reviewer runs it (`aicr agent test` runs it alone).
 	Ladder *agent.Ladder
+
+	reviewer *agentPass
+}
+
+// LeaveDismissals writes the repo's dismissed findings in the paths of
+// dir's change into dir for the prompt, as the pipeline's Reviewer does
+// before each review: for a caller that runs Ladder itself (a session
+// round). Failures are logged; the review goes on without them.
+func (c *Components) LeaveDismissals(ctx context.Context, repo string, dir rundir.Layout) {
+	c.reviewer.writeDismissals(ctx, repo, dir, c.reviewer.log.With("repo", repo, "dir", dir.Dir()))
 }
 
 // Build wires everything one process needs from cfg: the adapters
@@ -96,6 +107,7 @@ func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error
 	c.Ladder = agent.NewLadder(cfg.Agent, ag, deps.Logger)
 	reviewer := &agentPass{ladder: c.Ladder, adapters: c.Adapters,
 		prices: cfg.Agent.Prices(), store: deps.Store, dismissals: dismissalsOf(deps.Store), log: deps.Logger, metrics: deps.Metrics}
+	c.reviewer = reviewer
 	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: reviewer}
 	if !opts.NoChannels {
 		c.Channels = map[string]im.Channel{}

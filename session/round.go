@@ -139,6 +139,9 @@ func runRound(ctx context.Context, cfg *config.Config, store *audit.Store, id in
 	if err := layout.WriteChange(f.change); err != nil {
 		return failed(ReasonReviewFailed, err)
 	}
+	// What the team dismissed in these paths, so the model does not
+	// raise it in a session either.
+	parts.LeaveDismissals(ctx, sess.Repo, layout)
 	out, err := parts.Ladder.Run(ctx, layout, agent.Target{Revision: f.revision, Replayer: f.replayer})
 	res := audit.RoundOutcome{Agent: out.Stats.Agent, Model: out.Stats.Model, Passes: out.Passes,
 		InputTokens: out.Stats.InputTokens, OutputTokens: out.Stats.OutputTokens}
