@@ -575,10 +575,12 @@ func decodeReport(col sql.NullString) (*im.Report, error) {
 // DispatchesWithoutReport lists, oldest first, the dispatches that may
 // still be sent (pending, or failed, dead or unknown, which an operator
 // may retry) and have no report: planned by an aicr older than the report
-// column, for the daemon to fill at start (SetDispatchReport).
+// column, for the daemon to fill at start (SetDispatchReport) from the
+// run. Notices (a slot: resolutions, digests) are always planned with
+// their report and cannot be rebuilt from a run, so none is listed.
 func (s *Store) DispatchesWithoutReport(ctx context.Context) ([]delivery.Dispatch, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+dispatchColumns+` FROM dispatches
-		WHERE report IS NULL AND status IN ('pending', 'failed', 'dead', 'unknown') ORDER BY id`)
+		WHERE report IS NULL AND slot = '' AND status IN ('pending', 'failed', 'dead', 'unknown') ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("dispatches without report: %w", err)
 	}

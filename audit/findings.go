@@ -87,7 +87,7 @@ func (s *Store) TrackFindings(ctx context.Context, in findings.Review) (findings
 		return findings.Outcome{}, fmt.Errorf("%s: begin: %w", what, err)
 	}
 	defer tx.Rollback()
-	cands, err := findingCandidates(ctx, tx, in.Repo, plan.Keys(), plan.Paths(), in.RunID)
+	cands, err := findingCandidates(ctx, tx, in.Repo, plan, in.RunID)
 	if err != nil {
 		return findings.Outcome{}, fmt.Errorf("%s: read candidates: %w", what, err)
 	}
@@ -119,9 +119,10 @@ func (s *Store) TrackFindings(ctx context.Context, in findings.Review) (findings
 	return d.Outcome, nil
 }
 
-// findingCandidates reads the repo's findings that have one of keys, are
-// at one of paths, or were resolved by run.
-func findingCandidates(ctx context.Context, q querier, repo string, keys, paths []string, run int64) ([]findings.Finding, error) {
+// findingCandidates reads the repo's findings that have one of the
+// plan's keys, are at one of its paths or under a directory it deleted,
+// or were resolved by run.
+func findingCandidates(ctx context.Context, q querier, repo string, plan *findings.Plan, run int64) ([]findings.Finding, error) {
 	byID := map[int64]findings.Finding{}
 	add := func(where string, args []any) error {
 		got, err := collectFindings(q.QueryContext(ctx, `SELECT `+findingColumns+` FROM findings WHERE repo = ? AND `+where,
@@ -131,15 +132,21 @@ func findingCandidates(ctx context.Context, q querier, repo string, keys, paths 
 		}
 		return err
 	}
-	for _, c := range chunks(keys) {
+	for _, c := range chunks(plan.Keys()) {
 		in, args := stringList(c)
 		if err := add(`finding_key IN (`+in+`)`, args); err != nil {
 			return nil, err
 		}
 	}
-	for _, c := range chunks(paths) {
+	for _, c := range chunks(plan.Paths()) {
 		in, args := stringList(c)
 		if err := add(`path IN (`+in+`)`, args); err != nil {
+			return nil, err
+		}
+	}
+	for _, dir := range plan.Dirs() {
+		where, args := pathClause(dir)
+		if err := add(where, args); err != nil {
 			return nil, err
 		}
 	}

@@ -78,6 +78,12 @@ func findingWhere(f findings.Filter) (string, []any, error) {
 			OR id IN (SELECT finding_id FROM finding_events WHERE run_id = ?))`)
 		args = append(args, f.RunID, f.RunID, f.RunID, f.RunID)
 	}
+	if !f.FirstSeenSince.IsZero() {
+		conds, args = append(conds, "first_seen_at >= ?"), append(args, formatTime(f.FirstSeenSince))
+	}
+	if !f.ResolvedSince.IsZero() {
+		conds, args = append(conds, "state = 'resolved' AND resolved_at >= ?"), append(args, formatTime(f.ResolvedSince))
+	}
 	return strings.Join(conds, " AND "), args, nil
 }
 
@@ -95,23 +101,25 @@ func (s *Store) FindingStats(ctx context.Context, f findings.StatsFilter) ([]fin
 		where, args = where+" AND first_seen_at >= ?", append(args, formatTime(f.Since))
 	}
 	var out []findings.Stat
-	for _, g := range []string{"category", "agent", "model"} {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+g+`, COUNT(*),
+	// Categories group case-folded, as keys compare them: "Style" and
+	// "style" are one rule.
+	for _, g := range []struct{ name, expr string }{{"category", "LOWER(category)"}, {"agent", "agent"}, {"model", "model"}} {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+g.expr+`, COUNT(*),
 			COALESCE(SUM(CASE WHEN useful > 0 THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN state = 'dismissed' THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN state = 'dismissed' AND dismissal = 'false_positive' THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN state = 'resolved' THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN state IN ('open', 'reopened') THEN 1 ELSE 0 END), 0)
-			FROM findings WHERE `+where+` GROUP BY `+g, args...)
+			FROM findings WHERE `+where+` GROUP BY `+g.expr, args...)
 		var group []findings.Stat
 		err = eachRow(rows, err, func(rows *sql.Rows) error {
-			st := findings.Stat{Group: g}
+			st := findings.Stat{Group: g.name}
 			err := rows.Scan(&st.Value, &st.Reported, &st.Useful, &st.Dismissed, &st.FalsePositive, &st.Resolved, &st.Open)
 			group = append(group, st)
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("finding stats by %s: %w", g, err)
+			return nil, fmt.Errorf("finding stats by %s: %w", g.name, err)
 		}
 		sort.SliceStable(group, func(i, j int) bool {
 			if group[i].Reported != group[j].Reported {

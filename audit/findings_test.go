@@ -86,7 +86,7 @@ func TestTrackFindingsAcrossCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if f.State != findings.StateOpen || f.FirstRevision != "1" || f.FirstAuthor != "alice" || f.AnnouncedRunID != 1 ||
-		f.Anchor != `db.Query("SELECT " + name)` || f.Agent != "claude" || f.Model != "sonnet" || f.Sightings != 1 {
+		f.Anchor != findings.AnchorDigest(`db.Query("SELECT " + name)`) || strings.Contains(f.Anchor, "SELECT") || f.Agent != "claude" || f.Model != "sonnet" || f.Sightings != 1 {
 		t.Errorf("stored finding = %+v", f)
 	}
 
@@ -108,6 +108,9 @@ func TestTrackFindingsAcrossCommits(t *testing.T) {
 	r3 := mustTrack(t, s, trackReview(3, "3", "carol", repoFiles{"a.go": fixed}))
 	if len(r3.Resolved) != 1 || r3.Resolved[0].ID != id || r3.Resolved[0].ResolvedRevision != "3" || r3.Resolved[0].ResolvedAuthor != "carol" {
 		t.Fatalf("r3 = %+v", r3)
+	}
+	if got, err := s.ListFindings(ctx, findings.Filter{ResolvedSince: time.Now().Add(-time.Hour), RunID: 3}); err != nil || len(got) != 1 {
+		t.Errorf("resolved since an hour ago, by run 3: %+v, %v", got, err)
 	}
 	r3again := mustTrack(t, s, trackReview(3, "3", "carol", repoFiles{"a.go": fixed}))
 	if len(r3again.Resolved) != 1 || r3again.Resolved[0].ID != id {
@@ -301,6 +304,9 @@ func TestListFindingsAndStats(t *testing.T) {
 		{findings.Filter{RunID: 2}, 1},
 		{findings.Filter{Limit: 2}, 2},
 		{findings.Filter{Offset: 3}, 1},
+		{findings.Filter{FirstSeenSince: time.Now().Add(-time.Hour)}, 4},
+		{findings.Filter{FirstSeenSince: time.Now().Add(time.Hour)}, 0},
+		{findings.Filter{ResolvedSince: time.Now().Add(-time.Hour)}, 0},
 	} {
 		if got := count(c.f); got != c.want {
 			t.Errorf("list %+v: %d findings, want %d", c.f, got, c.want)
@@ -317,7 +323,7 @@ func TestListFindingsAndStats(t *testing.T) {
 	for _, st := range stats {
 		got[st.Group+"="+st.Value] = st
 	}
-	if st := got["category=style"]; st.Reported != 1 || st.Dismissed != 1 || st.FalsePositive != 1 || st.Open != 0 {
+	if st := got["category=style"]; st.Reported != 2 || st.Dismissed != 1 || st.FalsePositive != 1 || st.Open != 1 {
 		t.Errorf("style stat = %+v (all %+v)", st, stats)
 	}
 	if st := got["category=security"]; st.Reported != 1 || st.Useful != 1 || st.Open != 1 {
@@ -375,5 +381,48 @@ func TestTrackFindingsRefusesShelves(t *testing.T) {
 	in := trackReview(1, "shelf-42-1700000000000", "alice", repoFiles{"a.go": goodFile}, sqlProblem(4))
 	if _, err := s.TrackFindings(context.Background(), in); !errors.Is(err, findings.ErrShelved) {
 		t.Errorf("shelf: err = %v, want ErrShelved", err)
+	}
+}
+
+func TestPruneFindings(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.SetClock(func() time.Time { return now })
+	first := mustTrack(t, s, trackReview(1, "1", "alice", repoFiles{"a.go": goodFile, "b.go": goodFile},
+		sqlProblem(4), review.Problem{File: "b.go", Line: 4, Severity: review.SeverityLow, Category: "style", Message: "m"}))
+	gone, kept := first.Seen[0].Finding.ID, first.Seen[1].Finding.ID
+	now = now.Add(time.Hour)
+	mustTrack(t, s, trackReview(2, "2", "bob", repoFiles{"b.go": goodFile}, review.Problem{File: "b.go", Line: 4, Severity: review.SeverityLow, Category: "style", Message: "m"}))
+	if out := mustTrack(t, s, trackReview(3, "3", "bob", repoFiles{"a.go": "package a\n"})); len(out.Resolved) != 1 {
+		t.Fatalf("not resolved: %+v", out)
+	}
+	// Nothing is older than the cutoff yet.
+	got, err := s.PruneFindings(ctx, now.Add(-time.Minute), 1)
+	if err != nil || got != (FindingsPruned{}) {
+		t.Fatalf("prune before anything is old: %+v, %v", got, err)
+	}
+	got, err = s.PruneFindings(ctx, now.Add(time.Minute), 1)
+	if err != nil || got.Resolved != 1 || got.SeenEvents != 1 {
+		t.Fatalf("prune = %+v, %v", got, err)
+	}
+	if _, err := s.GetFinding(ctx, gone); !errors.Is(err, findings.ErrNotFound) {
+		t.Errorf("resolved finding kept: %v", err)
+	}
+	if h := eventKinds(t, s, kept); h != "reported" {
+		t.Errorf("kept finding's history = %s", h)
+	}
+}
+
+// A deleted directory's findings are candidates (Subversion lists the
+// directory, not its files) and are resolved.
+func TestTrackFindingsDeletedDirectory(t *testing.T) {
+	s := openStore(t, tempDB(t))
+	mustTrack(t, s, trackReview(1, "1", "alice", repoFiles{"lib/x/a.go": goodFile}, review.Problem{File: "lib/x/a.go", Line: 4,
+		Severity: review.SeverityHigh, Category: "security", Message: "sqli"}))
+	in := trackReview(2, "2", "bob", repoFiles{})
+	in.Change.Files = []vcs.FileChange{{Path: "lib", Action: vcs.ActionDelete, NodeKind: vcs.NodeDir, Skipped: "deleted"}}
+	if out := mustTrack(t, s, in); len(out.Resolved) != 1 || out.Resolved[0].Path != "lib/x/a.go" {
+		t.Errorf("resolved = %+v", out.Resolved)
 	}
 }

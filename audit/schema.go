@@ -442,7 +442,7 @@ var migrations = [][]string{
 		`CREATE INDEX findings_repo_state ON findings (repo, state)`,
 		`CREATE INDEX findings_repo_path ON findings (repo, path)`,
 		`CREATE INDEX findings_first_run ON findings (first_run_id)`,
-		`CREATE INDEX findings_resolved_run ON findings (resolved_run_id) WHERE resolved_run_id <> 0`,
+		`CREATE INDEX findings_resolved_run ON findings (resolved_run_id)`,
 		`CREATE INDEX findings_resolved_at ON findings (resolved_at) WHERE state = 'resolved'`,
 		`CREATE TABLE finding_events (
 			id         INTEGER PRIMARY KEY,
@@ -458,7 +458,7 @@ var migrations = [][]string{
 			path       TEXT    NOT NULL DEFAULT ''
 		)`,
 		`CREATE INDEX finding_events_finding ON finding_events (finding_id, id)`,
-		`CREATE INDEX finding_events_run ON finding_events (run_id) WHERE run_id <> 0`,
+		`CREATE INDEX finding_events_run ON finding_events (run_id)`,
 		`CREATE INDEX finding_events_kind_at ON finding_events (kind, at)`,
 
 		`CREATE TABLE dispatches_v17 (

@@ -14,6 +14,12 @@ import (
 // day still prunes).
 const DefaultRetentionEvery = "@daily"
 
+// DefaultFindingsFor is how long a resolved finding, and the "seen"
+// lines of every finding's history, are kept: a year of precision
+// figures and of "fixed in r…" answers. Dismissed findings stay whatever
+// their age (they keep their repo from being told again).
+const DefaultFindingsFor = 365 * 24 * time.Hour
+
 // DefaultSpoolLeftoversFor is how long files the spool set aside
 // (rejected/ and crashed writers' temp files) are kept: long enough for
 // an operator to look, short enough that a flood of junk goes away.
@@ -33,6 +39,10 @@ type Retention struct {
 	SpoolLeftovers time.Duration `toml:"spool_leftovers"`
 	// ChannelFiles is how long lines of file channels are kept.
 	ChannelFiles time.Duration `toml:"channel_files"`
+	// Findings is how long a resolved finding is kept (with its history)
+	// after its resolution, and how long the "seen" events of every
+	// finding are; dismissed and open findings stay. Default one year.
+	Findings time.Duration `toml:"findings"`
 	// Every is the cron spec of the retention job.
 	Every string `toml:"every"`
 	// KeepSources keeps runs/<id>/src, diff.patch, agent/ and home/ after
@@ -69,6 +79,9 @@ func (c *Config) applyRetentionDefaults(md toml.MetaData) (warnings []string, pr
 	if !md.IsDefined("retention", "spool_leftovers") {
 		r.SpoolLeftovers = DefaultSpoolLeftoversFor
 	}
+	if !md.IsDefined("retention", "findings") {
+		r.Findings = DefaultFindingsFor
+	}
 	if r.Every == "" {
 		r.Every = DefaultRetentionEvery
 	}
@@ -86,6 +99,7 @@ func (r Retention) validate() []fieldProblem {
 		{"retention.audit_rows", r.AuditRows},
 		{"retention.spool_leftovers", r.SpoolLeftovers},
 		{"retention.channel_files", r.ChannelFiles},
+		{"retention.findings", r.Findings},
 	} {
 		if d.v < 0 {
 			out = append(out, fieldProblem{d.key, fmt.Sprintf("must not be negative (0 keeps forever), got %s", d.v)})

@@ -23,7 +23,7 @@ func TestRetentionConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Retention{RunDirs: DefaultKeepRunsFor, SpoolLeftovers: DefaultSpoolLeftoversFor, Every: "@daily"}
+	want := Retention{RunDirs: DefaultKeepRunsFor, SpoolLeftovers: DefaultSpoolLeftoversFor, Findings: DefaultFindingsFor, Every: "@daily"}
 	if cfg.Retention != want {
 		t.Errorf("defaults = %+v, want %+v", cfg.Retention, want)
 	}
@@ -31,7 +31,7 @@ func TestRetentionConfig(t *testing.T) {
 		t.Errorf("deprecations without the old key: %v", cfg.deprecations)
 	}
 
-	cfg, err = Load(write("[retention]\nrun_dirs = \"0\"\naudit_rows = \"8760h\"\nspool_leftovers = \"0\"\nchannel_files = \"2160h\"\nevery = \"@every 6h\"\nkeep_sources = true\n"))
+	cfg, err = Load(write("[retention]\nrun_dirs = \"0\"\naudit_rows = \"8760h\"\nspool_leftovers = \"0\"\nchannel_files = \"2160h\"\nfindings = \"0\"\nevery = \"@every 6h\"\nkeep_sources = true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +57,7 @@ func TestRetentionConfig(t *testing.T) {
 		"keep_runs_for = \"24h\"\n[retention]\nrun_dirs = \"48h\"\n": "daemon.keep_runs_for",
 		"[retention]\naudit_rows = \"-1h\"\n":                        "retention.audit_rows",
 		"[retention]\nevery = \"sometimes\"\n":                       "retention.every",
+		"[retention]\nfindings = \"-24h\"\n":                         "retention.findings",
 		"[retention]\nkeep = \"1h\"\n":                               "retention.keep",
 	} {
 		_, err := Load(write(body))

@@ -69,6 +69,13 @@ func (r *retention) run(ctx context.Context) {
 	} else if n > 0 {
 		r.log.Info("deleted old audit rows", "runs", n, "audit_rows", r.cfg.AuditRows.String())
 	}
+	if r.cfg.Findings > 0 {
+		if n, err := r.store.PruneFindings(ctx, r.now().Add(-r.cfg.Findings), r.batchSize()); err != nil && ctx.Err() == nil {
+			r.log.Warn("prune finding history", "err", err)
+		} else if n.Resolved+n.SeenEvents > 0 {
+			r.log.Info("pruned finding history", "resolved_findings", n.Resolved, "seen_events", n.SeenEvents, "findings", r.cfg.Findings.String())
+		}
+	}
 	if n := r.pruneSpools(); n > 0 {
 		r.log.Info("removed old spool leftovers", "files", n, "spool_leftovers", r.cfg.SpoolLeftovers.String())
 	}
@@ -174,13 +181,15 @@ func (r *retention) deleteRows(ctx context.Context) (int, error) {
 			break
 		}
 	}
-	for ctx.Err() == nil {
-		n, err := r.store.DeleteRejectedBefore(ctx, cutoff, r.batchSize())
-		if err != nil {
-			return deleted, err
-		}
-		if n < r.batchSize() {
-			break
+	for _, del := range []func(context.Context, time.Time, int) (int, error){r.store.DeleteRejectedBefore, r.store.DeleteNoticesBefore} {
+		for ctx.Err() == nil {
+			n, err := del(ctx, cutoff, r.batchSize())
+			if err != nil {
+				return deleted, err
+			}
+			if n < r.batchSize() {
+				break
+			}
 		}
 	}
 	return deleted, ctx.Err()

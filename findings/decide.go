@@ -39,7 +39,7 @@ type planned struct {
 	path, oldPath    string
 	key, oldKey      string // content keys under path and under oldPath ("" when unreadable)
 	msgKey, oldMsg   string // message keys under path and oldPath
-	anchor           string
+	anchor           string // AnchorDigest of the anchored lines
 	line, endLine    int
 	category, agentF string
 }
@@ -71,7 +71,7 @@ func Prepare(in Review) (*Plan, error) {
 		q := planned{index: i, path: pr.File, oldPath: p.renamedFrom[pr.File], line: pr.Line, endLine: pr.EndLine,
 			category: pr.Category, agentF: strings.TrimSpace(pr.Fingerprint)}
 		lines := p.source(pr.File).lines
-		q.anchor = Anchor(lines, pr.Line, pr.EndLine)
+		q.anchor = AnchorDigest(Anchor(lines, pr.Line, pr.EndLine))
 		q.key = Key(in.Repo, pr.File, pr.Category, lines, pr.Line, pr.EndLine)
 		q.msgKey = MessageKey(in.Repo, pr.File, pr.Category, pr.Message)
 		if q.oldPath != "" {
@@ -152,6 +152,21 @@ func (p *Plan) Paths() []string {
 			out = append(out, f.Path)
 			if f.CopyFromPath != "" {
 				out = append(out, f.CopyFromPath)
+			}
+		}
+	}
+	return dedupe(out)
+}
+
+// Dirs are the directories the change deleted (Subversion lists a
+// deleted or moved directory, not the files in it): the findings under
+// them are candidates too.
+func (p *Plan) Dirs() []string {
+	var out []string
+	if p.in.Change != nil {
+		for _, f := range p.in.Change.Files {
+			if f.NodeKind == vcs.NodeDir && f.Action == vcs.ActionDelete {
+				out = append(out, strings.TrimSuffix(f.Path, "/")+"/")
 			}
 		}
 	}

@@ -117,9 +117,11 @@ type Finding struct {
 	// AgentFingerprint is the fingerprint the agent gave, a hint that
 	// matches when the anchored text moved but the agent kept its name.
 	AgentFingerprint string `json:"agent_fingerprint,omitempty"`
-	// Anchor is the normalised content of the anchored lines (without the
-	// context Key adds): a later change that no longer contains it has
-	// rewritten them.
+	// Anchor stands for the normalised content of the anchored lines
+	// (without the context Key adds) as AnchorDigest keeps it: one digest
+	// per line, never the code itself (it may be the line that leaked a
+	// credential). A later change whose file no longer contains it
+	// (Locate) has rewritten them. "" when the text was unavailable.
 	Anchor string `json:"-"`
 
 	State      State           `json:"state"`
@@ -263,8 +265,13 @@ type Filter struct {
 	Author   string          // FirstAuthor
 	Category string
 	RunID    int64 // findings a run reported or resolved
-	Limit    int
-	Offset   int
+	// FirstSeenSince and ResolvedSince select findings first seen, or
+	// resolved, at or after them (a digest's "new" and "resolved this
+	// period"); zero: any time.
+	FirstSeenSince time.Time
+	ResolvedSince  time.Time
+	Limit          int
+	Offset         int
 }
 
 // Stat is the precision of one group (category, rule, agent or model):

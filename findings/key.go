@@ -91,15 +91,42 @@ func hashKey(repo, path, category string, parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))[:keyLen]
 }
 
-// Locate finds anchor (as Anchor made it) in lines, and returns the span
-// of its first occurrence, blank lines inside it included; ok is false
-// when the lines no longer contain it (the anchored code was rewritten or
-// removed) or anchor is "".
-func Locate(lines []string, anchor string) (line, endLine int, ok bool) {
+// lineDigestLen is how many hex digits of a line's SHA-256 an anchor
+// digest keeps per line: enough that two different lines never pass for
+// one, nothing a reader could turn back into the line.
+const lineDigestLen = 16
+
+func lineDigest(norm string) string {
+	sum := sha256.Sum256([]byte(norm))
+	return hex.EncodeToString(sum[:])[:lineDigestLen]
+}
+
+// AnchorDigest is how a finding keeps its anchor (Finding.Anchor): a
+// digest of each normalised line of Anchor's result, one per line. The
+// anchored code is often the very line that leaked a credential, and the
+// audit database must not keep it after the run's copies of the code are
+// gone; the digests still tell whether a later version holds the code
+// (Locate). "" for "".
+func AnchorDigest(anchor string) string {
 	if anchor == "" {
+		return ""
+	}
+	parts := strings.Split(anchor, "\n")
+	for i, p := range parts {
+		parts[i] = lineDigest(p)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Locate finds an anchor digest (AnchorDigest, as Finding.Anchor holds
+// it) in lines, and returns the span of its first occurrence, blank
+// lines inside it included; ok is false when the lines no longer contain
+// it (the anchored code was rewritten or removed) or digest is "".
+func Locate(lines []string, digest string) (line, endLine int, ok bool) {
+	if digest == "" {
 		return 0, 0, false
 	}
-	want := strings.Split(anchor, "\n")
+	want := strings.Split(digest, "\n")
 	type nonBlank struct {
 		idx  int
 		text string
@@ -107,7 +134,7 @@ func Locate(lines []string, anchor string) (line, endLine int, ok bool) {
 	var nb []nonBlank
 	for i, l := range lines {
 		if n := normLine(l); n != "" {
-			nb = append(nb, nonBlank{i, n})
+			nb = append(nb, nonBlank{i, lineDigest(n)})
 		}
 	}
 	for i := 0; i+len(want) <= len(nb); i++ {

@@ -282,6 +282,9 @@ func (t *tracker) resolve() {
 			continue
 		}
 		fc, ok := t.in.Change.File(f.Path)
+		if !ok {
+			fc, ok = t.inDeletedDir(f.Path)
+		}
 		if !ok || fc.NodeKind == vcs.NodeDir {
 			continue
 		}
@@ -308,11 +311,34 @@ func (t *tracker) resolve() {
 }
 
 // renamedTo is the file of the change copied from path (a rename, when
-// path is deleted).
+// path is deleted); for a file in a directory copied elsewhere, the same
+// file under the copy, listed or not (Subversion lists the directory).
 func (t *tracker) renamedTo(path string) (vcs.FileChange, bool) {
 	for _, fc := range t.in.Change.Files {
 		if fc.CopyFromPath == path && fc.Path != path && fc.Action != vcs.ActionDelete {
 			return fc, true
+		}
+	}
+	for _, fc := range t.in.Change.Files {
+		from := strings.TrimSuffix(fc.CopyFromPath, "/") + "/"
+		if fc.NodeKind != vcs.NodeDir || fc.CopyFromPath == "" || fc.Action == vcs.ActionDelete || !strings.HasPrefix(path, from) {
+			continue
+		}
+		to := strings.TrimSuffix(fc.Path, "/") + "/" + strings.TrimPrefix(path, from)
+		if listed, ok := t.in.Change.File(to); ok {
+			return listed, true
+		}
+		return vcs.FileChange{Path: to, Action: vcs.ActionAdd, NodeKind: vcs.NodeFile, CopyFromPath: path}, true
+	}
+	return vcs.FileChange{}, false
+}
+
+// inDeletedDir is the deletion of path's file by the deletion of a
+// directory above it.
+func (t *tracker) inDeletedDir(path string) (vcs.FileChange, bool) {
+	for _, fc := range t.in.Change.Files {
+		if fc.NodeKind == vcs.NodeDir && fc.Action == vcs.ActionDelete && strings.HasPrefix(path, strings.TrimSuffix(fc.Path, "/")+"/") {
+			return vcs.FileChange{Path: path, Action: vcs.ActionDelete, NodeKind: vcs.NodeFile, Skipped: fc.Skipped}, true
 		}
 	}
 	return vcs.FileChange{}, false
@@ -325,12 +351,19 @@ func (t *tracker) follow(f *Finding, fc vcs.FileChange) {
 	if fc.Skipped != "" {
 		return
 	}
+	after := *f
+	after.Path = fc.Path
 	src := t.plan.source(fc.Path)
+	if _, listed := t.in.Change.File(fc.Path); src.err != nil && !listed {
+		// A file of a directory moved whole: its content is the old one,
+		// not fetched. It moves with its key (the anchor still finds it
+		// once a review reports it there) and stays open.
+		t.d.Writes = append(t.d.Writes, Write{Finding: after, Events: []Event{t.event(EventMoved, func(e *Event) { e.Path = fc.Path })}})
+		return
+	}
 	if src.err != nil {
 		return
 	}
-	after := *f
-	after.Path = fc.Path
 	if f.Anchor != "" {
 		line, end, ok := Locate(src.lines, f.Anchor)
 		if !ok {

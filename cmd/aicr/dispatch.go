@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -85,10 +86,31 @@ func dispatchListRun(ctx context.Context, opts *DispatchListOptions) error {
 	tw := tabwriter.NewWriter(termSafe(opts.Factory.IOStreams.Out), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tRUN\tCHANNEL\tSTATUS\tATTEMPTS\tNEXT\tUPDATED\tLAST ERROR")
 	for _, d := range res.Dispatches {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.RunID, d.Channel, d.Status, d.Attempts, nextAttempt(d.Dispatch),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, dispatchRun(d.Dispatch), d.Channel, d.Status, d.Attempts, nextAttempt(d.Dispatch),
 			d.UpdatedAt.Local().Format(time.DateTime), dash(oneLine(d.LastError)))
 	}
 	return tw.Flush()
+}
+
+// dispatchRun is the RUN column: "-" for a digest, which belongs to no
+// run.
+func dispatchRun(d delivery.Dispatch) string {
+	if d.RunID == 0 {
+		return "-"
+	}
+	return strconv.FormatInt(d.RunID, 10)
+}
+
+// dispatchSubject says what a dispatch delivers: a run's report, one of
+// its notices (slot "resolution"), or a digest (its slot, no run).
+func dispatchSubject(d delivery.Dispatch) string {
+	switch {
+	case d.RunID == 0:
+		return d.Slot
+	case d.Slot != "":
+		return fmt.Sprintf("run %d %s", d.RunID, d.Slot)
+	}
+	return fmt.Sprintf("run %d", d.RunID)
 }
 
 func nextAttempt(d delivery.Dispatch) string {
@@ -168,7 +190,7 @@ func partsNote(d delivery.Dispatch) string {
 }
 
 func printDispatch(w io.Writer, v dispatchView) {
-	fmt.Fprintf(w, "dispatch %d: run %d to %s (%s) — %s\n", v.ID, v.RunID, v.Channel, v.Purpose, v.Status)
+	fmt.Fprintf(w, "dispatch %d: %s to %s (%s) — %s\n", v.ID, dispatchSubject(v.Dispatch), v.Channel, v.Purpose, v.Status)
 	if v.LastError != "" {
 		fmt.Fprintf(w, "last error: %s\n", v.LastError)
 	}
@@ -274,7 +296,7 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	d := *res.Dispatch
 	queued := func(why string) error {
 		return out.Write(res, func(w io.Writer) error {
-			_, err := fmt.Fprintf(w, "dispatch %d (run %d, %s): %s\n", d.ID, d.RunID, d.Channel, why)
+			_, err := fmt.Fprintf(w, "dispatch %d (%s, %s): %s\n", d.ID, dispatchSubject(d), d.Channel, why)
 			return err
 		})
 	}
@@ -310,7 +332,7 @@ func dispatchRetryRun(ctx context.Context, opts *DispatchRetryOptions) error {
 	}
 	res.Dispatch, res.Queued = &after, false
 	err = out.Write(res, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "dispatch %d (run %d, %s): %s%s\n", after.ID, after.RunID, after.Channel, after.Status, prefixed(" — ", after.LastError))
+		_, err := fmt.Fprintf(w, "dispatch %d (%s, %s): %s%s\n", after.ID, dispatchSubject(after), after.Channel, after.Status, prefixed(" — ", after.LastError))
 		return err
 	})
 	if err != nil {
