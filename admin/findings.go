@@ -29,7 +29,7 @@ type FindingsListInput struct {
 	Author   string `json:"author,omitempty" jsonschema:"only findings first reported in a change by this author"`
 	Category string `json:"category,omitempty" jsonschema:"only findings of this category"`
 	RunID    int64  `json:"run_id,omitempty" jsonschema:"only findings this run reported or resolved"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many findings, most recently seen first (default 50)"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many findings, newest first (default 50)"`
 }
 
 // FindingsListOutput is findings_list's result; Findings is exactly what
@@ -44,7 +44,7 @@ const DefaultFindingsLimit = 50
 // StateActive selects open and reopened findings in a list.
 const StateActive = "active"
 
-// FindingsList lists findings, most recently seen first.
+// FindingsList lists findings, newest first.
 func (a *Admin) FindingsList(ctx context.Context, in FindingsListInput) (FindingsListOutput, error) {
 	f, err := findingsFilter(in)
 	if err != nil {
