@@ -175,7 +175,7 @@ func (d *digester) figures(ctx context.Context, start, end time.Time) (im.Digest
 				key := repo + "\x00" + f.Path
 				p := open[key]
 				if p == nil {
-					p = &im.DigestPath{Path: digestPath(d.table.Repos, repo, f.Path)}
+					p = &im.DigestPath{Path: digestPath(d.repos, repo, f.Path)}
 					open[key] = p
 				}
 				p.Open++
@@ -245,8 +245,8 @@ func inPaths(prefixes []string, path string) bool {
 }
 
 // digestPath names a path; with several repos, with its repo.
-func digestPath(tableRepos []string, repo, path string) string {
-	if len(tableRepos) == 1 {
+func digestPath(repos []string, repo, path string) string {
+	if len(repos) == 1 {
 		return path
 	}
 	return repo + ": " + path
