@@ -29,7 +29,7 @@ type FindingsListInput struct {
 	Author   string `json:"author,omitempty" jsonschema:"only findings first reported in a change by this author"`
 	Category string `json:"category,omitempty" jsonschema:"only findings of this category"`
 	RunID    int64  `json:"run_id,omitempty" jsonschema:"only findings this run reported or resolved"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many findings, most recently seen first (default 50)"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many findings, newest first (default 50)"`
 }
 
 // FindingsListOutput is findings_list's result; Findings is exactly what
@@ -44,7 +44,7 @@ const DefaultFindingsLimit = 50
 // StateActive selects open and reopened findings in a list.
 const StateActive = "active"
 
-// FindingsList lists findings, most recently seen first.
+// FindingsList lists findings, newest first.
 func (a *Admin) FindingsList(ctx context.Context, in FindingsListInput) (FindingsListOutput, error) {
 	f, err := findingsFilter(in)
 	if err != nil {
@@ -190,7 +190,7 @@ func ViewStat(s findings.Stat) StatView {
 
 // FindingsDismissInput is findings_dismiss' input (aicr findings dismiss).
 type FindingsDismissInput struct {
-	FindingID int64  `json:"finding_id" jsonschema:"the open, reopened or resolved finding to dismiss (see findings_list)"`
+	FindingID int64  `json:"finding_id" jsonschema:"the open or reopened finding to dismiss (see findings_list)"`
 	Reason    string `json:"reason" jsonschema:"false_positive, wont_fix or accepted_risk"`
 	Note      string `json:"note,omitempty" jsonschema:"why, kept in the finding's history"`
 	TwoPhase
@@ -302,6 +302,10 @@ func planAct(f findings.Finding, act findings.Act) ([]Change, string, error) {
 	if f.State == findings.StateDismissed {
 		return nil, fmt.Sprintf("finding %d is already dismissed (%s%s%s); reopen it first to dismiss it otherwise.",
 			f.ID, f.Dismissal, prefixed(" by ", f.ActedBy), prefixed(" at ", formatAt(f.ActedAt))), nil
+	}
+	if !f.State.Active() {
+		return nil, "", mcperr.New(mcperr.PolicyBlocked, "only an open or reopened finding is dismissed; reopen it first (findings_reopen) if it came back",
+			"finding %d is %s", f.ID, f.State).OnCLI("only an open or reopened finding is dismissed; reopen it first (aicr findings reopen) if it came back")
 	}
 	ch.Action, ch.To = "dismiss_finding", string(findings.StateDismissed)
 	ch.Detail = string(act.Action) + ": " + ch.Detail

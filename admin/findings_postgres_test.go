@@ -16,11 +16,15 @@ import (
 	"github.com/aicr-dev/aicr/triggers"
 )
 
+// TestMain stops the package's PostgreSQL server, if a test started
+// one, once every test is done: a test that stopped it would leave the
+// next one a dead server.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 // The findings tools read and act on a shared PostgreSQL store as on
 // SQLite.
 func TestFindingsToolsOnPostgres(t *testing.T) {
 	srv := pgtest.Start(t)
-	t.Cleanup(pgtest.Stop)
 	dsn := srv.NewDatabase(t)
 	t.Setenv("AICR_ADMIN_FINDINGS_DSN", dsn)
 	ctx := context.Background()

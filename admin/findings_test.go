@@ -175,6 +175,9 @@ func TestFindingsDismissAndReopenAreTwoPhase(t *testing.T) {
 			t.Errorf("%+v: %v", in, err)
 		}
 	}
+	if _, err := a.FindingsDismiss(ctx, admin.FindingsDismissInput{FindingID: fs.Resolved, Reason: "wont_fix"}); envCode(err) != mcperr.PolicyBlocked {
+		t.Fatalf("dismiss a resolved finding: %v", err)
+	}
 	ro := admin.New(admin.Deps{ConfigPath: fx.Config, ReadOnly: true})
 	if _, err := ro.FindingsReopen(ctx, admin.FindingsReopenInput{FindingID: fs.Dismissed, TwoPhase: admin.TwoPhase{Confirm: true}}); envCode(err) != mcperr.PolicyBlocked {
 		t.Fatalf("read-only server: %v", err)

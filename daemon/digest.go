@@ -175,7 +175,7 @@ func (d *digester) figures(ctx context.Context, start, end time.Time) (im.Digest
 				key := repo + "\x00" + f.Path
 				p := open[key]
 				if p == nil {
-					p = &im.DigestPath{Path: digestPath(d.table.Repos, repo, f.Path)}
+					p = &im.DigestPath{Path: digestPath(d.repos, repo, f.Path)}
 					open[key] = p
 				}
 				p.Open++
@@ -206,18 +206,22 @@ func (d *digester) figures(ctx context.Context, start, end time.Time) (im.Digest
 	return fig, nil
 }
 
-// eachFinding calls fn for every finding of repo in the digest's paths,
-// a page at a time.
+// eachFinding calls fn once for every finding of repo in the digest's
+// paths, a page at a time.
 func (d *digester) eachFinding(ctx context.Context, repo string, fn func(findings.Finding)) error {
+	// Pages are newest first: a finding a review adds meanwhile pushes
+	// the rest one place on, and the next page would count one again.
+	seen := map[int64]bool{}
 	for offset := 0; ; offset += digestPage {
 		page, err := d.store.ListFindings(ctx, findings.Filter{Repo: repo, Limit: digestPage, Offset: offset})
 		if err != nil {
 			return fmt.Errorf("digest %s: list findings of %s: %w", d.table.Name, repo, err)
 		}
 		for _, f := range page {
-			if inPaths(d.table.Paths, f.Path) {
+			if !seen[f.ID] && inPaths(d.table.Paths, f.Path) {
 				fn(f)
 			}
+			seen[f.ID] = true
 		}
 		if len(page) < digestPage {
 			return nil
@@ -241,8 +245,8 @@ func inPaths(prefixes []string, path string) bool {
 }
 
 // digestPath names a path; with several repos, with its repo.
-func digestPath(tableRepos []string, repo, path string) string {
-	if len(tableRepos) == 1 {
+func digestPath(repos []string, repo, path string) string {
+	if len(repos) == 1 {
 		return path
 	}
 	return repo + ": " + path

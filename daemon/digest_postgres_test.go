@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,12 +15,16 @@ import (
 	"github.com/aicr-dev/aicr/triggers"
 )
 
+// TestMain stops the package's PostgreSQL server, if a test started
+// one, once every test is done: a test that stopped it would leave the
+// next one a dead server.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 // Two daemons sharing a PostgreSQL store tick the same digest at the
 // same moment: one dispatch is planned, with the figures of the shared
 // findings.
 func TestDigestOnceAcrossDaemonsOnPostgres(t *testing.T) {
 	srv := pgtest.Start(t)
-	t.Cleanup(pgtest.Stop)
 	dsn := srv.NewDatabase(t)
 	ctx := context.Background()
 	open := func() *audit.Store {

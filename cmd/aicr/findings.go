@@ -42,7 +42,7 @@ func newCmdFindingsList(f *Factory, runF func(context.Context, *FindingsListOpti
 	opts := &FindingsListOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List findings, most recently seen first",
+		Short: "List findings, newest first",
 		Example: `  aicr findings list --repo main --state active
   aicr findings list --path src/net/ --severity high --format json`,
 		Args: cobra.NoArgs,

@@ -68,6 +68,28 @@ func TestFindingsVerbs(t *testing.T) {
 	if want, _ := json.MarshalIndent(tool.Findings, "", "  "); strings.TrimSpace(out) != string(want) {
 		t.Fatalf("list --format json is not findings_list's findings:\n%s\nwant\n%s", out, want)
 	}
+	// show and stats print the tools' results too (stats: its list).
+	a := admin.New(admin.Deps{ConfigPath: fx.Config})
+	detail, err := a.FindingsShow(ctx, admin.FindingInput{FindingID: fs.Dismissed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.FindingsStats(ctx, admin.FindingsStatsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want any
+	}{
+		{[]string{"findings", "show", fmt.Sprint(fs.Dismissed)}, detail},
+		{[]string{"findings", "stats"}, st.Stats},
+	} {
+		got, _, code := runCLI(t, append(c.args, "--format", "json", "--config", fx.Config)...)
+		if want, _ := json.MarshalIndent(c.want, "", "  "); code != 0 || strings.TrimSpace(got) != string(want) {
+			t.Fatalf("%v --format json (exit %d):\n%s\nwant the tool's\n%s", c.args, code, got, want)
+		}
+	}
 	text, _, _ := runCLI(t, "findings", "list", "--state", "active", "--config", fx.Config)
 	if lines := strings.Split(strings.TrimSpace(text), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "ID\tSTATE") ||
 		!strings.Contains(lines[1], "src/a.go:4") || !strings.Contains(lines[1], "SQL built from a string") {
