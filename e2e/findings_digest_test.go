@@ -24,7 +24,9 @@ type digestFigures struct {
 
 var (
 	digestCountsRE = regexp.MustCompile(`new (\d+), resolved (\d+), dismissed (\d+)`)
-	digestOpenRE   = regexp.MustCompile("(?m)^- `[^`:]+: ([^`]+)`: (\\d+) open")
+	// A path line names its repo ("main: src/a.go") unless the digest
+	// covers one repo only.
+	digestOpenRE   = regexp.MustCompile("(?m)^- `(?:[^`:]+: )?([^`]+)`: (\\d+) open")
 	digestTitleRE  = regexp.MustCompile(`^aicr digest: (\S+) .*?, (.*)\n`)
 	digestReviewRE = regexp.MustCompile(`Reviews: (\d+)`)
 )
