@@ -1,7 +1,8 @@
 // Package admin is the logic of aicr's operator tools: the read-only
-// queries (runs, one run, deliveries, the queue, doctor, config check)
-// and the two-phase mutations (retry a run or a delivery, cancel a run,
-// pause and resume a repo, prune run directories). `aicr mcp admin`
+// queries (runs, one run, deliveries, the queue, doctor, config check,
+// findings and their precision) and the two-phase mutations (retry a run
+// or a delivery, cancel a run, pause and resume a repo, prune run
+// directories, dismiss and reopen a finding). `aicr mcp admin`
 // serves them as typed MCP tools and the CLI verbs call the same
 // functions, so a tool's structured content and the verb's --format json
 // output are one value.
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/findings"
 	"github.com/aicr-dev/aicr/mcperr"
 )
 
@@ -42,8 +44,12 @@ type Deps struct {
 	// ReadOnly refuses every confirmed mutation with POLICY_BLOCKED
 	// (`aicr mcp admin --read-only`); plans are still shown.
 	ReadOnly bool
-	// Actor is recorded as who paused a repo or cancelled a run.
+	// Actor is recorded as who paused a repo, cancelled a run or
+	// dismissed or reopened a finding.
 	Actor string
+	// Via is where a finding's dismissal or reopening came from:
+	// findings.ViaMCP for aicr mcp admin; the CLI when empty.
+	Via findings.Via
 	// Version is this aicr's: doctor warns about a daemon running
 	// another, as aicr doctor does.
 	Version string

@@ -18,7 +18,6 @@ import (
 // up empty, and mutated, unseen by every daemon).
 func TestToolsUseTheConfiguredPostgresStore(t *testing.T) {
 	srv := pgtest.Start(t)
-	t.Cleanup(pgtest.Stop)
 	dsn := srv.NewDatabase(t)
 	t.Setenv("AICR_ADMIN_TEST_DSN", dsn)
 	ctx := context.Background()

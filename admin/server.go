@@ -17,26 +17,31 @@ import (
 
 // Tool names of `aicr mcp admin`.
 const (
-	ToolRunsList      = "runs_list"
-	ToolRunInspect    = "run_inspect"
-	ToolDispatchList  = "dispatch_list"
-	ToolQueueStatus   = "queue_status"
-	ToolDoctor        = "doctor"
-	ToolConfigCheck   = "config_check"
-	ToolRunRetry      = "run_retry"
-	ToolDispatchRetry = "dispatch_retry"
-	ToolRunCancel     = "run_cancel"
-	ToolRepoPause     = "repo_pause"
-	ToolRepoResume    = "repo_resume"
-	ToolPrune         = "prune"
+	ToolRunsList        = "runs_list"
+	ToolRunInspect      = "run_inspect"
+	ToolDispatchList    = "dispatch_list"
+	ToolQueueStatus     = "queue_status"
+	ToolDoctor          = "doctor"
+	ToolConfigCheck     = "config_check"
+	ToolRunRetry        = "run_retry"
+	ToolDispatchRetry   = "dispatch_retry"
+	ToolRunCancel       = "run_cancel"
+	ToolRepoPause       = "repo_pause"
+	ToolRepoResume      = "repo_resume"
+	ToolPrune           = "prune"
+	ToolFindingsList    = "findings_list"
+	ToolFindingsShow    = "findings_show"
+	ToolFindingsStats   = "findings_stats"
+	ToolFindingsDismiss = "findings_dismiss"
+	ToolFindingsReopen  = "findings_reopen"
 )
 
 // NoInput is the input of a tool that takes no arguments.
 type NoInput struct{}
 
 const instructions = `aicr admin tools: query and repair an aicr installation (the review queue, runs, deliveries to chat channels, repos).
-Read-only tools: runs_list, run_inspect, dispatch_list, queue_status, doctor, config_check.
-Mutating tools (run_retry, dispatch_retry, run_cancel, repo_pause, repo_resume, prune) are two-phase: called without
+Read-only tools: runs_list, run_inspect, dispatch_list, queue_status, doctor, config_check, findings_list, findings_show, findings_stats.
+Mutating tools (run_retry, dispatch_retry, run_cancel, repo_pause, repo_resume, prune, findings_dismiss, findings_reopen) are two-phase: called without
 confirm they return the plan and write nothing; show the plan to the user, then call again with confirm: true and the
 plan's plan_id to apply it. Failures are {code, message, remedy}: act on the remedy.`
 
@@ -61,6 +66,11 @@ func NewServer(a *Admin, version string) (*server.MCPServer, error) {
 		addTool(s, ToolRepoPause, "Pause a repo: its events are still recorded and queued, but no review starts until repo_resume; running reviews finish (aicr repo pause). Two-phase.", mutating, a.RepoPause),
 		addTool(s, ToolRepoResume, "Resume a paused repo: its held runs are reviewed in queue order (aicr repo resume). Two-phase.", mutating, a.RepoResume),
 		addTool(s, ToolPrune, "Remove the run directories (changed files, diff, agent workspace) of runs finished longer ago than older_than or [retention] run_dirs; the audit rows stay (aicr prune). Two-phase.", mutating, a.Prune),
+		addTool(s, ToolFindingsList, "List findings (problems as they live across commits: open, reopened, resolved, dismissed), newest first, filtered by repo, path, state, severity, author, category or run (aicr findings list).", readOnly, a.FindingsList),
+		addTool(s, ToolFindingsShow, "One finding with its history: first seen (run, revision, author), every review that saw it again, resolutions, dismissals and reopenings with who and from where (aicr findings show).", readOnly, a.FindingsShow),
+		addTool(s, ToolFindingsStats, "Precision of the findings per category, rule, agent and model: reported, useful, dismissed (false positive), resolved, open, and the share not dismissed as false positives (aicr findings stats).", readOnly, a.FindingsStats),
+		addTool(s, ToolFindingsDismiss, "Dismiss a finding as false_positive, wont_fix or accepted_risk: it is never reported again in its repo; audited and reversible with findings_reopen (aicr findings dismiss). Two-phase.", mutating, a.FindingsDismiss),
+		addTool(s, ToolFindingsReopen, "Reopen a dismissed or resolved finding: it is reported again (aicr findings reopen). Two-phase.", mutating, a.FindingsReopen),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

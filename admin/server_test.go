@@ -32,7 +32,7 @@ func TestToolsListHasTypedSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != 12 {
+	if len(list.Tools) != 17 {
 		t.Fatalf("%d tools", len(list.Tools))
 	}
 	for _, tool := range list.Tools {
@@ -85,7 +85,8 @@ func TestMutatingToolsSchemasOfferConfirm(t *testing.T) {
 	if err := json.Unmarshal(raw, &list); err != nil {
 		t.Fatal(err)
 	}
-	mutating := map[string]bool{ToolRunRetry: true, ToolDispatchRetry: true, ToolRunCancel: true, ToolRepoPause: true, ToolRepoResume: true, ToolPrune: true}
+	mutating := map[string]bool{ToolRunRetry: true, ToolDispatchRetry: true, ToolRunCancel: true, ToolRepoPause: true, ToolRepoResume: true, ToolPrune: true,
+		ToolFindingsDismiss: true, ToolFindingsReopen: true}
 	seen := 0
 	for _, tool := range list.Result.Tools {
 		p := tool.InputSchema.Properties

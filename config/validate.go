@@ -110,6 +110,7 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 			}
 		}
 	}
+	out = append(out, c.validateDigests(channelNames, declaredChannels)...)
 	return out
 }
 

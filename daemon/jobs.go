@@ -98,6 +98,10 @@ func startJobs(ctx, sendCtx context.Context, parts *Components, store *audit.Sto
 		j.cancel()
 		return nil, err
 	}
+	if err := scheduleFindingJobs(ctx, j, parts, store, opts, &firstTicks); err != nil {
+		j.cancel()
+		return nil, err
+	}
 
 	drainAll()
 	j.goBackground(func() { retain(); dropSources() })

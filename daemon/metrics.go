@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"net/http"
+	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,6 +49,9 @@ type Metrics struct {
 	// findingActions counts people's actions on findings this process
 	// applied (Slack buttons, the web page).
 	findingActions *prometheus.CounterVec
+	// findingRepos are the repos aicr_findings is labelled with: the
+	// running config's (watchRepos), so a removed repo's series go.
+	findingRepos atomic.Pointer[[]string]
 }
 
 // NewMetrics registers every collector; store is read at each scrape for
@@ -84,8 +89,25 @@ func NewMetrics(store *audit.Store, version string) *Metrics {
 	reg.MustRegister(build)
 	if store != nil {
 		reg.MustRegister(&queueCollector{store: store, now: time.Now})
+		reg.MustRegister(&findingsCollector{store: store, repos: m.repos})
 	}
 	return m
+}
+
+// watchRepos sets the repos the findings gauges are labelled with.
+func (m *Metrics) watchRepos(names []string) {
+	if m == nil {
+		return
+	}
+	names = append([]string(nil), names...)
+	m.findingRepos.Store(&names)
+}
+
+func (m *Metrics) repos() []string {
+	if p := m.findingRepos.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Handler serves the registry in the Prometheus text format. The Go
@@ -258,6 +280,143 @@ func oldestAge(st audit.QueueStats, now time.Time) time.Duration {
 		return 0
 	}
 	return max(now.Sub(st.OldestQueuedAt), 0)
+}
+
+// findingsCollector reads the findings at scrape time, as the queue
+// gauges do: how many each repo has in each state, and how each
+// category, rule, agent and model fared (the precision figures of aicr
+// findings stats). Values are capped per group (maxOutcomeValues, the
+// rest summed as "other"), so a model that invents categories cannot
+// grow the series without bound.
+type findingsCollector struct {
+	store findings.Store
+	repos func() []string
+}
+
+// maxOutcomeValues bounds the values of one group in
+// aicr_findings_outcomes: the most reported ones, then "other".
+const maxOutcomeValues = 20
+
+var (
+	descFindings = prometheus.NewDesc("aicr_findings", "Findings by repo and state (open counts reopened ones too).", []string{"repo", "state"}, nil)
+	descOutcomes = prometheus.NewDesc("aicr_findings_outcomes",
+		"How findings fared, by group (category, rule, agent, model), its value (the most reported ones, the rest as other) and outcome (reported, useful, dismissed, false_positive, resolved, open).",
+		[]string{"group", "value", "outcome"}, nil)
+)
+
+func (c *findingsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descFindings
+	ch <- descOutcomes
+}
+
+func (c *findingsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	gauge := func(d *prometheus.Desc, v int, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	for _, repo := range c.repos() {
+		stats, err := c.store.FindingStats(ctx, findings.StatsFilter{Repo: repo})
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(descFindings, err)
+			return
+		}
+		t := repoTotals(stats)
+		gauge(descFindings, t.Open, repo, string(findings.StateOpen))
+		gauge(descFindings, t.Resolved, repo, string(findings.StateResolved))
+		gauge(descFindings, t.Dismissed, repo, string(findings.StateDismissed))
+	}
+	stats, err := c.store.FindingStats(ctx, findings.StatsFilter{})
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descOutcomes, err)
+		return
+	}
+	for _, s := range capOutcomes(stats, maxOutcomeValues) {
+		for _, o := range []struct {
+			name string
+			n    int
+		}{{"reported", s.Reported}, {"useful", s.Useful}, {"dismissed", s.Dismissed}, {"false_positive", s.FalsePositive},
+			{"resolved", s.Resolved}, {"open", s.Open}} {
+			gauge(descOutcomes, o.n, s.Group, s.Value, o.name)
+		}
+	}
+}
+
+// repoTotals is a repo's findings by state: every finding is in one
+// value of each group, so one group's rows add up to all of them (the
+// group that counts most, should a store leave a finding out of one).
+func repoTotals(stats []findings.Stat) findings.Stat {
+	by := map[string]findings.Stat{}
+	for _, s := range stats {
+		t := by[s.Group]
+		t.Reported += s.Reported
+		t.Open += s.Open
+		t.Resolved += s.Resolved
+		t.Dismissed += s.Dismissed
+		by[s.Group] = t
+	}
+	var best findings.Stat
+	for _, t := range by {
+		if t.Reported > best.Reported {
+			best = t
+		}
+	}
+	return best
+}
+
+// capOutcomes keeps, per group, the max most reported values and sums the
+// rest into one "other" row.
+func capOutcomes(stats []findings.Stat, limit int) []findings.Stat {
+	groups := map[string][]findings.Stat{}
+	var order []string
+	for _, s := range stats {
+		if _, ok := groups[s.Group]; !ok {
+			order = append(order, s.Group)
+		}
+		if s.Value == "" {
+			s.Value = "none"
+		}
+		groups[s.Group] = append(groups[s.Group], s)
+	}
+	var out []findings.Stat
+	for _, g := range order {
+		rows := groups[g]
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Reported > rows[j].Reported })
+		if len(rows) <= limit {
+			out = append(out, rows...)
+			continue
+		}
+		for i := limit; i < len(rows); i++ {
+			rows[i].Value = "other"
+		}
+		out = append(out, rows...)
+	}
+	return mergeStats(out)
+}
+
+// mergeStats sums rows with the same group and value (the "other" rows,
+// a real value named like one), keeping the first one's place: one
+// series per label set.
+func mergeStats(rows []findings.Stat) []findings.Stat {
+	at := map[[2]string]int{}
+	var out []findings.Stat
+	for _, s := range rows {
+		k := [2]string{s.Group, s.Value}
+		i, ok := at[k]
+		if !ok {
+			at[k] = len(out)
+			out = append(out, s)
+			continue
+		}
+		t := &out[i]
+		t.Reported += s.Reported
+		t.Useful += s.Useful
+		t.Dismissed += s.Dismissed
+		t.FalsePositive += s.FalsePositive
+		t.Resolved += s.Resolved
+		t.Open += s.Open
+	}
+	return out
 }
 
 // meteredDispatches is the dispatcher's store with each attempt counted

@@ -273,13 +273,14 @@ func checkAdminTools(t *testing.T, rep adminTSReport) {
 	if rep.Server.Name != "aicr-admin" {
 		t.Errorf("server %q", rep.Server.Name)
 	}
-	want := []string{admin.ToolConfigCheck, admin.ToolDispatchList, admin.ToolDispatchRetry, admin.ToolDoctor, admin.ToolPrune,
+	want := []string{admin.ToolConfigCheck, admin.ToolDispatchList, admin.ToolDispatchRetry, admin.ToolDoctor,
+		admin.ToolFindingsDismiss, admin.ToolFindingsList, admin.ToolFindingsReopen, admin.ToolFindingsShow, admin.ToolFindingsStats, admin.ToolPrune,
 		admin.ToolQueueStatus, admin.ToolRepoPause, admin.ToolRepoResume, admin.ToolRunCancel, admin.ToolRunInspect,
 		admin.ToolRunRetry, admin.ToolRunsList}
 	var got []string
 	for _, tool := range rep.Tools {
 		got = append(got, tool.Name)
-		mutating := strings.Contains("run_retry dispatch_retry run_cancel repo_pause repo_resume prune", tool.Name)
+		mutating := strings.Contains("run_retry dispatch_retry run_cancel repo_pause repo_resume prune findings_dismiss findings_reopen", tool.Name)
 		if !tool.HasOutputSchema || tool.Description == "" || tool.AdditionalProperties != false ||
 			tool.Annotations.ReadOnlyHint == mutating || tool.Annotations.DestructiveHint != mutating {
 			t.Errorf("tool %s: %+v", tool.Name, tool)

@@ -119,16 +119,31 @@ type Digest struct {
 	Name   string   `json:"name"`
 	Period string   `json:"period"`
 	Repos  []string `json:"repos,omitempty"`
+	// Paths are the path prefixes it counts; empty means every path.
+	Paths []string `json:"paths,omitempty"`
+	// Open counts every open (or reopened) finding it covers at the end
+	// of the period; OpenByPath may list only the first paths of them.
+	Open int `json:"open"`
 	// OpenByPath counts the open findings per path, oldest first.
 	OpenByPath []DigestPath `json:"open_by_path"`
-	New        int          `json:"new"`
-	Resolved   int          `json:"resolved"`
-	Dismissed  int          `json:"dismissed"`
+	// MorePaths counts the paths with open findings OpenByPath leaves
+	// out (it is bounded, so the stored report stays small).
+	MorePaths int `json:"more_paths,omitempty"`
+	New       int `json:"new"`
+	Resolved  int `json:"resolved"`
+	Dismissed int `json:"dismissed"`
 	// FalsePositiveRate is dismissed-as-false-positive over reported in
 	// the period, 0..1; negative when nothing was reported.
 	FalsePositiveRate float64 `json:"false_positive_rate"`
-	Reviews           int     `json:"reviews"`
-	CostUSD           float64 `json:"cost_usd"`
+	// Reported counts the findings first reported in the period and
+	// FalsePositives those of them dismissed as false positives: the
+	// rate's two terms.
+	Reported       int `json:"reported"`
+	FalsePositives int `json:"false_positives"`
+	// Reviews counts the runs that finished in the period; CostUSD is
+	// their agents' cost, when [agent.llm] prices are configured.
+	Reviews int     `json:"reviews"`
+	CostUSD float64 `json:"cost_usd"`
 }
 
 // DigestPath is one path's open findings in a digest.

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aicr-dev/aicr/admin"
+	"github.com/aicr-dev/aicr/findings"
 )
 
 // MCPAdminOptions are the inputs of `aicr mcp admin`.
@@ -24,8 +25,9 @@ stdout carries the protocol only, diagnostics go to stderr), for the coding
 agent an operator already uses (aicr mcp install prints the registration).
 
 Read-only: runs_list, run_inspect, dispatch_list, queue_status, doctor,
-config_check. Mutating, two-phase: run_retry, dispatch_retry, run_cancel,
-repo_pause, repo_resume, prune — without confirm: true they return the plan
+config_check, findings_list, findings_show, findings_stats. Mutating,
+two-phase: run_retry, dispatch_retry, run_cancel, repo_pause, repo_resume,
+prune, findings_dismiss, findings_reopen — without confirm: true they return the plan
 and write nothing; with it the plan is rebuilt from the current state,
 applied and read back. Every tool has typed input and output schemas, and its
 structured content is the --format json output of the matching CLI verb.
@@ -53,6 +55,7 @@ func mcpAdminRun(ctx context.Context, opts *MCPAdminOptions) error {
 	f := opts.Factory
 	d := adminDeps(f, "mcp admin")
 	d.ReadOnly = opts.ReadOnly
+	d.Via = findings.ViaMCP
 	a := admin.New(d)
 	ios := f.IOStreams
 	return admin.Serve(ctx, a, version, ios.In, ios.Out, ios.ErrOut)

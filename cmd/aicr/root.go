@@ -56,6 +56,8 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdPrune(f, nil),
 		newCmdSession(f),
 		newCmdReload(f, nil),
+		newCmdFindings(f),
+		newCmdDigest(f),
 	)
 	setRootVersion(root)
 	wireUsageErrors(root)
