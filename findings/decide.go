@@ -42,6 +42,7 @@ type planned struct {
 	anchor           string // AnchorDigest of the anchored lines
 	line, endLine    int
 	category, agentF string
+	message          string // normalised
 }
 
 type source struct {
@@ -69,7 +70,7 @@ func Prepare(in Review) (*Plan, error) {
 	}
 	for i, pr := range in.Problems {
 		q := planned{index: i, path: pr.File, oldPath: p.renamedFrom[pr.File], line: pr.Line, endLine: pr.EndLine,
-			category: pr.Category, agentF: strings.TrimSpace(pr.Fingerprint)}
+			category: pr.Category, agentF: strings.TrimSpace(pr.Fingerprint), message: normLine(pr.Message)}
 		lines := p.source(pr.File).lines
 		q.anchor = AnchorDigest(Anchor(lines, pr.Line, pr.EndLine))
 		q.key = Key(in.Repo, pr.File, pr.Category, lines, pr.Line, pr.EndLine)

@@ -48,10 +48,11 @@ func (d *Decision) SetID(w int, id int64) {
 //
 // Each problem matches at most one finding, tried in this order: its
 // Key (under its path, then under the path its file was renamed from),
-// its MessageKey, the agent's fingerprint (same path and category), and
-// the anchored code (same path and category, when exactly one finding
-// has it). Two problems with one key are one problem: the second is a
-// Duplicate of the first.
+// its MessageKey, the agent's fingerprint (same path and category), then,
+// when exactly one finding of the same path and category has it, the
+// anchored code (its context changed) or the normalised message (the
+// line changed, the problem did not). Two problems with one key are one
+// problem: the second is a Duplicate of the first.
 func (p *Plan) Decide(existing []Finding, tracked map[int64]bool) Decision {
 	t := tracker{plan: p, in: p.in, tracked: tracked, claimed: map[int64]bool{}, keys: map[string]bool{},
 		d: Decision{newSeen: map[int][]int{}}}
@@ -137,17 +138,31 @@ func (t *tracker) match(q planned) (f *Finding, moved bool) {
 			return c, c.Path != q.path
 		}
 	}
-	if q.anchor != "" {
+	// Then what only one finding of the file can be: the anchored code
+	// (its context changed), or the agent's words (the line changed and
+	// the problem did not).
+	unique := func(pred func(*Finding) bool) *Finding {
 		var only *Finding
 		n := 0
 		for i := range t.cands {
 			c := &t.cands[i]
-			if !t.claimed[c.ID] && samePlace(c) && c.Anchor == q.anchor {
+			if !t.claimed[c.ID] && samePlace(c) && pred(c) {
 				only, n = c, n+1
 			}
 		}
-		if n == 1 {
-			return only, only.Path != q.path
+		if n != 1 {
+			return nil
+		}
+		return only
+	}
+	if q.anchor != "" {
+		if c := unique(func(c *Finding) bool { return c.Anchor == q.anchor }); c != nil {
+			return c, c.Path != q.path
+		}
+	}
+	if q.message != "" {
+		if c := unique(func(c *Finding) bool { return normLine(c.Message) == q.message }); c != nil {
+			return c, c.Path != q.path
 		}
 	}
 	return nil, false
@@ -216,10 +231,15 @@ func (t *tracker) see(q planned) {
 }
 
 // rekey gives f the key of q's problem (its code may have moved or been
-// renamed), unless another finding holds that key already.
+// renamed), unless another finding holds that key already. A review that
+// could not read the file does not trade a key of the code for one of the
+// message.
 func (t *tracker) rekey(f *Finding, q planned) {
 	k := q.key
 	if k == "" {
+		if f.Anchor != "" {
+			return
+		}
 		k = q.msgKey
 	}
 	if k == f.Key || t.keys[k] {

@@ -128,8 +128,10 @@ func TestDecideMatching(t *testing.T) {
 			prob("a.go", 4, "bug", "x may be nil", "")), "repeat"},
 		{"anchored code rewritten, agent's fingerprint kept", rev(2, files{"a.go": "package a\n\nfunc f() {\n\tx := loadAll()\n\tuse(x)\n}\n"},
 			prob("a.go", 4, "bug", "x may be nil", "nil-x")), "repeat"},
-		{"anchored code rewritten, no fingerprint", rev(2, files{"a.go": "package a\n\nfunc f() {\n\tx := loadAll()\n\tuse(x)\n}\n"},
-			prob("a.go", 4, "bug", "x may be nil", "")), "new"},
+		{"anchored code rewritten, no fingerprint, the same words", rev(2, files{"a.go": "package a\n\nfunc f() {\n\tx := loadAll()\n\tuse(x)\n}\n"},
+			prob("a.go", 4, "bug", "x  may be nil", "")), "repeat"},
+		{"anchored code rewritten, no fingerprint, other words", rev(2, files{"a.go": "package a\n\nfunc f() {\n\tx := loadAll()\n\tuse(x)\n}\n"},
+			prob("a.go", 4, "bug", "loadAll may return nil", "")), "new"},
 		{"fingerprint in another category", rev(2, files{"a.go": "package a\n\nfunc f() {\n\tx := loadAll()\n\tuse(x)\n}\n"},
 			prob("a.go", 4, "style", "x may be nil", "nil-x")), "new"},
 		{"another file", rev(2, files{"b.go": v1}, prob("b.go", 4, "bug", "x may be nil", "nil-x")), "new"},
@@ -365,5 +367,17 @@ func TestDecideDirectories(t *testing.T) {
 	out, _ = m.track(t, in)
 	if len(out.Resolved) != 1 || out.Resolved[0].ID != b {
 		t.Fatalf("directory deletion resolved %+v", out.Resolved)
+	}
+}
+
+func TestDecideUnreadableKeepsTheCodeKey(t *testing.T) {
+	m := newMem()
+	out, _ := m.track(t, rev(1, files{"a.go": v1}, prob("a.go", 4, "bug", "x may be nil", "nil-x")))
+	id, key := out.Seen[0].Finding.ID, out.Seen[0].Finding.Key
+	in := rev(2, files{}, prob("a.go", 4, "bug", "x may be nil", "nil-x"))
+	in.Change.Files = []vcs.FileChange{{Path: "a.go", Action: vcs.ActionModify, NodeKind: vcs.NodeFile}}
+	out, _ = m.track(t, in)
+	if seenClasses(out) != "repeat" || m.rows[id].Key != key || m.rows[id].Anchor == "" || len(out.Resolved) != 0 {
+		t.Errorf("unreadable repeat: %+v, finding %+v", out, m.rows[id])
 	}
 }

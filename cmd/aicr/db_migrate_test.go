@@ -133,14 +133,15 @@ func TestDBMigrateFromAnOlderSQLiteFile(t *testing.T) {
 	}
 	src.Close()
 	// Back to the schema of the release before PostgreSQL: the migrations
-	// since (dispatches.report; run_home; author; daemons and
+	// since (findings, whose dispatches rebuild re-applies over the rebuilt
+	// table; dispatches.report; run_home; author; daemons and
 	// rate_buckets) undone.
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`ALTER TABLE dispatches DROP COLUMN report`, `ALTER TABLE runs DROP COLUMN run_home`, `ALTER TABLE runs DROP COLUMN author`, `DROP TABLE daemons`, `DROP TABLE rate_buckets`,
-		`DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) FROM schema_migrations) - 4`} {
+	for _, q := range []string{`DROP TABLE finding_events`, `DROP TABLE findings`, `ALTER TABLE dispatches DROP COLUMN report`, `ALTER TABLE runs DROP COLUMN run_home`, `ALTER TABLE runs DROP COLUMN author`, `DROP TABLE daemons`, `DROP TABLE rate_buckets`,
+		`DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) FROM schema_migrations) - 5`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
