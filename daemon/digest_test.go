@@ -208,3 +208,45 @@ func TestLastTick(t *testing.T) {
 		t.Fatalf("the one before: %s", got)
 	}
 }
+
+// The daemon plans the last closed period's digest when it starts and
+// its dispatcher sends it to the file channel; a restart does not send
+// it again.
+func TestDaemonSendsTheMissedDigestAtStartOnce(t *testing.T) {
+	requireSVN(t)
+	fx := admintest.New(t)
+	admintest.AddFindings(t, fx)
+	t.Setenv("AICR_TEST_DAEMON_SECRET", string(testSecret))
+	cfg, err := config.Load(fx.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Daemon.Listen, cfg.Daemon.AicrBinary = "127.0.0.1:0", "/bin/true"
+	cfg.Digests = []config.DigestTable{{Name: "daily", Channel: "reports", Every: "0 9 * * *"}}
+	reports := filepath.Join(filepath.Dir(fx.Config), "reports.jsonl")
+	digests := func() []string {
+		b, _ := os.ReadFile(reports)
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if strings.Contains(line, "aicr digest: daily (every repo)") {
+				out = append(out, line)
+			}
+		}
+		return out
+	}
+	d := startDaemon(t, cfg)
+	deadline := time.Now().Add(20 * time.Second)
+	for len(digests()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(digests()); n != 1 {
+		t.Fatalf("%d digests after the start", n)
+	}
+	d.stop()
+	d = startDaemon(t, cfg)
+	time.Sleep(time.Second)
+	d.stop()
+	if n := len(digests()); n != 1 {
+		t.Fatalf("%d digests after a restart", n)
+	}
+}
