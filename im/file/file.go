@@ -72,7 +72,9 @@ type Record struct {
 	Entries    []im.Entry          `json:"entries,omitempty"`
 	Repeats    []im.Repeat         `json:"repeats,omitempty"`
 	Resolved   []im.ResolvedRecord `json:"resolved,omitempty"`
-	SentAt     time.Time           `json:"sent_at"`
+	// Digest is a [[digest]]'s figures (report_kind "digest").
+	Digest *im.Digest `json:"digest,omitempty"`
+	SentAt time.Time  `json:"sent_at"`
 }
 
 // Channel appends Records to a file.
@@ -201,6 +203,7 @@ func (c *Channel) encode(msg im.Message) ([]byte, error) {
 		Entries:   rep.Entries,
 		Repeats:   rep.Repeats,
 		Resolved:  rep.ResolvedRecords(),
+		Digest:    rep.Digest,
 		SentAt:    c.now().UTC(),
 	}
 	if rep.Kind != im.KindReview {

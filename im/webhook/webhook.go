@@ -106,8 +106,10 @@ type Payload struct {
 	// Repeats are findings reported before and seen again.
 	Repeats  []im.Repeat         `json:"repeats,omitempty"`
 	Resolved []im.ResolvedRecord `json:"resolved,omitempty"`
-	Text     string              `json:"text"`
-	SentAt   time.Time           `json:"sent_at"`
+	// Digest is a [[digest]]'s figures (report_kind "digest").
+	Digest *im.Digest `json:"digest,omitempty"`
+	Text   string     `json:"text"`
+	SentAt time.Time  `json:"sent_at"`
 }
 
 // Change is the reviewed change's metadata in a Payload.
@@ -176,6 +178,7 @@ func NewPayload(rep im.Report, channel, dedupeKey string, sentAt time.Time) Payl
 		Entries:   rep.Entries,
 		Repeats:   rep.Repeats,
 		Resolved:  rep.ResolvedRecords(),
+		Digest:    rep.Digest,
 		Text:      im.PlainText(rep),
 		SentAt:    sentAt.UTC(),
 	}
