@@ -6,8 +6,8 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/dingtalk"
 	"github.com/aicr-dev/aicr/im/feishu"
-	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/im/wecom"
+	"github.com/aicr-dev/aicr/internal/imtest"
 )
 
 // A 300-problem report rendered and split by each byte-limited dialect.

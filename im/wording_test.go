@@ -15,10 +15,10 @@ import (
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/im/dingtalk"
 	"github.com/aicr-dev/aicr/im/feishu"
-	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/im/slack"
 	"github.com/aicr-dev/aicr/im/webhook"
 	"github.com/aicr-dev/aicr/im/wecom"
+	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )

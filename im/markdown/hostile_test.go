@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/im/markdown"
+	"github.com/aicr-dev/aicr/internal/imtest"
 )
 
 // Committer text is plain text in every dialect: the link and image

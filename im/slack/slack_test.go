@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/im/slack"
+	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )

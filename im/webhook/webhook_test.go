@@ -19,8 +19,8 @@ import (
 
 	"github.com/aicr-dev/aicr/hmacsig"
 	"github.com/aicr-dev/aicr/im"
-	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/im/webhook"
+	"github.com/aicr-dev/aicr/internal/imtest"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/vcs"
 )
