@@ -209,3 +209,43 @@ func dumpQuery(t *testing.T, s *Store, q string) []string {
 	}
 	return out
 }
+
+// TestDeleteNoticesBefore: the audit_rows retention deletes settled digest
+// rows (no run takes them along) and their attempts, never a pending one
+// or one updated after the cutoff.
+func TestDeleteNoticesBefore(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, tempDB(t))
+	settled, _, err := s.PlanNotice(ctx, 0, "slack", delivery.PurposeDigest, "digest:team:2026-01-05", &im.Report{Kind: im.KindDigest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := s.PlanNotice(ctx, 0, "slack", delivery.PurposeDigest, "digest:team:2026-01-12", &im.Report{Kind: im.KindDigest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE dispatches SET status = 'sent' WHERE id = ?`, settled.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO dispatch_attempts (dispatch_id, attempt, started_at, outcome) VALUES (?, 1, ?, 'sent')`,
+		settled.ID, formatTime(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeleteNoticesBefore(ctx, time.Now().Add(-time.Hour), 10); err != nil || n != 0 {
+		t.Fatalf("before the rows were settled long enough: deleted %d, %v", n, err)
+	}
+	if n, err := s.DeleteNoticesBefore(ctx, time.Now().Add(time.Hour), 10); err != nil || n != 1 {
+		t.Fatalf("deleted %d, %v; want the settled digest only", n, err)
+	}
+	var left []int64
+	if left, err = listIDs(ctx, s.db, "left", `SELECT id FROM dispatches ORDER BY id`); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(left, []int64{pending.ID}) {
+		t.Errorf("dispatches left = %v, want the pending digest %d", left, pending.ID)
+	}
+	var attempts int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM dispatch_attempts`).Scan(&attempts); err != nil || attempts != 0 {
+		t.Errorf("attempts left = %d, %v", attempts, err)
+	}
+}

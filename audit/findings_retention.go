@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
@@ -65,15 +64,10 @@ func (s *Store) deleteResolvedFindings(ctx context.Context, at string, batch int
 		return 0, fmt.Errorf("delete resolved findings: begin: %w", err)
 	}
 	defer tx.Rollback()
-	var ids []int64
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM findings WHERE state = 'resolved' AND resolved_at < ? ORDER BY id LIMIT ?`, at, batch)
-	if err := eachRow(rows, err, func(rows *sql.Rows) error {
-		var id int64
-		err := rows.Scan(&id)
-		ids = append(ids, id)
-		return err
-	}); err != nil {
-		return 0, fmt.Errorf("delete resolved findings: %w", err)
+	ids, err := listIDs(ctx, tx, "delete resolved findings",
+		`SELECT id FROM findings WHERE state = 'resolved' AND resolved_at < ? ORDER BY id LIMIT ?`, at, batch)
+	if err != nil {
+		return 0, err
 	}
 	if len(ids) == 0 {
 		return 0, nil
@@ -108,15 +102,9 @@ func (s *Store) DeleteNoticesBefore(ctx context.Context, cutoff time.Time, limit
 	}
 	defer tx.Rollback()
 	pick := `SELECT id FROM dispatches WHERE run_id IS NULL AND status <> 'pending' AND updated_at < ? ORDER BY id LIMIT ?`
-	var ids []int64
-	rows, err := tx.QueryContext(ctx, pick, formatTime(cutoff), limit)
-	if err := eachRow(rows, err, func(rows *sql.Rows) error {
-		var id int64
-		err := rows.Scan(&id)
-		ids = append(ids, id)
-		return err
-	}); err != nil {
-		return 0, fmt.Errorf("delete old digests: %w", err)
+	ids, err := listIDs(ctx, tx, "delete old digests", pick, formatTime(cutoff), limit)
+	if err != nil {
+		return 0, err
 	}
 	if len(ids) == 0 {
 		return 0, nil

@@ -69,7 +69,7 @@ const undelivered = `EXISTS (SELECT 1 FROM dispatches d WHERE d.run_id = runs.id
 // and whose src/ copies are still on disk.
 func (s *Store) SourcesToDrop(ctx context.Context, limit int) ([]int64, error) {
 	home, homeArgs := s.homeClause()
-	return s.listIDs(ctx, "list runs whose sources can go", `SELECT id FROM runs
+	return listIDs(ctx, s.db, "list runs whose sources can go", `SELECT id FROM runs
 		WHERE sources_dropped_at IS NULL AND run_dir_pruned_at IS NULL AND finished_at IS NOT NULL
 			AND run_dir != '' AND `+finishedUnleased+` AND NOT `+undelivered+home+`
 		ORDER BY finished_at, id LIMIT ?`, append(append([]any{formatTime(s.now())}, homeArgs...), limit)...)
@@ -104,7 +104,7 @@ func (s *Store) RunsToDelete(ctx context.Context, cutoff time.Time, limit int) (
 		home = ` AND (run_home IN ('', ?) OR run_dir = '' OR run_dir_pruned_at IS NOT NULL)`
 		args = append(args, s.home)
 	}
-	return s.listIDs(ctx, "list runs to delete", `SELECT id FROM runs
+	return listIDs(ctx, s.db, "list runs to delete", `SELECT id FROM runs
 		WHERE finished_at IS NOT NULL AND finished_at < ? AND `+finishedUnleased+` AND NOT `+undelivered+home+`
 		ORDER BY finished_at, id LIMIT ?`, append(args, limit)...)
 }
@@ -184,8 +184,10 @@ func (s *Store) DeleteRejectedBefore(ctx context.Context, cutoff time.Time, limi
 	return int(n), nil
 }
 
-func (s *Store) listIDs(ctx context.Context, what, query string, args ...any) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+// listIDs runs an id query on q: the store's pool, or the transaction
+// that is about to act on the ids, which must own its connection.
+func listIDs(ctx context.Context, q querier, what, query string, args ...any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -226,7 +228,7 @@ func (s *Store) RunsFinishedElsewhere(ctx context.Context, ids []int64) ([]int64
 		return nil, nil
 	}
 	in, args := inList(ids)
-	return s.listIDs(ctx, "list runs finished on another host", `SELECT id FROM runs
+	return listIDs(ctx, s.db, "list runs finished on another host", `SELECT id FROM runs
 		WHERE id IN (`+in+`) AND run_home NOT IN ('', ?) AND `+finishedUnleased+` ORDER BY id`,
 		append(args, s.home, formatTime(s.now()))...)
 }
