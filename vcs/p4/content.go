@@ -29,26 +29,33 @@ func (a *Adapter) printFiles(ctx context.Context, change int, files []*described
 	if len(specs) == 0 {
 		return out, nil
 	}
+	err := a.runBatched(ctx, specs, func(recs []Record) { collectPrint(recs, out) }, "print")
+	return out, err
+}
+
+// runBatched runs `p4 -G -x args CMD` over specs, one process per
+// batch_size of them, handing each process's records to collect. -x reads
+// one argument per line, so names need no quoting and the command line
+// stays short for thousands of files.
+func (a *Adapter) runBatched(ctx context.Context, specs []string, collect func([]Record), cmd ...string) error {
 	tmp, err := os.MkdirTemp("", "aicr-p4-")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.RemoveAll(tmp)
+	argFile := filepath.Join(tmp, "args")
 	for start := 0; start < len(specs); start += a.cfg.BatchSize {
 		batch := specs[start:min(start+a.cfg.BatchSize, len(specs))]
-		argFile := filepath.Join(tmp, "args")
-		// -x reads one argument per line, so names need no quoting and the
-		// command line stays short for thousands of files.
 		if err := os.WriteFile(argFile, []byte(strings.Join(batch, "\n")+"\n"), 0o600); err != nil {
-			return nil, err
+			return err
 		}
-		recs, _, err := a.runG(ctx, []string{"-x", argFile}, "print")
+		recs, _, err := a.runG(ctx, []string{"-x", argFile}, cmd...)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		collectPrint(recs, out)
+		collect(recs)
 	}
-	return out, nil
+	return nil
 }
 
 // collectPrint joins each file's text/binary records after its stat

@@ -2,8 +2,6 @@ package p4
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -27,23 +25,9 @@ func (a *Adapter) movedFrom(ctx context.Context, files []*describedFile) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	tmp, err := os.MkdirTemp("", "aicr-p4-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	argFile := filepath.Join(tmp, "args")
-	for start := 0; start < len(specs); start += a.cfg.BatchSize {
-		batch := specs[start:min(start+a.cfg.BatchSize, len(specs))]
-		if err := os.WriteFile(argFile, []byte(strings.Join(batch, "\n")+"\n"), 0o600); err != nil {
-			return err
-		}
-		// A source obliterated since is a "no such file(s)." warning for
-		// nothing here, and a move/add without its record stays an add.
-		recs, _, err := a.runG(ctx, []string{"-x", argFile}, "filelog", "-m1")
-		if err != nil {
-			return err
-		}
+	// A source obliterated since is a "no such file(s)." warning for
+	// nothing here, and a move/add without its record stays an add.
+	return a.runBatched(ctx, specs, func(recs []Record) {
 		for _, r := range recs {
 			f, ok := byDepot[r.Get("depotFile")]
 			if !ok {
@@ -53,8 +37,7 @@ func (a *Adapter) movedFrom(ctx context.Context, files []*describedFile) error {
 				f.fc.CopyFromPath = vcsPath(from)
 			}
 		}
-	}
-	return nil
+	}, "filelog", "-m1")
 }
 
 // movedSource is the "moved from" file among the integration records of
