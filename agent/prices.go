@@ -7,6 +7,12 @@ import "github.com/aicr-dev/aicr/agent/pass"
 type Prices struct {
 	PerMTokIn  float64
 	PerMTokOut float64
+	// PerMTokCachedIn prices prompt tokens read from the provider's cache,
+	// PerMTokCacheWrite those written to it. Config fills them from the
+	// provider's published multipliers of PerMTokIn when the operator
+	// gives only the input price.
+	PerMTokCachedIn   float64
+	PerMTokCacheWrite float64
 }
 
 // Cost is what s cost at p; ok is false when no price is configured.
@@ -14,7 +20,8 @@ func (p Prices) Cost(s pass.Stats) (usd float64, ok bool) {
 	if p.PerMTokIn <= 0 && p.PerMTokOut <= 0 {
 		return 0, false
 	}
-	return (float64(s.InputTokens)*p.PerMTokIn + float64(s.OutputTokens)*p.PerMTokOut) / 1e6, true
+	return (float64(s.InputTokens)*p.PerMTokIn + float64(s.CacheReadTokens)*p.PerMTokCachedIn +
+		float64(s.CacheWriteTokens)*p.PerMTokCacheWrite + float64(s.OutputTokens)*p.PerMTokOut) / 1e6, true
 }
 
 // Prices are the configured model prices ([agent.llm]

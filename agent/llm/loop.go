@@ -101,6 +101,10 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 		stats.Turns++
 		stats.InputTokens += resp.Usage.Input
 		stats.OutputTokens += resp.Usage.Output
+		stats.CacheReadTokens += resp.Usage.CacheRead
+		stats.CacheWriteTokens += resp.Usage.CacheWrite
+		stats.TurnUsage = append(stats.TurnUsage, pass.TurnUsage{Input: resp.Usage.Input, CacheRead: resp.Usage.CacheRead,
+			CacheWrite: resp.Usage.CacheWrite, Output: resp.Usage.Output})
 		if stats.Model == "" {
 			stats.Model = resp.Model
 		}

@@ -93,11 +93,24 @@ type Response struct {
 	StopReason string
 }
 
-// Usage counts the tokens of one Turn as the server reported them.
+// Usage counts the tokens of one Turn as the server reported them, split
+// the way providers bill them. Input is the uncached prompt tokens only
+// (Anthropic's input_tokens; OpenAI's prompt_tokens minus cached_tokens),
+// so Input+CacheRead+CacheWrite is the whole prompt.
 type Usage struct {
 	Input  int
 	Output int
+	// CacheRead is the prompt read from the provider's cache (Anthropic
+	// cache_read_input_tokens, OpenAI cached_tokens, Gemini
+	// cachedContentTokenCount).
+	CacheRead int
+	// CacheWrite is the prompt written to the cache on this turn
+	// (Anthropic cache_creation_input_tokens; other APIs report none).
+	CacheWrite int
 }
+
+// Prompt is the whole prompt of the turn, cached or not.
+func (u Usage) Prompt() int { return u.Input + u.CacheRead + u.CacheWrite }
 
 // Errors a Model returns, wrapped with the server's own message, so the
 // ladder and the daemon can tell them apart with errors.Is.

@@ -72,9 +72,17 @@ type Stats struct {
 	// agents without one.
 	Model string `json:"model,omitempty"`
 	// Turns counts model round trips.
-	Turns        int `json:"turns"`
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	Turns int `json:"turns"`
+	// InputTokens is the uncached prompt tokens; the cached ones are
+	// CacheReadTokens and CacheWriteTokens, billed at their own rates.
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// TurnUsage is each model round trip's tokens, in order, for the audit
+	// trail's per-turn accounting; empty for agents that report only
+	// totals (agent CLIs).
+	TurnUsage []TurnUsage `json:"turn_usage,omitempty"`
 	// Text is the agent's final prose, kept for the ladder's prose
 	// normalization when no structured result was recorded.
 	Text string `json:"-"`
@@ -92,4 +100,19 @@ func (s *Stats) Add(o Stats) {
 	s.Turns += o.Turns
 	s.InputTokens += o.InputTokens
 	s.OutputTokens += o.OutputTokens
+	s.CacheReadTokens += o.CacheReadTokens
+	s.CacheWriteTokens += o.CacheWriteTokens
+	s.TurnUsage = append(s.TurnUsage, o.TurnUsage...)
 }
+
+// TurnUsage is what one model round trip sent and received, split as the
+// provider bills it (Input is uncached).
+type TurnUsage struct {
+	Input      int `json:"input"`
+	CacheRead  int `json:"cache_read,omitempty"`
+	CacheWrite int `json:"cache_write,omitempty"`
+	Output     int `json:"output"`
+}
+
+// PromptTokens is every prompt token the stats cover, cached or not.
+func (s Stats) PromptTokens() int { return s.InputTokens + s.CacheReadTokens + s.CacheWriteTokens }
