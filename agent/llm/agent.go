@@ -54,6 +54,9 @@ type Agent struct {
 	newModel func(ModelOptions) (Model, error)
 	http     *http.Client
 	headers  map[string]string
+	// quirks outlive a pass: a server that refused parallel_tool_calls
+	// once is not asked with it again by this agent.
+	quirks *Quirks
 }
 
 // New checks the config and returns the agent. Nothing is read or
@@ -76,7 +79,7 @@ func New(o Options) (*Agent, error) {
 		nm = NewModel
 	}
 	return &Agent{cfg: o.Config.WithDefaults(), limits: o.Limits, rules: o.OperatorRules,
-		log: log.With("agent", Kind), newModel: nm, http: o.HTTPClient, headers: o.Headers}, nil
+		log: log.With("agent", Kind), newModel: nm, http: o.HTTPClient, headers: o.Headers, quirks: &Quirks{}}, nil
 }
 
 // Review runs one pass over run: the prompt for p, then the tool loop
@@ -125,7 +128,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		log.Info("diff clipped to the prompt budget", "files_left_out", len(pr.Clipped), "context_window", a.cfg.ContextWindow)
 	}
 	l := &loop{model: model, exec: session, tools: tools, maxTurns: a.cfg.MaxTurns, maxOutputTokens: a.cfg.MaxOutputTokens, log: log}
-	stats, err = l.run(ctx, pr.System, pr.User)
+	stats, err = l.run(ctx, pr.System, Message{Role: RoleUser, Text: pr.User, Stable: pr.Stable})
 	if stats.Model == "" {
 		stats.Model = a.cfg.Model
 	}
@@ -161,7 +164,8 @@ func (a *Agent) connect() (Model, []string, error) {
 		secrets = append(secrets, v)
 	}
 	m, err := a.newModel(ModelOptions{API: a.cfg.API, BaseURL: a.cfg.BaseURL, Model: a.cfg.Model, APIKey: key.Reveal(),
-		Headers: headers, Timeout: a.cfg.Timeout, HTTPClient: a.http, Stream: a.cfg.Stream})
+		Headers: headers, Timeout: a.cfg.Timeout, HTTPClient: a.http, Stream: a.cfg.Stream,
+		PromptCache: a.cfg.CachePrompts(), Quirks: a.quirks})
 	if err != nil {
 		return nil, nil, a.explain(scrub(fmt.Errorf("%s client: %w", a.cfg.API, err), secrets...))
 	}

@@ -82,7 +82,10 @@ func (m *anthropicModel) Turn(ctx context.Context, req Request) (Response, error
 	r := Response{
 		Model:      string(msg.Model),
 		StopReason: string(msg.StopReason),
-		Usage:      Usage{Input: int(msg.Usage.InputTokens), Output: int(msg.Usage.OutputTokens)},
+		// Messages reports the three prompt parts apart; input_tokens
+		// is the uncached part only.
+		Usage: Usage{Input: int(msg.Usage.InputTokens), Output: int(msg.Usage.OutputTokens),
+			CacheRead: int(msg.Usage.CacheReadInputTokens), CacheWrite: int(msg.Usage.CacheCreationInputTokens)},
 	}
 	var texts []string
 	for _, block := range msg.Content {
@@ -114,6 +117,14 @@ func (m *anthropicModel) params(req Request) (anthropic.MessageNewParams, error)
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case RoleUser:
+			if m.o.PromptCache && msg.Stable > 0 && msg.Stable < len(msg.Text) {
+				// The stable part is a block of its own with a breakpoint,
+				// so the next pass, which shares it, reads it from the cache.
+				stable := anthropic.NewTextBlock(msg.Text[:msg.Stable])
+				*stable.GetCacheControl() = anthropic.NewCacheControlEphemeralParam()
+				p.Messages = appendBlocks(p.Messages, anthropic.MessageParamRoleUser, stable, anthropic.NewTextBlock(msg.Text[msg.Stable:]))
+				continue
+			}
 			p.Messages = appendBlocks(p.Messages, anthropic.MessageParamRoleUser, anthropic.NewTextBlock(msg.Text))
 		case RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
@@ -170,7 +181,68 @@ func (m *anthropicModel) params(req Request) (anthropic.MessageNewParams, error)
 		}
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: tool})
 	}
+	if m.o.PromptCache {
+		markBreakpoints(&p)
+	}
 	return p, nil
+}
+
+// maxBreakpoints is how many blocks with cache_control one Messages
+// request may carry; one more is a 400 ("A maximum of 4 blocks with
+// cache_control may be provided. Found 5.").
+const maxBreakpoints = 4
+
+// markBreakpoints sets Anthropic's cache breakpoints: the end of the
+// system prompt (which caches the tools before it too) and the last block
+// of the conversation, a breakpoint that moves with every turn so each
+// turn reads all earlier ones from the cache and writes only its own.
+// With the stable block of the first user message that makes three; any
+// beyond four are taken off the earliest message blocks, which the later
+// breakpoints' cache lookups reach anyway.
+func markBreakpoints(p *anthropic.MessageNewParams) {
+	if n := len(p.System); n > 0 {
+		p.System[n-1].CacheControl = anthropic.NewCacheControlEphemeralParam()
+	}
+	if n := len(p.Messages); n > 0 {
+		if blocks := p.Messages[n-1].Content; len(blocks) > 0 {
+			if cc := blocks[len(blocks)-1].GetCacheControl(); cc != nil {
+				*cc = anthropic.NewCacheControlEphemeralParam()
+			}
+		}
+	}
+	excess := countBreakpoints(*p) - maxBreakpoints
+	for i := 0; i < len(p.Messages) && excess > 0; i++ {
+		for j := range p.Messages[i].Content {
+			cc := p.Messages[i].Content[j].GetCacheControl()
+			if excess > 0 && cc != nil && cc.Type != "" && !(i == len(p.Messages)-1 && j == len(p.Messages[i].Content)-1) {
+				*cc = anthropic.CacheControlEphemeralParam{}
+				excess--
+			}
+		}
+	}
+}
+
+// countBreakpoints counts the blocks of p that carry cache_control.
+func countBreakpoints(p anthropic.MessageNewParams) int {
+	n := 0
+	for _, t := range p.Tools {
+		if t.OfTool != nil && t.OfTool.CacheControl.Type != "" {
+			n++
+		}
+	}
+	for _, b := range p.System {
+		if b.CacheControl.Type != "" {
+			n++
+		}
+	}
+	for _, m := range p.Messages {
+		for _, b := range m.Content {
+			if cc := b.GetCacheControl(); cc != nil && cc.Type != "" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // appendBlocks adds blocks to the last message when it has the same role

@@ -67,12 +67,22 @@ type Config struct {
 	// before its first token) keep a streamed answer alive. The review is
 	// the same either way.
 	Stream bool `toml:"stream"`
+	// PromptCache, unset or true, marks cache breakpoints on Anthropic
+	// requests (cache_control on the system prompt, the change and the
+	// conversation's last block), so each turn and pass reads what came
+	// before from the provider's cache. false sends none, for gateways and
+	// Anthropic-compatible servers that refuse the field. The OpenAI APIs
+	// cache a stable prefix by themselves and need no switch.
+	PromptCache *bool `toml:"prompt_cache"`
 	// PricePerMTokIn / PricePerMTokOut price a million input / output
 	// tokens, for the cost in the audit trail (the ladder prices each
 	// review with them); zero: no cost reported.
 	PricePerMTokIn  float64 `toml:"price_per_mtok_in"`
 	PricePerMTokOut float64 `toml:"price_per_mtok_out"`
 }
+
+// CachePrompts is prompt_cache with its default (true).
+func (c Config) CachePrompts() bool { return c.PromptCache == nil || *c.PromptCache }
 
 // APIs lists the APIs the llm agent speaks.
 var APIs = []string{APIOpenAIChat, APIOpenAIResponses, APIAnthropic}

@@ -66,9 +66,9 @@ type loop struct {
 
 // run drives the conversation. The returned Stats are valid with an error
 // too: a pass that failed half way still cost what it cost.
-func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error) {
+func (l *loop) run(ctx context.Context, system string, user Message) (pass.Stats, error) {
 	stats := pass.Stats{Agent: Kind}
-	msgs := []Message{{Role: RoleUser, Text: user}}
+	msgs := []Message{user}
 	// final is the latest assistant prose: the ladder normalizes the
 	// model's closing words ("no problems found"), not its running notes.
 	var final string
@@ -117,7 +117,8 @@ func (l *loop) run(ctx context.Context, system, user string) (pass.Stats, error)
 		}
 		calls = withCallIDs(calls, turn)
 		l.log.Debug("llm turn", "turn", turn, "tool_calls", len(calls), "stop", resp.StopReason,
-			"input_tokens", resp.Usage.Input, "output_tokens", resp.Usage.Output)
+			"input_tokens", resp.Usage.Input, "cache_read_tokens", resp.Usage.CacheRead,
+			"cache_write_tokens", resp.Usage.CacheWrite, "output_tokens", resp.Usage.Output)
 		if len(calls) == 0 {
 			stats.Text = final
 			if isLengthStop(resp.StopReason) {

@@ -56,6 +56,13 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolResult answers one call (Role == RoleTool).
 	ToolResult *ToolResult
+	// Stable, for a user message, is how many leading bytes of Text stay
+	// the same in every pass of the review (the change, before what the
+	// pass asks); the Anthropic client ends a text block with a cache
+	// breakpoint there, so a later pass reads them from the cache. Zero:
+	// no such split. The OpenAI APIs send Text whole: their automatic
+	// caches match any byte-identical prefix.
+	Stable int
 }
 
 // Tool is one function offered to the model, under the name the

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -42,6 +43,41 @@ type ModelOptions struct {
 	// the result is the same Response. Useful behind proxies that cut
 	// long idle non-streaming requests.
 	Stream bool
+	// PromptCache marks Anthropic cache breakpoints ([agent.llm]
+	// prompt_cache); the OpenAI APIs cache without being asked.
+	PromptCache bool
+	// Quirks remembers what the server refused (parallel_tool_calls) for
+	// every client built with the same pointer, so the passes of one
+	// agent ask only once; nil keeps it per client.
+	Quirks *Quirks
+}
+
+// Quirks are the request fields a server turned out to refuse. Safe for
+// concurrent use.
+type Quirks struct {
+	mu         sync.Mutex
+	noParallel bool
+}
+
+func (q *Quirks) parallelOff() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.noParallel
+}
+
+func (q *Quirks) setParallelOff() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.noParallel = true
+}
+
+// refusesParallel tells a 400 over parallel_tool_calls (a gateway or an
+// older Azure API version: "Unrecognized request argument supplied:
+// parallel_tool_calls"; llama.cpp-based servers that do not know it)
+// from any other refusal.
+func refusesParallel(err error) bool {
+	return errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrToolsOff) &&
+		strings.Contains(strings.ToLower(err.Error()), "parallel_tool_calls")
 }
 
 // NewModel returns the client for o.API, built on the official SDK of
@@ -55,6 +91,9 @@ type ModelOptions struct {
 func NewModel(o ModelOptions) (Model, error) {
 	if strings.TrimSpace(o.Model) == "" {
 		return nil, errors.New("llm: no model name; set [agent.llm] model to a model the server serves")
+	}
+	if o.Quirks == nil {
+		o.Quirks = &Quirks{}
 	}
 	if o.BaseURL != "" {
 		u, err := url.Parse(o.BaseURL)

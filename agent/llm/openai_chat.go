@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 )
 
@@ -26,6 +27,24 @@ func (m *openAIChat) Turn(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
+	// The loop runs every call of an answer, so an answer may hold all of
+	// them; a server that refuses the field is asked again without it,
+	// and never again with it.
+	parallel := len(req.Tools) > 0 && !m.o.Quirks.parallelOff()
+	if parallel {
+		params.ParallelToolCalls = openai.Bool(true)
+	}
+	resp, err := m.turn(ctx, params)
+	if parallel && refusesParallel(err) {
+		m.o.Quirks.setParallelOff()
+		params.ParallelToolCalls = param.Opt[bool]{}
+		resp, err = m.turn(ctx, params)
+	}
+	return resp, err
+}
+
+func (m *openAIChat) turn(ctx context.Context, params openai.ChatCompletionNewParams) (Response, error) {
+	var err error
 	var completion *openai.ChatCompletion
 	if m.o.Stream {
 		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
@@ -104,10 +123,7 @@ func (m *openAIChat) params(req Request) (openai.ChatCompletionNewParams, error)
 }
 
 func chatResponse(c *openai.ChatCompletion) (Response, error) {
-	r := Response{
-		Model: c.Model,
-		Usage: Usage{Input: int(c.Usage.PromptTokens), Output: int(c.Usage.CompletionTokens)},
-	}
+	r := Response{Model: c.Model, Usage: cachedUsage(c.Usage.PromptTokens, c.Usage.PromptTokensDetails.CachedTokens, c.Usage.CompletionTokens)}
 	if len(c.Choices) == 0 {
 		return r, fmt.Errorf("%w (%s: %w)", ErrTransient, APIOpenAIChat, ErrEmptyAnswer)
 	}

@@ -53,3 +53,12 @@ func openAIError(ctx context.Context, api string, o ModelOptions, err error) err
 	}
 	return classify(ctx, api, o, nil, err)
 }
+
+// cachedUsage splits an OpenAI prompt count (Chat's prompt_tokens,
+// Responses' input_tokens, both including the cached part) into the
+// uncached input and the cache read. A server that reports more cached
+// tokens than prompt tokens is believed on the prompt.
+func cachedUsage(prompt, cached, output int64) Usage {
+	cached = min(max(cached, 0), prompt)
+	return Usage{Input: int(prompt - cached), CacheRead: int(cached), Output: int(output)}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 )
 
@@ -25,6 +26,21 @@ func (m *openAIResponses) Turn(ctx context.Context, req Request) (Response, erro
 	if err != nil {
 		return Response{}, err
 	}
+	// As for Chat: all calls of a review may come in one answer.
+	parallel := len(req.Tools) > 0 && !m.o.Quirks.parallelOff()
+	if parallel {
+		params.ParallelToolCalls = openai.Bool(true)
+	}
+	resp, err := m.turn(ctx, params)
+	if parallel && refusesParallel(err) {
+		m.o.Quirks.setParallelOff()
+		params.ParallelToolCalls = param.Opt[bool]{}
+		resp, err = m.turn(ctx, params)
+	}
+	return resp, err
+}
+
+func (m *openAIResponses) turn(ctx context.Context, params responses.ResponseNewParams) (Response, error) {
 	if !m.o.Stream {
 		resp, err := m.svc.New(ctx, params)
 		if err != nil {
@@ -117,7 +133,7 @@ func responsesResponse(resp *responses.Response) (Response, error) {
 	r := Response{
 		Model:      resp.Model,
 		Text:       resp.OutputText(),
-		Usage:      Usage{Input: int(resp.Usage.InputTokens), Output: int(resp.Usage.OutputTokens)},
+		Usage:      cachedUsage(resp.Usage.InputTokens, resp.Usage.InputTokensDetails.CachedTokens, resp.Usage.OutputTokens),
 		StopReason: string(resp.Status),
 	}
 	if resp.Status == "incomplete" && resp.IncompleteDetails.Reason != "" {

@@ -30,8 +30,11 @@ func TestGoldenDismissed(t *testing.T) {
 	if p.System != plain.System {
 		t.Error("the dismissals changed the system prompt")
 	}
-	if !strings.HasPrefix(p.User, plain.User) {
-		t.Error("the dismissals are not after the change")
+	if !strings.HasPrefix(p.User, plain.User[:plain.Stable]) || !strings.HasSuffix(p.User, plain.User[plain.Stable:]) {
+		t.Error("the dismissals are not between the change and the pass section")
+	}
+	if d := strings.Index(p.User, "## Dismissed findings"); d < 0 || d >= p.Stable {
+		t.Errorf("the dismissals (at %d) are not in the part every pass shares (%d bytes)", d, p.Stable)
 	}
 	for _, want := range []string{
 		"## Dismissed findings (untrusted data)",
@@ -67,7 +70,7 @@ func TestDismissedHostileText(t *testing.T) {
 		Note:     "\u009b31m red \x1b[31mred\x1b[0m\r\nline\u2028two \x00nul",
 	}}
 	p := Build(Input{Change: svnChange(), Diff: twoFileDiff, Pass: pass.Pass{Number: 1}, Dismissed: hostile})
-	section := p.User[strings.Index(p.User, "## Dismissed findings"):]
+	section := p.User[strings.Index(p.User, "## Dismissed findings"):p.Stable]
 	for _, bad := range []string{"\x1b", "\u009b", "\ufffd", "\u202e", "\u202c", "\u2028", "\x00", "\r", "https://evil.example"} {
 		if strings.Contains(section, bad) {
 			t.Errorf("the dismissals section holds %q:\n%q", bad, section)
@@ -96,7 +99,7 @@ func TestDismissedBounded(t *testing.T) {
 			Message: strings.Repeat("m", 150), Reason: "wont_fix", Note: strings.Repeat("n", 150)})
 	}
 	p := Build(Input{Change: svnChange(), Diff: twoFileDiff, Pass: pass.Pass{Number: 1}, Dismissed: many})
-	section := p.User[strings.Index(p.User, "## Dismissed findings"):]
+	section := p.User[strings.Index(p.User, "## Dismissed findings"):p.Stable]
 	listed := strings.Count(section, "   Finding: ")
 	if listed == 0 || listed > MaxDismissals {
 		t.Fatalf("%d dismissals listed, want 1..%d", listed, MaxDismissals)
