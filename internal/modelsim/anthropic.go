@@ -189,7 +189,7 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 		}
 		writeJSON(w, http.StatusOK, message(content, anthropicStop(a), map[string]any{
 			"input_tokens": a.usage.Input, "output_tokens": a.usage.Output,
-			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+			"cache_creation_input_tokens": a.usage.CacheWrite, "cache_read_input_tokens": a.usage.CacheRead,
 		}))
 		return
 	}
@@ -197,7 +197,7 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 	startSSE(w)
 	sse(w, "message_start", map[string]any{"type": "message_start", "message": message([]any{}, nil, map[string]any{
 		"input_tokens": a.usage.Input, "output_tokens": 1,
-		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+		"cache_creation_input_tokens": a.usage.CacheWrite, "cache_read_input_tokens": a.usage.CacheRead,
 	})})
 	sse(w, "ping", map[string]any{"type": "ping"})
 	index := 0
@@ -222,6 +222,6 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
 	sse(w, "message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": anthropicStop(a), "stop_sequence": nil},
 		"usage": map[string]any{"input_tokens": a.usage.Input, "output_tokens": a.usage.Output,
-			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}})
+			"cache_creation_input_tokens": a.usage.CacheWrite, "cache_read_input_tokens": a.usage.CacheRead}})
 	sse(w, "message_stop", map[string]any{"type": "message_stop"})
 }

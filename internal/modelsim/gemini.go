@@ -176,8 +176,12 @@ func (geminiAPI) writeError(w http.ResponseWriter, e apiError) { e.writeGemini(w
 // the last carrying finishReason and usageMetadata. The API gives calls
 // no ids: the client numbers them.
 func (geminiAPI) writeAnswer(w http.ResponseWriter, req Request, a answer) {
-	usage := map[string]any{"promptTokenCount": a.usage.Input, "candidatesTokenCount": a.usage.Output,
-		"totalTokenCount": a.usage.Input + a.usage.Output}
+	usage := map[string]any{"promptTokenCount": a.usage.prompt(), "candidatesTokenCount": a.usage.Output,
+		"totalTokenCount": a.usage.prompt() + a.usage.Output}
+	if a.usage.CacheRead > 0 {
+		// Implicit caching: part of promptTokenCount, reported apart.
+		usage["cachedContentTokenCount"] = a.usage.CacheRead
+	}
 	responseID := fmt.Sprintf("ms%03dGeminiResponse", a.seq)
 	chunk := func(parts []any, final bool) map[string]any {
 		cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}

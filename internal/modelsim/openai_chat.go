@@ -108,8 +108,8 @@ func chatFinish(a answer) string {
 
 func chatUsage(u Usage) map[string]any {
 	return map[string]any{
-		"prompt_tokens": u.Input, "completion_tokens": u.Output, "total_tokens": u.Input + u.Output,
-		"prompt_tokens_details":     map[string]any{"cached_tokens": 0},
+		"prompt_tokens": u.prompt(), "completion_tokens": u.Output, "total_tokens": u.prompt() + u.Output,
+		"prompt_tokens_details":     map[string]any{"cached_tokens": u.CacheRead},
 		"completion_tokens_details": map[string]any{"reasoning_tokens": 0},
 	}
 }

@@ -205,9 +205,9 @@ func responseObject(req Request, a answer, status string, items []any, created i
 	}
 	if status == "completed" {
 		r["usage"] = map[string]any{
-			"input_tokens": a.usage.Input, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"input_tokens": a.usage.prompt(), "input_tokens_details": map[string]any{"cached_tokens": a.usage.CacheRead},
 			"output_tokens": a.usage.Output, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
-			"total_tokens": a.usage.Input + a.usage.Output,
+			"total_tokens": a.usage.prompt() + a.usage.Output,
 		}
 	}
 	return r

@@ -68,8 +68,14 @@ type ToolCall struct {
 	ObjectArguments json.RawMessage
 }
 
-// Usage counts tokens.
-type Usage struct{ Input, Output int }
+// Usage counts tokens as the APIs report them. Input is the uncached
+// prompt (Anthropic's input_tokens); the OpenAI APIs and Gemini report
+// Input+CacheRead+CacheWrite as the prompt with CacheRead as its cached
+// part. CacheWrite is Anthropic's alone.
+type Usage struct{ Input, Output, CacheRead, CacheWrite int }
+
+// prompt is the whole prompt count the OpenAI APIs and Gemini report.
+func (u Usage) prompt() int { return u.Input + u.CacheRead + u.CacheWrite }
 
 // Request is what a client sent, decoded per API into one shape.
 type Request struct {
@@ -119,6 +125,10 @@ type Server struct {
 	userAssistantOnly bool
 	// vllm: see VLLM.
 	vllm *VLLMOptions
+	// caches: see SimulateCaches.
+	caches *caches
+	// noParallel: see RefuseParallelToolCalls.
+	noParallel bool
 }
 
 // Start serves the script on loopback until the test ends.
@@ -325,6 +335,16 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, a api, req Reque
 			return true
 		}
 	}
+	if name == APIAnthropic {
+		if e := breakpointRefusal(raw); e != nil {
+			a.writeError(w, *e)
+			return true
+		}
+	}
+	if e := s.parallelRefusal(name, raw); e != nil {
+		a.writeError(w, *e)
+		return true
+	}
 	if name == APIAnthropic && r.Header.Get("anthropic-version") == "" {
 		a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required"))
 		return true
@@ -355,12 +375,12 @@ func (s *Server) nextStep(w http.ResponseWriter, a api, name string, seq int, re
 
 // play answers the request as step says: its check, a hang, an error or
 // the answer.
-func (s *Server) play(w http.ResponseWriter, r *http.Request, a api, step Step, seq int, req Request) {
+func (s *Server) play(w http.ResponseWriter, r *http.Request, api api, step Step, seq int, req Request) {
 	name := req.API
 	if step.Check != nil {
 		if err := step.Check(req); err != nil {
 			s.fail(fmt.Errorf("modelsim: request %d (%s): %w", seq, name, err))
-			a.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "modelsim check: "+err.Error()))
+			api.writeError(w, errorFor(name, http.StatusBadRequest, "invalid_request_error", "modelsim check: "+err.Error()))
 			return
 		}
 	}
@@ -372,15 +392,17 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request, a api, step Step, 
 		return
 	}
 	if step.Status >= 300 || step.ErrorType != "" {
-		a.writeError(w, errorFor(name, step.Status, step.ErrorType, ""))
+		api.writeError(w, errorFor(name, step.Status, step.ErrorType, ""))
 		return
 	}
 	model := req.Model
 	if model == "" {
 		model = "modelsim"
 	}
-	a.writeAnswer(w, req, answer{seq: seq, model: model, text: step.Text, toolCalls: step.ToolCalls, usage: step.Usage,
-		noChoices: step.NoChoices, pad: step.PadBytes})
+	a := answer{seq: seq, model: model, text: step.Text, toolCalls: step.ToolCalls, usage: step.Usage,
+		noChoices: step.NoChoices, pad: step.PadBytes}
+	a.usage, _ = s.simulatedUsage(req, a)
+	api.writeAnswer(w, req, a)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -64,7 +64,7 @@ const (
 )
 
 func TestChatCompletions(t *testing.T) {
-	s := Start(t, Step{ToolCalls: []ToolCall{call}, Usage: Usage{10, 5}}, Step{Text: "no problems found", Usage: Usage{12, 3}})
+	s := Start(t, Step{ToolCalls: []ToolCall{call}, Usage: Usage{Input: 10, Output: 5}}, Step{Text: "no problems found", Usage: Usage{Input: 12, Output: 3}})
 	status, _, body := post(t, s.URL+"/chat/completions", strings.Replace(chatBody, "%s", chatUnstreamed, 1), nil)
 	if status != 200 {
 		t.Fatalf("status %d: %s", status, body)
@@ -144,7 +144,7 @@ func TestChatCompletions(t *testing.T) {
 }
 
 func TestResponses(t *testing.T) {
-	s := Start(t, Step{Text: "checking", ToolCalls: []ToolCall{call}, Usage: Usage{7, 2}}, Step{ToolCalls: []ToolCall{call}})
+	s := Start(t, Step{Text: "checking", ToolCalls: []ToolCall{call}, Usage: Usage{Input: 7, Output: 2}}, Step{ToolCalls: []ToolCall{call}})
 	body := `{"model":"m2","instructions":"sys","max_output_tokens":50,"stream":%s,"store":false,
 	 "input":[{"role":"user","content":"review"},{"type":"function_call","call_id":"call_9","name":"aicr_try_blame","arguments":"{}"},
 	  {"type":"function_call_output","call_id":"call_9","output":"blame"}],
@@ -197,7 +197,7 @@ func TestResponses(t *testing.T) {
 }
 
 func TestAnthropicMessages(t *testing.T) {
-	s := Start(t, Step{ToolCalls: []ToolCall{call}, Usage: Usage{20, 4}}, Step{Text: "done", ToolCalls: []ToolCall{call}, Usage: Usage{20, 4}})
+	s := Start(t, Step{ToolCalls: []ToolCall{call}, Usage: Usage{Input: 20, Output: 4}}, Step{Text: "done", ToolCalls: []ToolCall{call}, Usage: Usage{Input: 20, Output: 4}})
 	body := `{"model":"claude","max_tokens":64,"stream":%s,"system":[{"type":"text","text":"rules"}],
 	 "messages":[{"role":"user","content":"review"},
 	  {"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"aicr_fetch_more_context","input":{"path":"a"}}]},
