@@ -26,7 +26,7 @@ func simPass(t *testing.T, sim *modelsim.Server, stream bool) (rundir.Layout, er
 	return run, err
 }
 
-func loadState(t *testing.T, run rundir.Layout) *review.State {
+func loadState(t testing.TB, run rundir.Layout) *review.State {
 	t.Helper()
 	st, err := review.LoadState(run.StatePath())
 	if err != nil {

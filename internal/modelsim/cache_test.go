@@ -69,7 +69,6 @@ func TestAnthropicPromptCache(t *testing.T) {
 	}
 }
 
-
 // More than four cache_control blocks is Anthropic's 400, with its body;
 // four are fine. The refusal uses up no step.
 func TestAnthropicBreakpointLimit(t *testing.T) {
