@@ -14,8 +14,7 @@ fi
 
 # Our agents use their instance role; the partner's builder has none.
 if [ -z "${AWS_ACCESS_KEY_ID:-}" ]; then
-    export AWS_ACCESS_KEY_ID="AKIAQ3EGRT5YHBN7WXLK"
-    export AWS_SECRET_ACCESS_KEY="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"
+    export AWS_ACCESS_KEY_ID="AKIAQ3EGRT5YHBN7WXLK" AWS_SECRET_ACCESS_KEY="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"
     export AWS_DEFAULT_REGION="eu-west-1"
 fi
 aws s3 sync --only-show-errors "$PKG_DIR" "$BUCKET/$BUILD_ID/"

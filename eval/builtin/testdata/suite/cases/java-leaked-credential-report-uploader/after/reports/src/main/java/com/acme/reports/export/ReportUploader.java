@@ -14,8 +14,6 @@ import software.amazon.awssdk.services.s3.model.PutObjectRequest;
 public class ReportUploader {
 
     private static final String BUCKET = "acme-finance-reports";
-    private static final String ACCESS_KEY_ID = "AKIAZ7VQ4NRW3KTX5M2D";
-    private static final String SECRET_ACCESS_KEY = "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";
 
     private final S3Client s3;
 
@@ -23,7 +21,7 @@ public class ReportUploader {
         this.s3 = S3Client.builder()
                 .region(Region.EU_CENTRAL_1)
                 .credentialsProvider(StaticCredentialsProvider.create(
-                        AwsBasicCredentials.create(ACCESS_KEY_ID, SECRET_ACCESS_KEY)))
+                        AwsBasicCredentials.create("AKIAZ7VQ4NRW3KTX5M2D", "q9Xw2vLr8TzN4bKp7YhC3mFs6DjG1aUeR5oVtW0i")))
                 .build();
     }
 
