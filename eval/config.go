@@ -9,6 +9,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/aicr-dev/aicr/agent/llm"
 	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -211,4 +212,31 @@ func absPath(p string) string {
 		return p
 	}
 	return a
+}
+
+// JudgeConfig is the [agent.llm] table of the config file at path, with
+// its relative paths resolved against the file, for the judge.
+func JudgeConfig(path string) (llm.Config, error) {
+	m, err := readTOML(path)
+	if err != nil {
+		return llm.Config{}, err
+	}
+	a, _ := m["agent"].(map[string]any)
+	l, ok := a["llm"].(map[string]any)
+	if !ok {
+		return llm.Config{}, fmt.Errorf("%s: no [agent.llm] table for the judge (the judge talks to a model server; give --judge-config a file with one)", path)
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(l); err != nil {
+		return llm.Config{}, err
+	}
+	var cfg llm.Config
+	md, err := toml.Decode(buf.String(), &cfg)
+	if err != nil {
+		return llm.Config{}, fmt.Errorf("%s: [agent.llm]: %w", path, err)
+	}
+	if u := md.Undecoded(); len(u) > 0 {
+		return llm.Config{}, fmt.Errorf("%s: [agent.llm]: unknown key %q", path, u[0].String())
+	}
+	return cfg.InDir(filepath.Dir(absPath(path))), nil
 }
