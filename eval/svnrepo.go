@@ -73,7 +73,11 @@ func buildRepo(ctx context.Context, dir string, c *Case) (string, error) {
 // file, schedules new ones for addition and removes the ones tree lacks.
 func syncTree(ctx context.Context, wc string, tree fs.FS) error {
 	want := map[string]bool{}
-	err := fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
+	walk := fs.WalkDir
+	if _, empty := tree.(emptyFS); empty {
+		walk = func(fs.FS, string, fs.WalkDirFunc) error { return nil }
+	}
+	err := walk(tree, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == "." {
 			return err
 		}
