@@ -209,7 +209,11 @@ func checkGolden(file string, i int, g Golden, after fs.FS) []error {
 		bad("file %q is not in after/", g.File)
 		return errs
 	}
-	if n := strings.Count(string(data), "\n") + 1; g.EndLine > n {
+	n := strings.Count(string(data), "\n")
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	if g.EndLine > n {
 		bad("end_line %d is past the end of %s (%d lines)", g.EndLine, g.File, n)
 	}
 	return errs

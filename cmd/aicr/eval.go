@@ -122,6 +122,9 @@ func evalRun(ctx context.Context, opts *EvalOptions) error {
 	if err != nil {
 		return err
 	}
+	if n := suite.Unlocated(); n > 0 && !opts.Judge {
+		return usageErrorf("suite %s: %d golden findings name no file or line (a public benchmark's comments): only --judge can score them", opts.Suite, n)
+	}
 	// The base config must load as the daemon would load it: a mistake in
 	// it is the operator's to fix before anything runs.
 	if opts.ConfigPath != "" {
@@ -199,6 +202,16 @@ func loadEvalSuite(opts *EvalOptions) (*eval.Suite, error) {
 			}
 			if !st.IsDir() {
 				return nil, usageErrorf("suite %s is not a directory (a suite is a directory with suite.toml and cases/)", opts.Suite)
+			}
+			if eval.IsBenchmark(opts.Suite) {
+				s, missing, err := eval.LoadBenchmark(opts.Suite)
+				if err != nil {
+					return nil, asUsage(err)
+				}
+				for _, m := range missing {
+					fmt.Fprintf(termSafe(opts.Factory.IOStreams.ErrOut), "aicr eval: left out %s\n", m)
+				}
+				return s, nil
 			}
 			fsys = os.DirFS(opts.Suite)
 		}
