@@ -78,7 +78,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;m
 h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}
 table{border-collapse:collapse;font-size:.92em}th,td{border:1px solid #d0d7de;padding:.35em .6em;text-align:right}
 th{background:#f6f8fa}td:first-child,th:first-child,td:nth-child(2){text-align:left}
-.plots{display:flex;flex-wrap:wrap;gap:1.5em}.plots figure{margin:0}figcaption{font-size:.9em;color:#57606a}
+.plots{display:flex;flex-wrap:wrap;gap:1.5em;margin-top:1.2em}.plots figure{margin:0}figcaption{font-size:.9em;color:#57606a}
 pre{background:#f6f8fa;padding:1em;overflow:auto;font-size:.82em}
 .note{color:#57606a;font-size:.9em}
 </style></head><body>
@@ -113,7 +113,9 @@ func precisionRecallPlot(r *Report) (string, error) {
 	p := plot.New()
 	p.Title.Text = "Precision and recall"
 	p.Y.Label.Text = "score"
-	p.Y.Min, p.Y.Max = 0, 1
+	// Headroom above 1 for the legend, which would cover a perfect bar.
+	p.Y.Min, p.Y.Max = 0, 1.25
+	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25}, {Value: 0.5, Label: "0.5"}, {Value: 0.75}, {Value: 1, Label: "1"}})
 	var prec, rec plotter.Values
 	var names []string
 	for _, c := range r.Columns {
@@ -135,9 +137,10 @@ func precisionRecallPlot(r *Report) (string, error) {
 	p.Add(bp, br)
 	p.Legend.Add("precision", bp)
 	p.Legend.Add("recall", br)
-	p.Legend.Top = true
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(10)
 	p.NominalX(names...)
-	return svgOf(p, 6*vg.Inch, 4*vg.Inch)
+	return svgOf(p, 5*vg.Inch, 3.6*vg.Inch)
 }
 
 func costF1Plot(r *Report) (string, error) {
@@ -186,7 +189,7 @@ func costF1Plot(r *Report) (string, error) {
 	} else {
 		p.X.Max = 1
 	}
-	return svgOf(p, 6*vg.Inch, 4*vg.Inch)
+	return svgOf(p, 5*vg.Inch, 3.6*vg.Inch)
 }
 
 func maxX(xs plotter.XYs) float64 {

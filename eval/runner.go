@@ -193,6 +193,10 @@ func (r *Replay) Run(ctx context.Context, col Column, repeat int) ([]*CaseRun, e
 		mu.Unlock()
 		cr := &CaseRun{CaseID: c.ID, Status: rep.Status, Error: rep.Error, Problems: rep.Result.Problems,
 			Cost: costOf(out, prices, wall)}
+		if col.AgentKind() == "builtin" {
+			// Rules only, no model: it costs nothing, which is known.
+			cr.Cost.USD = new(float64)
+		}
 		if cr.Problems == nil {
 			cr.Problems = []review.Problem{}
 		}
