@@ -1,0 +1,23 @@
+#!/bin/bash
+# nightly_cook.sh - cooks content for every platform; started by cron at 01:00.
+set -euo pipefail
+
+ENGINE=/opt/engine/current
+PROJECT=/srv/p4/studio-main/Game/Game.uproject
+LOGDIR=/var/log/cook
+PLATFORMS=(Windows PS5 XSX)
+LOCK=/var/lock/nightly_cook.d
+
+if ! mkdir "$LOCK" 2>/dev/null; then
+    echo "nightly_cook: another cook holds $LOCK, exiting" >&2
+    exit 0
+fi
+
+mkdir -p "$LOGDIR"
+for platform in "${PLATFORMS[@]}"; do
+    "$ENGINE/Engine/Binaries/Linux/UnrealEditor-Cmd" "$PROJECT" -run=cook \
+        -targetplatform="$platform" -unattended -nop4 \
+        >"$LOGDIR/cook-$platform-$(date +%F).log" 2>&1
+done
+
+rmdir "$LOCK"
