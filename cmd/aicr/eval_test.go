@@ -127,7 +127,7 @@ func TestEvalCompareTwoModelsHTML(t *testing.T) {
 		seen[match] = true
 		var found, all []modelsim.EvalProblem
 		for _, g := range c.Golden {
-			p := modelsim.EvalProblem{File: g.File, Line: g.StartLine, EndLine: g.EndLine, Severity: "high", Category: g.Category,
+			p := modelsim.EvalProblem{File: g.File, Line: g.StartLine, Severity: "high", Category: g.Category,
 				Message: g.Description + " " + strings.Join(g.Keywords, " ")}
 			all = append(all, p)
 			if defects%2 == 0 {
