@@ -111,6 +111,31 @@ func (c Column) AgentKind() string {
 	return k
 }
 
+// Check loads the column's config as a replay would, through the
+// daemon's loader, so a mistake in [agent] or [sandbox] is reported
+// (file:line) before any case is replayed.
+func (c Column) Check() error {
+	if c.Path != "" {
+		// The file itself first, with a repository added so the loader
+		// accepts an agent-only file: its problems keep their lines.
+		data, err := os.ReadFile(c.Path)
+		if err != nil {
+			return fmt.Errorf("read config: %w", err)
+		}
+		data = append(data, "\n[[repo]]\nname = \"aicr-eval-check\"\nkind = \"svn\"\nurl = \"file:///aicr-eval-check\"\n"...)
+		if _, err := config.Parse(c.Path, absPath(c.Path), data); err != nil {
+			return err
+		}
+	}
+	dir, err := os.MkdirTemp("", "aicr-eval-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	_, err = c.config(dir, []repoSpec{{name: "check", path: filepath.Join(dir, "repo")}})
+	return err
+}
+
 // repoSpec is one replayed case's scratch repository.
 type repoSpec struct{ name, path string }
 
@@ -135,10 +160,7 @@ func (c Column) config(dataDir string, repos []repoSpec) (*config.Config, error)
 	if err := toml.NewEncoder(&buf).Encode(doc); err != nil {
 		return nil, fmt.Errorf("column %s: encode config: %w", c.Name, err)
 	}
-	name := c.Path
-	if name == "" {
-		name = "builtin agent"
-	}
+	name := "aicr eval's config of column " + c.Name
 	path := filepath.Join(dataDir, "aicr-eval.toml")
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		return nil, err

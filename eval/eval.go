@@ -39,8 +39,11 @@ type Report struct {
 type JudgeInfo struct {
 	PromptVersion string `json:"prompt_version"`
 	Model         string `json:"model"`
-	// Calls counts the judge's model requests.
-	Calls int `json:"calls"`
+	// Calls counts the judge's model requests; the tokens are what they
+	// spent (not in any column's cost).
+	Calls        int `json:"calls"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
 }
 
 // ColumnReport is one column's figures.
@@ -171,7 +174,9 @@ func Evaluate(ctx context.Context, s *Suite, plan Plan, opts Options) (*Report, 
 		rep.Columns = append(rep.Columns, cr)
 	}
 	if plan.Judge != nil {
-		rep.Judge = &JudgeInfo{PromptVersion: JudgePromptVersion, Model: plan.Judge.Model(), Calls: plan.Judge.Calls()}
+		u := plan.Judge.Usage()
+		rep.Judge = &JudgeInfo{PromptVersion: JudgePromptVersion, Model: plan.Judge.Model(), Calls: plan.Judge.Calls(),
+			InputTokens: u.Prompt(), OutputTokens: u.Output}
 	}
 	rep.Wall = time.Since(start)
 	return rep, nil

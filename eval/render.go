@@ -19,7 +19,8 @@ func WriteTable(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, ": %d cases (%d clean), %d golden findings, %d repeat(s), line tolerance ±%d\n",
 		r.Cases, r.CleanCases, r.Golden, r.Repeat, r.Tolerance)
 	if r.Judge != nil {
-		fmt.Fprintf(w, "judge: %s, prompt %s, %d requests\n", r.Judge.Model, r.Judge.PromptVersion, r.Judge.Calls)
+		fmt.Fprintf(w, "judge: %s, prompt %s, %d requests (%d input, %d output tokens)\n", r.Judge.Model, r.Judge.PromptVersion,
+			r.Judge.Calls, r.Judge.InputTokens, r.Judge.OutputTokens)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/eval"
 	"github.com/aicr-dev/aicr/eval/builtin"
 )
@@ -125,16 +124,16 @@ func evalRun(ctx context.Context, opts *EvalOptions) error {
 	if n := suite.Unlocated(); n > 0 && !opts.Judge {
 		return usageErrorf("suite %s: %d golden findings name no file or line (a public benchmark's comments): only --judge can score them", opts.Suite, n)
 	}
-	// The base config must load as the daemon would load it: a mistake in
-	// it is the operator's to fix before anything runs.
-	if opts.ConfigPath != "" {
-		if _, err := config.Load(opts.ConfigPath); err != nil {
-			return asUsage(err)
-		}
-	}
 	cols, err := eval.Columns(opts.ConfigPath, opts.AgentConfigs)
 	if err != nil {
 		return asUsage(err)
+	}
+	// Each column's agent tables load as the daemon would load them: a
+	// mistake in one is the operator's to fix before anything runs.
+	for _, c := range cols {
+		if err := c.Check(); err != nil {
+			return asUsage(err)
+		}
 	}
 	plan := eval.Plan{Columns: cols, Repeat: opts.Repeat, Cases: opts.Cases}
 	if opts.Judge {

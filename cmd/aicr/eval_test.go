@@ -300,3 +300,77 @@ func screenshotEval(t *testing.T, page string) {
 		}
 	}
 }
+
+// The offline benchmark's layout: golden comments that name no file or
+// line are refused without --judge, and with it scored by the judge on
+// the simulator; the PR without trees is named and left out.
+func TestEvalBenchmarkWithJudge(t *testing.T) {
+	svntest.Require(t)
+	bench := t.TempDir()
+	write := func(p, s string) {
+		p = filepath.Join(bench, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("golden_comments/grafana.json", `[
+ {"pr_title": "Limiter: count devices", "url": "https://github.com/grafana/grafana/pull/7",
+  "comments": [{"comment": "Two requests can pass the device limit check at once.", "severity": "High", "category": "concurrency"},
+               {"comment": "The error from Tag is dropped.", "severity": "Low", "category": "bug"}]},
+ {"pr_title": "Not downloaded", "url": "https://github.com/grafana/grafana/pull/8", "comments": [{"comment": "x", "severity": "Low"}]}
+]`)
+	write("trees/grafana/7/base/pkg/anon/limit.go", "package anon\n\nconst limit = 10\n")
+	write("trees/grafana/7/head/pkg/anon/limit.go", "package anon\n\nconst limit = 10\n\nfunc allow(n int) bool {\n\treturn n < limit\n}\n")
+	rev := &modelsim.EvalReviewer{First: modelsim.Usage{Input: 800, Output: 60},
+		Cases: []modelsim.EvalCase{{Match: "pkg/anon/limit.go", Answers: [][]modelsim.EvalProblem{{
+			{File: "pkg/anon/limit.go", Line: 6, Category: "race", Message: "concurrent callers can both pass the limit check"},
+			{File: "pkg/anon/limit.go", Line: 5, Category: "style", Message: "allow needs a doc comment"},
+		}}}},
+		Judge: func(prompt string) bool {
+			return strings.Contains(prompt, "device limit check") && strings.Contains(prompt, "both pass the limit check")
+		}}
+	cfg := evalLLMConfig(t, t.TempDir(), "judged", modelsim.StartFunc(t, rev.Respond), 1, 4)
+
+	if _, errOut, code := runCLI(t, "eval", bench, "--config", cfg); code != exitUsage || !strings.Contains(errOut, "only --judge can score them") {
+		t.Fatalf("without --judge: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, "eval", bench, "--config", cfg, "--judge")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "left out grafana PR 8") {
+		t.Errorf("the missing PR is not named:\n%s", errOut)
+	}
+	// Judge: 1 of 2 comments found, 1 of 2 reports right; heuristic: 0.
+	if !regexp.MustCompile(`base\s+llm\s+0\s+2\s+2\s+0\.000\s+0\.000\s+0\.000\s+0\.500\s+0\.500\s+0\.500`).MatchString(out) ||
+		!strings.Contains(out, "prompt "+eval.JudgePromptVersion) {
+		t.Errorf("table:\n%s", out)
+	}
+}
+
+// A mistake in an agent config is a usage error naming the file and the
+// line before anything is replayed; a file with other tables is refused.
+func TestEvalBadAgentConfig(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("[agent]\nkind = \"llm\"\n\n[agent.llm]\napi = \"openai-chat\"\nmodel = \"m\"\nbase_url = \"not a url\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runCLI(t, "eval", "builtin", "--agent-config", bad)
+	if code != exitUsage || !strings.Contains(errOut, bad+":7") || !strings.Contains(errOut, "agent.llm.base_url") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	other := filepath.Join(dir, "other.toml")
+	if err := os.WriteFile(other, []byte("[agent]\nkind = \"builtin\"\n[[channel]]\nname = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI(t, "eval", "builtin", "--agent-config", other); code != exitUsage || !strings.Contains(errOut, "an agent config holds only [agent], [agent.llm] and [sandbox]") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, "eval", filepath.Join(dir, "nope")); code != exitUsage || !strings.Contains(errOut, "give a suite directory or \"builtin\"") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+}
