@@ -32,6 +32,8 @@ type agentPass struct {
 	dismissals dismissalLister
 	log        *slog.Logger
 	metrics    *Metrics
+	// observe is Deps.AgentOutcome; nil observes nothing.
+	observe func(runID int64, out agent.Outcome)
 }
 
 // dismissalLister is the part of the findings store the reviewer reads
@@ -63,6 +65,9 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 	a.writeDismissals(ctx, run.Repo, dir, log)
 	out, err := a.ladder.Run(ctx, dir, tgt)
 	a.record(ctx, run, out, log)
+	if a.observe != nil {
+		a.observe(run.ID, out)
+	}
 	if err != nil {
 		// What the builtin rules found survives the agent's failure: the
 		// pipeline publishes it as a partial review if the run fails for good.

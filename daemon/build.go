@@ -38,6 +38,10 @@ type Deps struct {
 	// Metrics, when set, are fed by the pipeline, the reviewer and the
 	// dispatcher (the daemon's /metrics).
 	Metrics *Metrics
+	// AgentOutcome, when set, sees what each review's agent ladder came
+	// to (the full pass.Stats: cached tokens, per-turn usage), which the
+	// audit row sums coarser; `aicr eval` accounts a review with it.
+	AgentOutcome func(runID int64, out agent.Outcome)
 }
 
 func (d Deps) withDefaults() Deps {
@@ -106,7 +110,7 @@ func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error
 	}
 	c.Ladder = agent.NewLadder(cfg.Agent, ag, deps.Logger)
 	reviewer := &agentPass{ladder: c.Ladder, adapters: c.Adapters,
-		prices: cfg.Agent.Prices(), store: deps.Store, dismissals: dismissalsOf(deps.Store), log: deps.Logger, metrics: deps.Metrics}
+		prices: cfg.Agent.Prices(), store: deps.Store, dismissals: dismissalsOf(deps.Store), log: deps.Logger, metrics: deps.Metrics, observe: deps.AgentOutcome}
 	c.reviewer = reviewer
 	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: reviewer}
 	if !opts.NoChannels {

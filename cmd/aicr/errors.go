@@ -8,9 +8,9 @@ import (
 
 // Exit codes. Scripts and the README rely on them; nothing outside
 // exitCode (the one mapping) spells a number.
-// There are exactly three, so a script needs no table: a program a
-// command needs that is not installed is a failure (1) like any other,
-// with the install line in the message.
+// There are three, and aicr eval's exitGate (eval.go), so a script needs
+// no table: a program a command needs that is not installed is a failure
+// (1) like any other, with the install line in the message.
 const (
 	exitOK    = 0
 	exitError = 1 // the command ran and failed, or something it checks failed

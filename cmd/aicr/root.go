@@ -58,6 +58,7 @@ func newRootCmd(f *Factory) *cobra.Command {
 		newCmdReload(f, nil),
 		newCmdFindings(f),
 		newCmdDigest(f),
+		newCmdEval(f, nil),
 	)
 	setRootVersion(root)
 	wireUsageErrors(root)

@@ -1,0 +1,4 @@
+package greet
+
+// Hello greets name.
+func Hello(name string) string { return "hello, " + name }

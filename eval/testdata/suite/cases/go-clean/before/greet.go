@@ -1,0 +1,3 @@
+package greet
+
+func Hello() string { return "hello" }

@@ -1,0 +1,2 @@
+def backoff(attempt):
+    return min(2 ** attempt, 60)
