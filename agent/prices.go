@@ -20,8 +20,7 @@ func (p Prices) Cost(s pass.Stats) (usd float64, ok bool) {
 	if p.PerMTokIn <= 0 && p.PerMTokOut <= 0 {
 		return 0, false
 	}
-	return (float64(s.InputTokens)*p.PerMTokIn + float64(s.CacheReadTokens)*p.PerMTokCachedIn +
-		float64(s.CacheWriteTokens)*p.PerMTokCacheWrite + float64(s.OutputTokens)*p.PerMTokOut) / 1e6, true
+	return s.CostAt(p.PerMTokIn, p.PerMTokCachedIn, p.PerMTokCacheWrite, p.PerMTokOut), true
 }
 
 // Prices are the configured model prices ([agent.llm] price_per_mtok_in,

@@ -24,6 +24,11 @@ type AgentStats struct {
 	OutputTokens     int `json:"output_tokens"`
 	// CostUSD is set only when [agent.llm] prices are configured.
 	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// Stopped says why the latest attempt's review stopped before the
+	// ladder was done ("stopped at the review's cost limit of $0.5
+	// (agent.max_cost_per_review)"); what it found was published as a
+	// partial review. Empty: it was not stopped.
+	Stopped string `json:"stopped,omitempty"`
 	// PerTurn is every model round trip of every attempt, in order; an
 	// agent that reports only totals has one row per pass with Turn 0.
 	PerTurn []TurnUsage `json:"per_turn,omitempty"`
@@ -60,11 +65,11 @@ func (s *Store) AddAgentStats(ctx context.Context, runID int64, st AgentStats) e
 	res, err := tx.ExecContext(ctx, `UPDATE runs SET agent = ?, agent_model = ?,
 			agent_passes = agent_passes + ?, agent_turns = agent_turns + ?,
 			input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-			cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+			cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?, agent_stopped = ?,
 			cost_usd = CASE WHEN CAST(? AS DOUBLE PRECISION) IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END
 		WHERE id = ?`,
 		st.Agent, st.Model, st.Passes, st.Turns, st.InputTokens, st.OutputTokens, st.CacheReadTokens, st.CacheWriteTokens,
-		cost, cost, runID)
+		st.Stopped, cost, cost, runID)
 	if err != nil {
 		return fmt.Errorf("record agent stats of run %d: %w", runID, err)
 	}
@@ -95,9 +100,9 @@ func agentStats(ctx context.Context, q querier, runID int64) (*AgentStats, error
 	var st AgentStats
 	var cost sql.NullFloat64
 	err := q.QueryRowContext(ctx, `SELECT agent, agent_model, agent_passes, agent_turns, input_tokens,
-			cache_read_tokens, cache_write_tokens, output_tokens, cost_usd
+			cache_read_tokens, cache_write_tokens, output_tokens, cost_usd, agent_stopped
 		FROM runs WHERE id = ?`, runID).Scan(&st.Agent, &st.Model, &st.Passes, &st.Turns, &st.InputTokens,
-		&st.CacheReadTokens, &st.CacheWriteTokens, &st.OutputTokens, &cost)
+		&st.CacheReadTokens, &st.CacheWriteTokens, &st.OutputTokens, &cost, &st.Stopped)
 	if err != nil {
 		return nil, fmt.Errorf("read agent stats: %w", err)
 	}

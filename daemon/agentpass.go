@@ -158,7 +158,8 @@ func reviewedPaths(c *vcs.Change) []string {
 func agentStats(attempt int, out agent.Outcome, prices agent.Prices) audit.AgentStats {
 	s := out.Stats
 	st := audit.AgentStats{Agent: s.Agent, Model: s.Model, Passes: out.Passes, Turns: s.Turns,
-		InputTokens: s.InputTokens, CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens, OutputTokens: s.OutputTokens}
+		InputTokens: s.InputTokens, CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens, OutputTokens: s.OutputTokens,
+		Stopped: out.Stopped}
 	if usd, ok := prices.Cost(s); ok {
 		st.CostUSD = &usd
 	}
