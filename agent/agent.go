@@ -89,6 +89,12 @@ type Config struct {
 	MaxRejected int `toml:"max_rejected"`
 	// Timeout is the wall-clock limit of one pass (default DefaultTimeout).
 	Timeout time.Duration `toml:"timeout"`
+	// MaxCostPerReview (USD, at the [agent.llm] prices) and
+	// MaxInputTokensPerReview (prompt tokens, cached or not) stop a
+	// review's ladder once it has spent them; what was found is published
+	// as a partial review that says why. Zero: no limit.
+	MaxCostPerReview        float64 `toml:"max_cost_per_review"`
+	MaxInputTokensPerReview int     `toml:"max_input_tokens_per_review"`
 	// RulesFile is the operator's review rules (Markdown) given to
 	// model-backed agents after the protected rules; relative to the
 	// config file, read at each review (prompt.ReadRulesFile).
@@ -116,6 +122,9 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("agent.timeout: must not be negative, got %s", c.Timeout)
+	}
+	if err := c.validateCaps(); err != nil {
+		return err
 	}
 	if err := prompt.CheckRulesFile(c.RulesFile); err != nil {
 		return err
@@ -274,4 +283,18 @@ func (t *timedAgent) Review(ctx context.Context, run rundir.Layout, p pass.Pass)
 		return stats, fmt.Errorf("%w (%v)", cause, err) //nolint:errorlint // the timeout is the classification; the agent's own error (often context.DeadlineExceeded) is detail, so callers do not take it for a cancel
 	}
 	return stats, err
+}
+
+// validateCaps checks the per-review caps: a cost cap needs prices to
+// measure the cost by, or it would never stop anything.
+func (c Config) validateCaps() error {
+	switch {
+	case c.MaxCostPerReview < 0:
+		return fmt.Errorf("agent.max_cost_per_review: must not be negative, got %g", c.MaxCostPerReview)
+	case c.MaxInputTokensPerReview < 0:
+		return fmt.Errorf("agent.max_input_tokens_per_review: must not be negative, got %d", c.MaxInputTokensPerReview)
+	case c.MaxCostPerReview > 0 && c.Kind != KindBuiltin && c.LLM.PricePerMTokIn <= 0 && c.LLM.PricePerMTokOut <= 0:
+		return fmt.Errorf("agent.max_cost_per_review: the review's cost is unknown without prices; set [agent.llm] price_per_mtok_in and price_per_mtok_out, or remove the limit")
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/aicr-dev/aicr/agent/builtin"
@@ -88,7 +89,64 @@ type Ladder struct {
 	Limits review.Limits
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// Caps are the per-review limits; zero fields are no limit.
+	Caps Caps
 }
+
+// Caps are [agent] max_cost_per_review and max_input_tokens_per_review,
+// with the prices the cost is measured at, and the model's context window
+// for the sentence of a pass the window stopped.
+type Caps struct {
+	MaxCostUSD      float64
+	MaxPromptTokens int
+	Prices          Prices
+	ContextWindow   int
+}
+
+// allowance is what is left of the caps after spent.
+func (c Caps) allowance(spent pass.Stats) pass.Allowance {
+	a := pass.Allowance{PerMTokIn: c.Prices.PerMTokIn, PerMTokOut: c.Prices.PerMTokOut,
+		PerMTokCachedIn: c.Prices.PerMTokCachedIn, PerMTokCacheWrite: c.Prices.PerMTokCacheWrite}
+	if c.MaxPromptTokens > 0 {
+		a.PromptTokens = c.MaxPromptTokens - spent.PromptTokens()
+	}
+	if c.MaxCostUSD > 0 {
+		used, _ := c.Prices.Cost(spent)
+		a.CostUSD = c.MaxCostUSD - used
+	}
+	return a
+}
+
+// reached names the cap spent has used up, "" when none: a review at its
+// limit starts no further pass.
+func (c Caps) reached(spent pass.Stats) string {
+	switch a := c.allowance(spent); {
+	case c.MaxPromptTokens > 0 && a.PromptTokens <= 0:
+		return pass.StopPromptTokens
+	case c.MaxCostUSD > 0 && a.CostUSD <= 0:
+		return pass.StopCost
+	}
+	return ""
+}
+
+// sentence is the report's reason for a review stopped by stop.
+func (c Caps) sentence(stop string) string {
+	switch stop {
+	case pass.StopCost:
+		return fmt.Sprintf("stopped at the review's cost limit of $%s (agent.max_cost_per_review)", strconv.FormatFloat(c.MaxCostUSD, 'f', -1, 64))
+	case pass.StopPromptTokens:
+		return fmt.Sprintf("stopped at the review's limit of %d prompt tokens (agent.max_input_tokens_per_review)", c.MaxPromptTokens)
+	case pass.StopContextWindow:
+		return fmt.Sprintf("stopped before the conversation outgrew the model's context window of %d tokens (agent.llm.context_window)", c.ContextWindow)
+	}
+	return "stopped: " + stop
+}
+
+// capStop is how a pass tells the climb that a cap (or the context
+// window) ended the review; the ladder publishes what was found.
+type capStop struct{ stop string }
+
+func (e *capStop) Error() string { return "review stopped: " + e.stop }
 
 // Target is the reviewed revision and how to read more of it.
 type Target struct {
@@ -113,6 +171,14 @@ type Outcome struct {
 	RepoRules bool `json:"repo_rules"`
 	// Rejected counts refused tool calls over the whole review.
 	Rejected int `json:"rejected"`
+	// Usage is each agent pass's tokens, in the order they ran (a
+	// clip-retry is a pass of its own), for the audit trail's per-turn
+	// accounting.
+	Usage []PassUsage `json:"usage,omitempty"`
+	// Stopped, when set, says why the review ended before the ladder was
+	// done (a per-review cap, the context window): Result is then what
+	// the passes that ran found, a partial review.
+	Stopped string `json:"stopped,omitempty"`
 	// Partial is, when Run fails after the pre-pass ran, what the pre-pass
 	// found, validated as the server validates a report: a model that
 	// fails for good must not take a leaked credential down with it. Nil
@@ -142,6 +208,9 @@ func (l *Ladder) Run(ctx context.Context, run rundir.Layout, tgt Target) (Outcom
 	}
 
 	out, err := l.climb(ctx, run, tgt, pre, out, log)
+	if cs := (*capStop)(nil); errors.As(err, &cs) {
+		return l.stopped(run, pre, out, cs.stop, log)
+	}
 	if err != nil && l.PrePass != nil {
 		out.Partial = l.partial(run, pre, log)
 	}
@@ -196,6 +265,29 @@ func (l *Ladder) climb(ctx context.Context, run rundir.Layout, tgt Target, pre [
 		if !structured(st) {
 			return out, fmt.Errorf("%w after %d passes: %s", ErrNoResult, out.Passes, missing)
 		}
+	}
+	if len(pre) > 0 {
+		if err := l.mergePrePass(run, st, pre, &out, log); err != nil {
+			return out, err
+		}
+	}
+	out.Rejected = st.RejectedTotal
+	out.Result = st.Result()
+	return out, nil
+}
+
+// stopped ends a review a cap stopped: what the agent recorded so far and
+// the pre-pass findings are the result, with the reason it is partial.
+func (l *Ladder) stopped(run rundir.Layout, pre []review.Problem, out Outcome, stop string, log *slog.Logger) (Outcome, error) {
+	out.Stopped = l.Caps.sentence(stop)
+	out.Steps = append(out.Steps, "stopped:"+stop)
+	log.Warn("review stopped before the ladder was done; publishing what was found", "reason", out.Stopped)
+	st, err := review.LoadState(run.StatePath())
+	if errors.Is(err, review.ErrNoState) {
+		st, err = review.NewState(), nil
+	}
+	if err != nil {
+		return out, fmt.Errorf("read agent state: %w", err)
 	}
 	if len(pre) > 0 {
 		if err := l.mergePrePass(run, st, pre, &out, log); err != nil {
@@ -270,13 +362,32 @@ func (l *Ladder) pass(ctx context.Context, run rundir.Layout, p pass.Pass, out *
 }
 
 func (l *Ladder) step(ctx context.Context, run rundir.Layout, p pass.Pass, out *Outcome) (pass.Stats, error) {
+	if stop := l.Caps.reached(out.Stats); stop != "" {
+		return pass.Stats{}, &capStop{stop}
+	}
 	if p.BudgetScale == 0 {
 		out.Steps = append(out.Steps, string(p.Kind))
 	}
+	p.Allowance = l.Caps.allowance(out.Stats)
 	stats, err := l.Agent.Review(ctx, run, p)
 	out.Passes++
 	out.Stats.Add(stats)
+	out.Usage = append(out.Usage, PassUsage{Seq: out.Passes, Stats: stats})
+	if err == nil && stats.Stop != "" {
+		// The agent stopped between turns; its tool calls so far are in
+		// the state file.
+		return stats, &capStop{stats.Stop}
+	}
+	// An agent without a turn guard (an agent CLI) is stopped before its
+	// next pass (above): a pass that finished the review is the review.
 	return stats, err
+}
+
+// PassUsage is what one agent pass used; Seq numbers the passes of a
+// review from 1, in the order they ran.
+type PassUsage struct {
+	Seq   int        `json:"seq"`
+	Stats pass.Stats `json:"stats"`
 }
 
 // structured: the state holds something a report can stand on.
@@ -417,9 +528,10 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 
 // NewLadder is the ladder the daemon runs a (timeout-bounded) agent built
 // from cfg with: every agent but the builtin one gets the builtin checks
-// as a deterministic pre-pass.
+// as a deterministic pre-pass, and the per-review caps.
 func NewLadder(cfg Config, a Agent, logger *slog.Logger) *Ladder {
-	l := &Ladder{Agent: a, Limits: cfg.Limits(), Logger: logger}
+	l := &Ladder{Agent: a, Limits: cfg.Limits(), Logger: logger, Caps: Caps{MaxCostUSD: cfg.MaxCostPerReview,
+		MaxPromptTokens: cfg.MaxInputTokensPerReview, Prices: cfg.Prices(), ContextWindow: cfg.LLM.ContextWindow}}
 	if cfg.Kind != KindBuiltin {
 		l.PrePass = builtin.Scan
 	}

@@ -56,7 +56,9 @@ func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change) i
 	repo, _ := c.Repo(run.Repo)
 	msg := im.Message{RunID: run.ID, Change: change, Author: c.User(change.Author)}
 	if run.Agent != nil {
-		msg.Reviewer = im.Reviewer{Agent: run.Agent.Agent, Model: run.Agent.Model}
+		msg.Reviewer = im.Reviewer{Agent: run.Agent.Agent, Model: run.Agent.Model, CostUSD: run.Agent.CostUSD,
+			PromptTokens: run.Agent.PromptTokens(), CachedTokens: run.Agent.CacheReadTokens}
+		msg.Stopped = run.Agent.Stopped
 	}
 	if repo != nil && repo.ChangeURL != "" {
 		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)

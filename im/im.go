@@ -53,6 +53,9 @@ type Message struct {
 	// error. Result then holds only what the builtin rules found before
 	// the failure (a partial review), or nothing (the failure notice).
 	Failure string
+	// Stopped is why a review that ran stopped before it was done (a
+	// per-review cap): Result is a partial review, and the report says so.
+	Stopped string
 	// Findings, when set, is how Result's problems live across commits
 	// (aligned with Result.Problems): the report shows new and reopened
 	// ones in full, with their links, and repeats as compact lines.
@@ -67,10 +70,17 @@ type Message struct {
 }
 
 // Reviewer is who reviewed a change: the agent kind and, for model-backed
-// agents, the model as its server named it.
+// agents, the model as its server named it, with what the review cost
+// for the footer.
 type Reviewer struct {
 	Agent string
 	Model string
+	// CostUSD is the review's cost; nil when no prices are configured.
+	CostUSD *float64 `json:",omitempty"`
+	// PromptTokens is the review's whole prompt, CachedTokens the part
+	// the provider read from its cache.
+	PromptTokens int `json:",omitempty"`
+	CachedTokens int `json:",omitempty"`
 }
 
 // RateLimited is implemented by channels whose platform limits how often

@@ -22,6 +22,10 @@ const (
 	TextAuthor      = "Author"
 	TextReviewedBy  = "Reviewed by"
 	TextFailed      = "Review failed."
+	TextCost        = "cost"
+	TextCached      = "cached"
+	TextPartial     = "Partial review"
+	TextFoundSoFar  = "what it found until then is below"
 )
 
 // Words are the labels a dialect shows around the report's content. A
@@ -39,11 +43,19 @@ type Words struct {
 	Author string
 	// ReviewedBy starts the footer naming the agent and model.
 	ReviewedBy string
+	// Cost labels the review's cost in the footer, Cached the share of
+	// the prompt read from the provider's cache ("cost $0.012 · 84% cached").
+	Cost   string
+	Cached string
+	// Partial starts the notice of a review stopped before it was done
+	// (a per-review cap), FoundSoFar ends it.
+	Partial    string
+	FoundSoFar string
 }
 
 // English is the wording BuildReport uses.
 var English = Words{Problems: TextProblems, Suggestion: TextSuggestion, ViewChange: TextViewChange, Author: TextAuthor,
-	ReviewedBy: TextReviewedBy}
+	ReviewedBy: TextReviewedBy, Cost: TextCost, Cached: TextCached, Partial: TextPartial, FoundSoFar: TextFoundSoFar}
 
 // Report is the neutral report document built once from a Message; the
 // plain-text, Markdown (Feishu, DingTalk, WeCom), Slack and webhook
@@ -99,6 +111,9 @@ type Report struct {
 	// Failure is the failed run's reason as the message carried it
 	// (sanitized), for machine formats; "" when the review ran whole.
 	Failure string
+	// Stopped is why a review that ran stopped before it was done (a
+	// per-review cap), for machine formats; its sentence is the Notice.
+	Stopped string `json:",omitempty"`
 
 	// Kind is what the report is about; the zero value is a review.
 	Kind ReportKind `json:",omitempty"`
@@ -161,12 +176,16 @@ func BuildReport(msg Message) Report {
 	if r.Failure = redact.Text(oneLine(msg.Failure)); r.Failure != "" {
 		r.Notice = failureNotice(r.Failure, r.RunID, len(r.Problems) > 0)
 	}
+	if r.Stopped = oneLine(msg.Stopped); r.Stopped != "" && r.Failure == "" {
+		r.Notice = r.Words.Partial + ": " + r.Stopped + "; " + r.Words.FoundSoFar + "."
+	}
 	// A failed run was not reviewed by the agent the footer would name.
 	if agent := oneLine(msg.Reviewer.Agent); agent != "" && r.Failure == "" {
 		r.Footer = r.Words.ReviewedBy + " " + agent
 		if model := oneLine(msg.Reviewer.Model); model != "" {
 			r.Footer += " (" + model + ")"
 		}
+		r.Footer += costNote(r.Words, msg.Reviewer)
 	}
 	switch {
 	case len(r.Problems) > 0:
@@ -182,6 +201,29 @@ func BuildReport(msg Message) Report {
 		r.Verdict = TextNoProblems
 	}
 	return r
+}
+
+// costNote is the footer's " · cost $0.0123 · 84% cached": what the
+// review cost where prices are configured, and the share of its prompt the
+// provider read from its cache where any was; "" when neither is known.
+func costNote(w Words, rv Reviewer) string {
+	var s string
+	if rv.CostUSD != nil {
+		s += " · " + w.Cost + " $" + formatUSD(*rv.CostUSD)
+	}
+	if rv.PromptTokens > 0 && rv.CachedTokens > 0 {
+		s += fmt.Sprintf(" · %d%% %s", rv.CachedTokens*100/rv.PromptTokens, w.Cached)
+	}
+	return s
+}
+
+// formatUSD is a cost to four significant places under a dollar (a
+// review usually costs cents) and to the cent above.
+func formatUSD(v float64) string {
+	if v >= 1 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 // failureNotice is the sentence a failed run's report carries: the

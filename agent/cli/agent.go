@@ -165,6 +165,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		sp.ParseStderr(stderr.String(), &ev)
 	}
 	stats.Turns, stats.InputTokens, stats.OutputTokens = ev.Turns, ev.InputTokens, ev.OutputTokens
+	stats.CacheReadTokens, stats.CacheWriteTokens = ev.CacheReadTokens, ev.CacheWriteTokens
 	stats.Text = ev.FinalText
 	if ev.Model != "" {
 		stats.Model = ev.Model

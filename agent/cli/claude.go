@@ -341,7 +341,9 @@ func (p *claudeParser) blocks(role string, blocks []claudeBlock) {
 
 func (p *claudeParser) result(subtype string, e claudeResult) {
 	p.ev.Turns = e.NumTurns
-	p.ev.InputTokens = e.Usage.InputTokens + e.Usage.CacheCreationInputTokens + e.Usage.CacheReadInputTokens
+	// Anthropic's input_tokens is the uncached part of the prompt.
+	p.ev.InputTokens = e.Usage.InputTokens
+	p.ev.CacheReadTokens, p.ev.CacheWriteTokens = e.Usage.CacheReadInputTokens, e.Usage.CacheCreationInputTokens
 	p.ev.OutputTokens = e.Usage.OutputTokens
 	if claudeKnowsPrices(e) {
 		p.ev.CostUSD = e.TotalCostUSD

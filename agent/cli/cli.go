@@ -113,7 +113,11 @@ type Events struct {
 	// Model is the model the CLI reported using.
 	Model string
 	// Turns counts model round trips; the tokens are summed over them.
-	Turns, InputTokens, OutputTokens int
+	// InputTokens is the uncached prompt; CacheReadTokens and
+	// CacheWriteTokens the prompt the provider read from and wrote to its
+	// cache, where the CLI reports them, so the cost is the bill's.
+	Turns, InputTokens, OutputTokens  int
+	CacheReadTokens, CacheWriteTokens int
 	// CostUSD is the cost the CLI computed itself, when it reports one.
 	CostUSD float64
 	// FinalText is the last assistant prose (for the ladder's prose

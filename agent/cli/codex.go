@@ -206,8 +206,10 @@ type codexEvent struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	Usage *struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
+		InputTokens           int `json:"input_tokens"`
+		CachedInputTokens     int `json:"cached_input_tokens"`
+		CacheWriteInputTokens int `json:"cache_write_input_tokens"`
+		OutputTokens          int `json:"output_tokens"`
 	} `json:"usage"`
 }
 
@@ -255,7 +257,12 @@ func (codex) Parse(r io.Reader) (Events, error) {
 		case "turn.completed":
 			ev.Turns++
 			if e.Usage != nil {
-				ev.InputTokens += e.Usage.InputTokens
+				// OpenAI's input counts its cached parts too.
+				read := min(e.Usage.CachedInputTokens, e.Usage.InputTokens)
+				write := min(e.Usage.CacheWriteInputTokens, e.Usage.InputTokens-read)
+				ev.InputTokens += e.Usage.InputTokens - read - write
+				ev.CacheReadTokens += read
+				ev.CacheWriteTokens += write
 				ev.OutputTokens += e.Usage.OutputTokens
 			}
 		case "turn.failed":

@@ -143,6 +143,8 @@ type geminiEvent struct {
 	Stats    *struct {
 		InputTokens  int `json:"input_tokens"`
 		OutputTokens int `json:"output_tokens"`
+		// Cached is the part of input_tokens read from the implicit cache.
+		Cached int `json:"cached"`
 	} `json:"stats"`
 }
 
@@ -215,7 +217,8 @@ func (geminiCLI) Parse(r io.Reader) (Events, error) {
 			}
 		case "result":
 			if e.Stats != nil {
-				ev.InputTokens, ev.OutputTokens = e.Stats.InputTokens, e.Stats.OutputTokens
+				cached := min(e.Stats.Cached, e.Stats.InputTokens)
+				ev.InputTokens, ev.CacheReadTokens, ev.OutputTokens = e.Stats.InputTokens-cached, cached, e.Stats.OutputTokens
 			}
 			if e.Status != "error" {
 				return

@@ -120,8 +120,11 @@ func (o openCode) config(s Setup) ([]byte, error) {
 		model["limit"] = map[string]int{"context": s.LLM.ContextWindow, "output": s.LLM.MaxOutputTokens}
 	}
 	if s.LLM.PricePerMTokIn > 0 || s.LLM.PricePerMTokOut > 0 {
-		// The CLI prices each step with these (USD per million tokens).
-		model["cost"] = map[string]float64{"input": s.LLM.PricePerMTokIn, "output": s.LLM.PricePerMTokOut}
+		// The CLI prices each step with these (USD per million tokens),
+		// its cached tokens too (models.dev's cost schema).
+		read, write := s.LLM.CachePrices()
+		model["cost"] = map[string]float64{"input": s.LLM.PricePerMTokIn, "output": s.LLM.PricePerMTokOut,
+			"cache_read": read, "cache_write": write}
 	}
 	permission := orderedRules{{"*", "deny"}, {openCodeServer + "_*", "allow"}}
 	agent := map[string]any{
@@ -250,8 +253,10 @@ func (o openCode) Parse(r io.Reader) (Events, error) {
 		case "step_finish":
 			ev.Turns++
 			t := e.Part.Tokens
-			// The CLI counts cached prompt tokens apart; the prompt is all of them.
-			ev.InputTokens += t.Input + t.Cache.Read + t.Cache.Write
+			// The CLI counts cached prompt tokens apart, as they are billed.
+			ev.InputTokens += t.Input
+			ev.CacheReadTokens += t.Cache.Read
+			ev.CacheWriteTokens += t.Cache.Write
 			ev.OutputTokens += t.Output
 			ev.CostUSD += e.Part.Cost
 		case "text":

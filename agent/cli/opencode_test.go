@@ -167,8 +167,13 @@ func checkOpenCodeConfigure(t *testing.T, kind, configFile string) {
 				APIKey  string `json:"apiKey"`
 			} `json:"options"`
 			Models map[string]struct {
-				Limit struct{ Context, Output int }   `json:"limit"`
-				Cost  struct{ Input, Output float64 } `json:"cost"`
+				Limit struct{ Context, Output int } `json:"limit"`
+				Cost  struct {
+					Input      float64 `json:"input"`
+					Output     float64 `json:"output"`
+					CacheRead  float64 `json:"cache_read"`
+					CacheWrite float64 `json:"cache_write"`
+				} `json:"cost"`
 			} `json:"models"`
 		} `json:"provider"`
 		MCP map[string]struct {
@@ -193,7 +198,8 @@ func checkOpenCodeConfigure(t *testing.T, kind, configFile string) {
 	if p.Options.APIKey != "{env:TEAM_LLM_KEY}" {
 		t.Errorf("apiKey = %q, want a reference to the key's variable", p.Options.APIKey)
 	}
-	if c := p.Models["qwen3-coder"].Cost; c.Input != 0.5 || c.Output != 1.5 {
+	// The cached rates are the API's defaults (OpenAI: half the input price).
+	if c := p.Models["qwen3-coder"].Cost; c.Input != 0.5 || c.Output != 1.5 || c.CacheRead != 0.25 || c.CacheWrite != 0.5 {
 		t.Errorf("model cost = %+v, want [agent.llm] prices", c)
 	}
 	if l := p.Models["qwen3-coder"].Limit; l.Context != 65536 || l.Output != 2048 {

@@ -202,9 +202,21 @@ type qwenEvent struct {
 	} `json:"error"`
 }
 
+// qwenUsage is the CLI's usage; its input_tokens is the whole prompt
+// (Gemini's promptTokenCount), the cached parts included.
 type qwenUsage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+}
+
+// split is u's prompt as billed: uncached, read from and written to the
+// cache.
+func (u qwenUsage) split() (in, read, write int) {
+	read = min(u.CacheReadInputTokens, u.InputTokens)
+	write = min(u.CacheCreationInputTokens, u.InputTokens-read)
+	return u.InputTokens - read - write, read, write
 }
 
 // qwenAPIError is how Qwen Code words a refusal of the model API, in the
@@ -215,7 +227,7 @@ var qwenAPIError = regexp.MustCompile(`^\[API Error: (?:(\d{3}) )?(.*)\]$`)
 func (qwenCode) Parse(r io.Reader) (Events, error) {
 	var ev Events
 	var sawResult bool
-	var turns, in, out int
+	var turns, in, out, read, write int
 	callIndex := map[string]int{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), eventCap)
@@ -242,7 +254,8 @@ func (qwenCode) Parse(r io.Reader) (Events, error) {
 				ev.Model = e.Message.Model
 			}
 			turns++
-			in += e.Message.Usage.InputTokens
+			i, r, w := e.Message.Usage.split()
+			in, read, write = in+i, read+r, write+w
 			out += e.Message.Usage.OutputTokens
 			for _, c := range e.Message.Content {
 				switch c.Type {
@@ -276,7 +289,8 @@ func (qwenCode) Parse(r io.Reader) (Events, error) {
 				turns = e.NumTurns
 			}
 			if e.Usage.InputTokens > 0 || e.Usage.OutputTokens > 0 {
-				in, out = e.Usage.InputTokens, e.Usage.OutputTokens
+				in, read, write = e.Usage.split()
+				out = e.Usage.OutputTokens
 			}
 			for _, d := range e.PermissionDenials {
 				// Only a refused aicr tool is a misconfiguration; the
@@ -296,6 +310,7 @@ func (qwenCode) Parse(r io.Reader) (Events, error) {
 		}
 	}
 	ev.Turns, ev.InputTokens, ev.OutputTokens = turns, in, out
+	ev.CacheReadTokens, ev.CacheWriteTokens = read, write
 	if err := sc.Err(); err != nil {
 		return ev, fmt.Errorf("qwen-code event stream: %w", err)
 	}

@@ -127,7 +127,8 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if len(pr.Clipped) > 0 {
 		log.Info("diff clipped to the prompt budget", "files_left_out", len(pr.Clipped), "context_window", a.cfg.ContextWindow)
 	}
-	l := &loop{model: model, exec: session, tools: tools, maxTurns: a.cfg.MaxTurns, maxOutputTokens: a.cfg.MaxOutputTokens, log: log}
+	l := &loop{model: model, exec: session, tools: tools, maxTurns: a.cfg.MaxTurns, maxOutputTokens: a.cfg.MaxOutputTokens, log: log,
+		guard: newTurnGuard(p.Allowance, a.cfg.ContextWindow)}
 	stats, err = l.run(ctx, pr.System, Message{Role: RoleUser, Text: pr.User, Stable: pr.Stable})
 	if stats.Model == "" {
 		stats.Model = a.cfg.Model

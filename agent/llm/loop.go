@@ -62,6 +62,9 @@ type loop struct {
 	maxTurns        int
 	maxOutputTokens int
 	log             *slog.Logger
+	// guard, when set, is asked before every turn whether to send it
+	// (guard.go: the per-review caps and the context window).
+	guard turnGuard
 }
 
 // run drives the conversation. The returned Stats are valid with an error
@@ -81,7 +84,15 @@ func (l *loop) run(ctx context.Context, system string, user Message) (pass.Stats
 			stats.Text = joinProse(final, reason)
 			return stats, nil
 		}
-		resp, err := l.model.Turn(ctx, Request{System: system, Messages: msgs, Tools: l.tools.tools, MaxOutputTokens: l.maxOutputTokens})
+		req := Request{System: system, Messages: msgs, Tools: l.tools.tools, MaxOutputTokens: l.maxOutputTokens}
+		if l.guard != nil {
+			if stop, why := l.guard(stats, req); stop != "" {
+				l.log.Warn("llm pass stopped before its next turn", "stop", stop, "turns", stats.Turns)
+				stats.Stop, stats.Text = stop, joinProse(final, why)
+				return stats, nil
+			}
+		}
+		resp, err := l.model.Turn(ctx, req)
 		if errors.Is(err, ErrEmptyAnswer) && empty < maxEmptyAnswers && ctx.Err() == nil {
 			// A gateway or an overloaded server answered with nothing;
 			// asking again is cheap, failing the pass for it is not.

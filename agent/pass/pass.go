@@ -41,6 +41,50 @@ type Pass struct {
 	// harder (prompt.Build's budget) and tries once more. Agents without
 	// a prompt (builtin) ignore it.
 	BudgetScale float64
+	// Allowance is what is left of the review's per-review caps for this
+	// pass; a model-backed agent stops between turns once it is used up.
+	Allowance Allowance
+}
+
+// Allowance bounds what one pass may still spend ([agent]
+// max_cost_per_review and max_input_tokens_per_review less what the
+// review's earlier passes spent). Zero fields are no limit.
+type Allowance struct {
+	// PromptTokens is the prompt tokens, cached or not, the pass may send.
+	PromptTokens int `json:"prompt_tokens,omitempty"`
+	// CostUSD is what the pass may cost at the prices below.
+	CostUSD float64 `json:"cost_usd,omitempty"`
+	// Prices per million tokens (agent.Prices), to price the pass's turns.
+	PerMTokIn         float64 `json:"per_mtok_in,omitempty"`
+	PerMTokOut        float64 `json:"per_mtok_out,omitempty"`
+	PerMTokCachedIn   float64 `json:"per_mtok_cached_in,omitempty"`
+	PerMTokCacheWrite float64 `json:"per_mtok_cache_write,omitempty"`
+}
+
+// Stop reasons a pass gives in Stats.Stop.
+const (
+	StopCost          = "cost"
+	StopPromptTokens  = "input_tokens"
+	StopContextWindow = "context_window"
+)
+
+// Reached names the limit s has used up (StopCost, StopPromptTokens), or
+// "" while the pass may go on.
+func (a Allowance) Reached(s Stats) string {
+	switch {
+	case a.PromptTokens > 0 && s.PromptTokens() >= a.PromptTokens:
+		return StopPromptTokens
+	case a.CostUSD > 0 && s.CostAt(a.PerMTokIn, a.PerMTokCachedIn, a.PerMTokCacheWrite, a.PerMTokOut) >= a.CostUSD:
+		return StopCost
+	}
+	return ""
+}
+
+// CostAt is what s costs in USD at these prices per million tokens: each
+// part of the prompt at its own rate, as providers bill it.
+func (s Stats) CostAt(in, cachedIn, cacheWrite, out float64) float64 {
+	return (float64(s.InputTokens)*in + float64(s.CacheReadTokens)*cachedIn +
+		float64(s.CacheWriteTokens)*cacheWrite + float64(s.OutputTokens)*out) / 1e6
 }
 
 // Scale is BudgetScale with its zero value read as 1.
@@ -83,6 +127,11 @@ type Stats struct {
 	// trail's per-turn accounting; empty for agents that report only
 	// totals (agent CLIs).
 	TurnUsage []TurnUsage `json:"turn_usage,omitempty"`
+	// Stop says why the agent ended the pass before the model was done:
+	// StopCost or StopPromptTokens (the pass's Allowance was used up),
+	// StopContextWindow (the next request would not fit the model's
+	// context); "" when it was not stopped.
+	Stop string `json:"stop,omitempty"`
 	// Text is the agent's final prose, kept for the ladder's prose
 	// normalization when no structured result was recorded.
 	Text string `json:"-"`
@@ -103,6 +152,9 @@ func (s *Stats) Add(o Stats) {
 	s.CacheReadTokens += o.CacheReadTokens
 	s.CacheWriteTokens += o.CacheWriteTokens
 	s.TurnUsage = append(s.TurnUsage, o.TurnUsage...)
+	if o.Stop != "" {
+		s.Stop = o.Stop
+	}
 }
 
 // TurnUsage is what one model round trip sent and received, split as the

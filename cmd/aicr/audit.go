@@ -201,11 +201,8 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 		if a.Model != "" {
 			fmt.Fprintf(w, " (model %s)", im.Sanitize(a.Model))
 		}
-		fmt.Fprintf(w, ", passes %d, turns %d, tokens %d in / %d out", a.Passes, a.Turns, a.InputTokens, a.OutputTokens)
-		if a.CostUSD != nil {
-			fmt.Fprintf(w, ", cost $%.4f", *a.CostUSD)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, ", passes %d, turns %d\n", a.Passes, a.Turns)
+		printAgentTokens(w, a)
 	}
 	fmt.Fprintf(w, "\nevents (%d):\n", len(d.Events))
 	for _, e := range d.Events {
@@ -292,4 +289,34 @@ func firstLine(s string, max int) string {
 		s = s[:max] + "…"
 	}
 	return s
+}
+
+// printAgentTokens shows what the agent spent as the provider bills it:
+// the prompt split into uncached input, cache reads and cache writes,
+// the output, the cost, and each model turn of each attempt and pass.
+func printAgentTokens(w io.Writer, a *audit.AgentStats) {
+	fmt.Fprintf(w, "tokens: %d uncached input, %d cache read, %d cache write, %d output", a.InputTokens, a.CacheReadTokens, a.CacheWriteTokens, a.OutputTokens)
+	if p := a.PromptTokens(); p > 0 && a.CacheReadTokens > 0 {
+		fmt.Fprintf(w, " (%d%% of the prompt read from cache)", a.CacheReadTokens*100/p)
+	}
+	fmt.Fprintln(w)
+	if a.CostUSD != nil {
+		fmt.Fprintf(w, "cost: $%.6f\n", *a.CostUSD)
+	} else {
+		fmt.Fprintln(w, "cost: unknown ([agent.llm] price_per_mtok_in and price_per_mtok_out are not set)")
+	}
+	if a.Stopped != "" {
+		fmt.Fprintf(w, "partial review: %s\n", a.Stopped)
+	}
+	if len(a.PerTurn) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "turns (attempt.pass.turn: uncached / cache read / cache write / output):")
+	for _, t := range a.PerTurn {
+		turn := strconv.Itoa(t.Turn)
+		if t.Turn == 0 {
+			turn = "all" // an agent that reports only the pass's totals
+		}
+		fmt.Fprintf(w, "  %d.%d.%s: %d / %d / %d / %d\n", t.Attempt, t.Pass, turn, t.InputTokens, t.CacheReadTokens, t.CacheWriteTokens, t.OutputTokens)
+	}
 }
