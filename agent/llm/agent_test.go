@@ -509,9 +509,11 @@ func TestRulesReachTheSystemPrompt(t *testing.T) {
 
 // A context window so small that the instructions use up the budget must
 // not send the diff whole (a budget of nothing left used to mean
-// "unbounded"): every file is listed for fetch_more_context instead.
+// "unbounded"): every file is listed for fetch_more_context instead. The
+// window still holds the instructions and the tool schemas: one that
+// cannot is never sent at all (the turn guard's test).
 func TestTinyContextWindowSendsNoDiff(t *testing.T) {
-	cfg := llm.Config{ContextWindow: 2200, MaxOutputTokens: 100}
+	cfg := llm.Config{ContextWindow: 2600, MaxOutputTokens: 100}
 	h := newHarness(t, cfg,
 		step{resp: calls(call("aicr_skip", `{"reason":"lgtm"}`)), check: func(t *testing.T, req llm.Request) {
 			user := req.Messages[0].Text
