@@ -518,4 +518,12 @@ var migrations = [][]string{
 		postgresOnly + `SELECT setval(pg_get_serial_sequence('dispatches', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM dispatches`,
 		postgresOnly + `SELECT setval(pg_get_serial_sequence('dispatch_attempts', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM dispatch_attempts`,
 	},
+	// 19: the [[budget]] that applied to a run (issue 25 item 5): which
+	// budget was spent, the action taken (builtin-only, skip, fallback), its
+	// figures when it was decided and when model reviews resume, as JSON;
+	// '' for a run no budget touched. The report's notice is rebuilt from
+	// it, so it reads the same at every retry and in aicr audit show.
+	{
+		`ALTER TABLE runs ADD COLUMN budget TEXT NOT NULL DEFAULT ''`,
+	},
 }

@@ -110,7 +110,7 @@ func (c *Config) validateBudgets() []fieldProblem {
 			add(key, "has no limit; set max_cost_usd (USD) or max_input_tokens, or both")
 		case b.MaxCostUSD > 0 && !priced && c.Agent.UsesModel():
 			// Without prices no run has a cost: the budget would never run out.
-			add(key+".max_cost_usd", "needs the model's prices to measure spend: set [agent.llm] price_per_mtok_in and price_per_mtok_out (agent kind llm), or limit max_input_tokens instead")
+			add(key+".max_cost_usd", "needs the model's prices to measure spend: set [agent.llm] price_per_mtok_in and price_per_mtok_out, or limit max_input_tokens instead")
 		}
 		switch b.Action {
 		case BudgetBuiltinOnly, BudgetSkip:

@@ -32,6 +32,9 @@ type agentPass struct {
 	dismissals dismissalLister
 	log        *slog.Logger
 	metrics    *Metrics
+	// budgets switch a review to the builtin rules, the fallback model or
+	// no review once a [[budget]] is spent; nil: no budgets.
+	budgets *budgets
 }
 
 // dismissalLister is the part of the findings store the reviewer reads
@@ -60,9 +63,16 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 		tgt.Replayer = r
 	}
 	log := a.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
+	how, err := a.budgets.route(ctx, a.store, run, a.ladder, log)
+	if err != nil {
+		return review.Result{}, err
+	}
+	if how.ladder == nil {
+		return skippedForBudget(), nil
+	}
 	a.writeDismissals(ctx, run.Repo, dir, log)
-	out, err := a.ladder.Run(ctx, dir, tgt)
-	a.record(ctx, run, out, log)
+	out, err := how.ladder.Run(ctx, dir, tgt)
+	a.record(ctx, run, out, how.priced, log)
 	if err != nil {
 		// What the builtin rules found survives the agent's failure: the
 		// pipeline publishes it as a partial review if the run fails for good.
@@ -87,13 +97,13 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 	return out.Result, nil
 }
 
-func (a *agentPass) record(ctx context.Context, run *audit.Run, out agent.Outcome, log *slog.Logger) {
+func (a *agentPass) record(ctx context.Context, run *audit.Run, out agent.Outcome, priced bool, log *slog.Logger) {
 	if a.store == nil || out.Passes == 0 {
 		return
 	}
 	st := audit.AgentStats{Agent: out.Stats.Agent, Model: out.Stats.Model, Passes: out.Passes, Turns: out.Stats.Turns,
 		InputTokens: out.Stats.InputTokens, OutputTokens: out.Stats.OutputTokens}
-	if usd, ok := a.prices.Cost(out.Stats); ok {
+	if usd, ok := a.prices.Cost(out.Stats); ok && priced {
 		st.CostUSD = &usd
 	}
 	// The cost is recorded even when shutting down: the tokens were spent.

@@ -53,6 +53,10 @@ type Message struct {
 	// error. Result then holds only what the builtin rules found before
 	// the failure (a partial review), or nothing (the failure notice).
 	Failure string
+	// Budget, when set, is the spent [[budget]] that made the review run
+	// with the builtin rules only, with the fallback model, or not at all;
+	// the report says so in its notice.
+	Budget *BudgetNotice
 	// Findings, when set, is how Result's problems live across commits
 	// (aligned with Result.Problems): the report shows new and reopened
 	// ones in full, with their links, and repeats as compact lines.

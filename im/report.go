@@ -22,6 +22,20 @@ const (
 	TextAuthor      = "Author"
 	TextReviewedBy  = "Reviewed by"
 	TextFailed      = "Review failed."
+
+	// The notices of a spent [[budget]] (BudgetSentence): the budget's
+	// name, its period ("day", "month"), what was spent of what limit,
+	// and when reviews go back to the configured model.
+	TextBudgetBuiltinOnly = "The model budget %s for this %s is spent (%s); reviewed with the builtin rules only; model reviews resume at %s."
+	TextBudgetSkip        = "The model budget %s for this %s is spent (%s); the change was not reviewed; reviews resume at %s."
+	TextBudgetFallback    = "The model budget %s for this %s is spent (%s); reviewed with the fallback model %s; the configured model resumes at %s."
+	// TextBudgetAmount is "$4.02 of $5.00"; TextBudgetTokens counts
+	// prompt tokens the same way.
+	TextBudgetAmount = "$%.2f of $%.2f"
+	TextBudgetTokens = "%s of %s prompt tokens"
+	// TextBudgetSpentSkip is the skip line of a change a spent budget
+	// left unreviewed.
+	TextBudgetSpentSkip = "the model budget is spent."
 )
 
 // Words are the labels a dialect shows around the report's content. A
@@ -99,6 +113,10 @@ type Report struct {
 	// Failure is the failed run's reason as the message carried it
 	// (sanitized), for machine formats; "" when the review ran whole.
 	Failure string
+	// Budget is the spent [[budget]] that changed how the change was
+	// reviewed (its sentence is the Notice), for machine formats; nil
+	// when none applied.
+	Budget *BudgetNotice `json:",omitempty"`
 
 	// Kind is what the report is about; the zero value is a review.
 	Kind ReportKind `json:",omitempty"`
@@ -160,6 +178,11 @@ func BuildReport(msg Message) Report {
 	// The reason quotes a server's answer, which may echo a credential.
 	if r.Failure = redact.Text(oneLine(msg.Failure)); r.Failure != "" {
 		r.Notice = failureNotice(r.Failure, r.RunID, len(r.Problems) > 0)
+	} else if msg.Budget != nil {
+		// A failed run's notice says what failed; a review that ran says
+		// why it ran without the configured model.
+		b := *msg.Budget
+		r.Budget, r.Notice = &b, BudgetSentence(b)
 	}
 	// A failed run was not reviewed by the agent the footer would name.
 	if agent := oneLine(msg.Reviewer.Agent); agent != "" && r.Failure == "" {
@@ -242,6 +265,8 @@ func SkipSentence(reason string) string {
 		return TextNotReviewed + ": no file in the change is in the repository's review scope."
 	case "no_output_publisher":
 		return TextNotReviewed + ": the reviewer finished without publishing a result."
+	case ReasonBudgetSpent:
+		return TextNotReviewed + ": " + TextBudgetSpentSkip
 	}
 	return TextNotReviewed + ": " + strings.ReplaceAll(reason, "_", " ") + "."
 }
