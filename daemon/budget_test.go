@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -255,6 +256,23 @@ action = "builtin-only"
 	if b := d.Budget; b == nil || b.Name != "daily" || b.Action != "builtin-only" || b.SpentUSD < 0.119 || b.LimitUSD != 0.10 ||
 		!b.ResumesAt.Equal(time.Date(2026, 12, 3, 0, 0, 0, 0, budgetZone)) {
 		t.Errorf("run budget %+v", d.Budget)
+	}
+
+	// /metrics measures the budget as the reviewer does.
+	m := NewMetrics(r.store, "test")
+	m.budgets.now = func() time.Time { return r.now }
+	m.watchBudgets(r.parts.Config.Budgets)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`aicr_budget_spent_usd{budget="daily"} 0.12`, `aicr_budget_limit_usd{budget="daily"} 0.1`,
+		`aicr_budget_remaining_usd{budget="daily"} 0`, `aicr_budget_exhausted{budget="daily"} 1`,
+		fmt.Sprintf(`aicr_budget_period_end_timestamp_seconds{budget="daily"} %g`, float64(time.Date(2026, 12, 3, 0, 0, 0, 0, budgetZone).Unix()))} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, rec.Body.String())
+		}
+	}
+	if strings.Contains(rec.Body.String(), "aicr_budget_spent_tokens") {
+		t.Error("/metrics shows token gauges of a budget without a token limit")
 	}
 
 	// 23:59 is still the spent day; 00:30 the next is not.

@@ -64,6 +64,7 @@ const (
 func scheduleFindingJobs(ctx context.Context, j *jobs, parts *Components, store *audit.Store, opts Options, first *[]func()) error {
 	cfg := parts.Config
 	parts.metrics().watchRepos(cfg.RepoNames())
+	parts.metrics().watchBudgets(cfg.Budgets)
 	if len(cfg.Digests) == 0 {
 		return nil
 	}
