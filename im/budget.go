@@ -38,12 +38,7 @@ func BudgetSentence(b BudgetNotice) string {
 	if b.Tokens {
 		amount = fmt.Sprintf(TextBudgetTokens, groupThousands(b.SpentTokens), groupThousands(b.LimitTokens))
 	}
-	at := b.ResumesAt.Format("2006-01-02 15:04")
-	if zone := oneLine(b.Zone); zone != "" {
-		at += " " + zone
-	} else {
-		at += " " + b.ResumesAt.Format("-07:00")
-	}
+	at := resumeText(b.ResumesAt, b.Zone)
 	name, period := oneLine(b.Name), oneLine(b.Period)
 	switch b.Action {
 	case "skip":
@@ -52,6 +47,35 @@ func BudgetSentence(b BudgetNotice) string {
 		return fmt.Sprintf(TextBudgetFallback, name, period, amount, oneLine(b.FallbackModel), at)
 	}
 	return fmt.Sprintf(TextBudgetBuiltinOnly, name, period, amount, at)
+}
+
+// resumeText is when a period ends, in the daemon's zone, named as the
+// daemon named it.
+func resumeText(t time.Time, zone string) string {
+	at := t.Format("2006-01-02 15:04")
+	if zone = oneLine(zone); zone != "" {
+		return at + " " + zone
+	}
+	return at + " " + t.Format("-07:00")
+}
+
+// DigestBudget is one budget in a digest: what its current period has
+// spent of its limits when the digest was built.
+type DigestBudget struct {
+	Name   string `json:"name"`
+	Period string `json:"period"`
+	// State is ok, warning or spent.
+	State           string    `json:"state"`
+	Action          string    `json:"action"`
+	FallbackModel   string    `json:"fallback_model,omitempty"`
+	SpentUSD        float64   `json:"spent_usd"`
+	LimitUSD        float64   `json:"limit_usd,omitempty"`
+	RemainingUSD    float64   `json:"remaining_usd,omitempty"`
+	SpentTokens     int64     `json:"spent_tokens"`
+	LimitTokens     int64     `json:"limit_tokens,omitempty"`
+	RemainingTokens int64     `json:"remaining_tokens,omitempty"`
+	PeriodEnd       time.Time `json:"period_end"`
+	Zone            string    `json:"zone,omitempty"`
 }
 
 // groupThousands writes n as 1,234,567.
