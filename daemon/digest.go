@@ -46,7 +46,7 @@ type digester struct {
 	repos []string
 	// budgets are the [[budget]]s covering any of repos.
 	budgets []config.BudgetTable
-	store digestStore
+	store   digestStore
 	// wake tells the dispatcher a dispatch was planned.
 	wake func()
 	now  func() time.Time
