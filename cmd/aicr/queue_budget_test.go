@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aicr-dev/aicr/admin"
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/internal/admintest"
 )
 
@@ -60,7 +63,16 @@ fallback_model = "small"
 	if err := store.AddAgentStats(ctx, run.ID, audit.AgentStats{Agent: "llm", Model: "big", Passes: 1, Turns: 1, InputTokens: 1200, OutputTokens: 100, CostUSD: &cost}); err != nil {
 		t.Fatal(err)
 	}
+	notice := &im.BudgetNotice{Name: "monthly", Action: "builtin-only", Period: "month", SpentUSD: 0.25, LimitUSD: 0.2,
+		ResumesAt: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), Zone: "UTC"}
+	if err := store.SetRunBudget(ctx, run.ID, notice); err != nil {
+		t.Fatal(err)
+	}
 	store.Close()
+	show, _, _ := runCLI(t, "audit", "show", fmt.Sprint(run.ID), "--config", fx.Config)
+	if want := "budget: monthly spent, action builtin-only: The model budget monthly for this month is spent ($0.25 of $0.20); reviewed with the builtin rules only; model reviews resume at 2027-01-01 00:00 UTC."; !strings.Contains(show, want) {
+		t.Errorf("audit show lacks %q:\n%s", want, show)
+	}
 
 	out, errOut, code := runCLI(t, "queue", "status", "--format", "json", "--config", fx.Config)
 	var q admin.QueueView
