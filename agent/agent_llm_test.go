@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +87,40 @@ func TestLLMTimeoutBoundsThePass(t *testing.T) {
 	}
 	if !errors.Is(err, agent.ErrTimeout) || !strings.Contains(err.Error(), "[agent.llm] timeout") || !strings.Contains(err.Error(), "300ms") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// The cached rates default to each API's published multiples of the
+// input price; an operator's own rates win.
+func TestCachedPriceDefaults(t *testing.T) {
+	s := pass.Stats{InputTokens: 1_000_000, CacheReadTokens: 2_000_000, CacheWriteTokens: 4_000_000, OutputTokens: 100_000}
+	for _, tc := range []struct {
+		api         string
+		cached, wr  float64
+		read, write float64
+	}{
+		{api: llm.APIAnthropic, read: 0.3, write: 3.75},
+		{api: llm.APIOpenAIChat, read: 1.5, write: 3},
+		{api: llm.APIOpenAIResponses, read: 1.5, write: 3},
+		{api: llm.APIGemini, read: 0.75, write: 3},
+		{api: llm.APIAnthropic, cached: 0.5, wr: 4, read: 0.5, write: 4},
+	} {
+		c := agent.Config{Kind: "llm", LLM: llm.Config{API: tc.api, PricePerMTokIn: 3, PricePerMTokOut: 15,
+			PricePerMTokCachedIn: tc.cached, PricePerMTokCacheWrite: tc.wr}}
+		p := c.Prices()
+		if math.Abs(p.PerMTokCachedIn-tc.read) > 1e-12 || math.Abs(p.PerMTokCacheWrite-tc.write) > 1e-12 {
+			t.Errorf("%s (%g, %g): cached %g write %g, want %g %g", tc.api, tc.cached, tc.wr, p.PerMTokCachedIn, p.PerMTokCacheWrite, tc.read, tc.write)
+		}
+		want := (1e6*3 + 2e6*tc.read + 4e6*tc.write + 1e5*15) / 1e6
+		if got, ok := p.Cost(s); !ok || math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s: cost %v %v, want %v", tc.api, got, ok, want)
+		}
+	}
+	bad := agent.Config{Kind: "llm", LLM: llm.Config{API: llm.APIAnthropic, Model: "m", PricePerMTokCachedIn: -1, PricePerMTokCacheWrite: -2}}
+	err := bad.Validate()
+	for _, want := range []string{"agent.llm.price_per_mtok_cached_in: must not be negative, got -1", "agent.llm.price_per_mtok_cache_write: must not be negative, got -2"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in %v", want, err)
+		}
 	}
 }

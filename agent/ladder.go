@@ -113,6 +113,10 @@ type Outcome struct {
 	RepoRules bool `json:"repo_rules"`
 	// Rejected counts refused tool calls over the whole review.
 	Rejected int `json:"rejected"`
+	// Usage is each agent pass's tokens, in the order they ran (a
+	// clip-retry is a pass of its own), for the audit trail's per-turn
+	// accounting.
+	Usage []PassUsage `json:"usage,omitempty"`
 	// Partial is, when Run fails after the pre-pass ran, what the pre-pass
 	// found, validated as the server validates a report: a model that
 	// fails for good must not take a leaked credential down with it. Nil
@@ -276,7 +280,15 @@ func (l *Ladder) step(ctx context.Context, run rundir.Layout, p pass.Pass, out *
 	stats, err := l.Agent.Review(ctx, run, p)
 	out.Passes++
 	out.Stats.Add(stats)
+	out.Usage = append(out.Usage, PassUsage{Seq: out.Passes, Stats: stats})
 	return stats, err
+}
+
+// PassUsage is what one agent pass used; Seq numbers the passes of a
+// review from 1, in the order they ran.
+type PassUsage struct {
+	Seq   int        `json:"seq"`
+	Stats pass.Stats `json:"stats"`
 }
 
 // structured: the state holds something a report can stand on.

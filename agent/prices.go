@@ -24,11 +24,15 @@ func (p Prices) Cost(s pass.Stats) (usd float64, ok bool) {
 		float64(s.CacheWriteTokens)*p.PerMTokCacheWrite + float64(s.OutputTokens)*p.PerMTokOut) / 1e6, true
 }
 
-// Prices are the configured model prices ([agent.llm]
-// price_per_mtok_in/out); an agent without a model has none.
+// Prices are the configured model prices ([agent.llm] price_per_mtok_in,
+// _out, _cached_in and _cache_write), the cached rates defaulting to the
+// API's published multiples of the input price (llm.CacheMultipliers). The builtin agent has
+// no model and no prices; the llm agent and the agent CLIs are priced by
+// the model they talk to.
 func (c Config) Prices() Prices {
-	if c.Kind != KindLLM {
+	if c.Kind == KindBuiltin || c.Kind == "" {
 		return Prices{}
 	}
-	return Prices{PerMTokIn: c.LLM.PricePerMTokIn, PerMTokOut: c.LLM.PricePerMTokOut}
+	read, write := c.LLM.CachePrices()
+	return Prices{PerMTokIn: c.LLM.PricePerMTokIn, PerMTokOut: c.LLM.PricePerMTokOut, PerMTokCachedIn: read, PerMTokCacheWrite: write}
 }

@@ -54,8 +54,9 @@ func (s *Store) SpendIn(ctx context.Context, repos []string, since, until time.T
 	return sp, nil
 }
 
-// promptTokensExpr is a run's prompt tokens as the columns hold them.
-const promptTokensExpr = `input_tokens`
+// promptTokensExpr is a run's prompt tokens: the uncached part and the
+// cache reads and writes migration 18 split from it.
+const promptTokensExpr = `(input_tokens + cache_read_tokens + cache_write_tokens)`
 
 // SetRunBudget records the budget action that applied to a run (nil
 // clears it: a retry the budget no longer touches).

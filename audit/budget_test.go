@@ -48,7 +48,10 @@ func TestSpendInSumsThePeriodsModelUsage(t *testing.T) {
 	run("main", "2", day.Add(time.Hour), llm(2000, 20, usd(0.5)), Outcome{Status: RunSucceeded})
 	run("main", "3", day.Add(2*time.Hour), llm(3000, 30, usd(0.25)), Outcome{Status: RunFailed, Error: "x"})
 	run("main", "dry", day.Add(3*time.Hour), llm(400, 4, usd(0.125)), Outcome{Status: RunSucceeded})
-	running := run("main", "4", day.Add(4*time.Hour), llm(500, 5, nil), Outcome{})
+	// Prompt tokens read from or written to the cache count as sent.
+	cached := llm(100, 5, nil)
+	cached.CacheReadTokens, cached.CacheWriteTokens = 300, 100
+	running := run("main", "4", day.Add(4*time.Hour), cached, Outcome{})
 	// The builtin rules used no model; another repo's run is not main's.
 	run("main", "5", day.Add(5*time.Hour), &AgentStats{Agent: "builtin", Passes: 1}, Outcome{Status: RunSucceeded})
 	run("docs", "1", day.Add(6*time.Hour), llm(7000, 70, usd(2)), Outcome{Status: RunSucceeded})

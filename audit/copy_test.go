@@ -28,7 +28,8 @@ func populate(t *testing.T, s *Store) {
 	mustEnqueue(t, s, svnEvent("main", "2"), triggers.SourceManual)
 	for range 3 {
 		run := mustClaim(t, s)
-		if err := s.AddAgentStats(ctx, run.ID, AgentStats{Agent: "llm", Model: "m", Passes: 1, InputTokens: 10, CostUSD: &cost}); err != nil {
+		if err := s.AddAgentStats(ctx, run.ID, AgentStats{Agent: "llm", Model: "m", Passes: 1, InputTokens: 10, CacheReadTokens: 5, CostUSD: &cost,
+			PerTurn: []TurnUsage{{Attempt: 1, Pass: 1, Turn: 1, InputTokens: 10, CacheReadTokens: 5}}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.RecordEgress(ctx, run.ID, EgressEvent{Host: "api.example.com", Port: 443, Allowed: run.ID%2 == 0, Reason: "allowlist"}); err != nil {

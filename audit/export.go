@@ -86,14 +86,14 @@ func exportPageFrom(ctx context.Context, tx *sql.Tx, opts ExportOptions, after i
 		index = map[int64]int{}
 	)
 	rows, err := tx.QueryContext(ctx, `SELECT `+runColumns+`, r.agent, r.agent_model, r.agent_passes, r.agent_turns,
-		r.input_tokens, r.output_tokens, r.cost_usd`+runFrom+` WHERE `+strings.Join(where, " AND ")+`
+		r.input_tokens, r.cache_read_tokens, r.cache_write_tokens, r.output_tokens, r.cost_usd`+runFrom+` WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY r.id LIMIT ?`, append(args, exportPage)...)
 	if err := eachRow(rows, err, func(rows *sql.Rows) error {
 		var (
 			st   AgentStats
 			cost sql.NullFloat64
 		)
-		sum, err := scanRunSummary(rows, &st.Agent, &st.Model, &st.Passes, &st.Turns, &st.InputTokens, &st.OutputTokens, &cost)
+		sum, err := scanRunSummary(rows, &st.Agent, &st.Model, &st.Passes, &st.Turns, &st.InputTokens, &st.CacheReadTokens, &st.CacheWriteTokens, &st.OutputTokens, &cost)
 		if err != nil {
 			return err
 		}

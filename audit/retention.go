@@ -155,6 +155,7 @@ func (s *Store) DeleteRuns(ctx context.Context, cutoff time.Time, ids []int64) (
 		{"dispatches", `DELETE FROM dispatches WHERE run_id IN (` + runIn + `)`, runArgs},
 		{"problems", `DELETE FROM problems WHERE run_id IN (` + runIn + `)`, runArgs},
 		{"egress events", `DELETE FROM egress_events WHERE run_id IN (` + runIn + `)`, runArgs},
+		{"turns", `DELETE FROM run_turns WHERE run_id IN (` + runIn + `)`, runArgs},
 		{"runs", `DELETE FROM runs WHERE id IN (` + runIn + `)`, runArgs},
 		{"duplicate events", `DELETE FROM events WHERE duplicate_of IN (` + evIn + `)`, evArgs},
 		{"events", `DELETE FROM events WHERE id IN (` + evIn + `)`, evArgs},

@@ -518,6 +518,26 @@ var migrations = [][]string{
 		postgresOnly + `SELECT setval(pg_get_serial_sequence('dispatches', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM dispatches`,
 		postgresOnly + `SELECT setval(pg_get_serial_sequence('dispatch_attempts', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM dispatch_attempts`,
 	},
+	// 18: accounting that matches the bill (issue 25 item 4). A run's
+	// prompt tokens split as providers bill them: input_tokens stays the
+	// uncached part, the cache reads and writes get columns of their own;
+	// run_turns keeps every model round trip of every attempt and pass (turn
+	// 0: a pass whose agent reports only totals, as the agent CLIs do).
+	{
+		`ALTER TABLE runs ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0`,
+		`CREATE TABLE run_turns (
+			run_id             INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			attempt            INTEGER NOT NULL,
+			pass               INTEGER NOT NULL,
+			turn               INTEGER NOT NULL,
+			input_tokens       INTEGER NOT NULL DEFAULT 0,
+			cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+			cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+			output_tokens      INTEGER NOT NULL DEFAULT 0,
+			PRIMARY KEY (run_id, attempt, pass, turn)
+		)`,
+	},
 	// 19: the [[budget]] that applied to a run (issue 25 item 5): which
 	// budget was spent, the action taken (builtin-only, skip, fallback), its
 	// figures when it was decided and when model reviews resume, as JSON;

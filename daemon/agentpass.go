@@ -101,11 +101,12 @@ func (a *agentPass) record(ctx context.Context, run *audit.Run, out agent.Outcom
 	if a.store == nil || out.Passes == 0 {
 		return
 	}
-	st := audit.AgentStats{Agent: out.Stats.Agent, Model: out.Stats.Model, Passes: out.Passes, Turns: out.Stats.Turns,
-		InputTokens: out.Stats.InputTokens, OutputTokens: out.Stats.OutputTokens}
-	if usd, ok := a.prices.Cost(out.Stats); ok && priced {
-		st.CostUSD = &usd
+	prices := a.prices
+	if !priced {
+		// The builtin rules cost nothing: no price makes no cost.
+		prices = agent.Prices{}
 	}
+	st := agentStats(run.Attempts, out, prices)
 	// The cost is recorded even when shutting down: the tokens were spent.
 	a.metrics.agentStats(st)
 	if err := a.store.AddAgentStats(context.WithoutCancel(ctx), run.ID, st); err != nil {
@@ -163,4 +164,29 @@ func reviewedPaths(c *vcs.Change) []string {
 		}
 	}
 	return paths
+}
+
+// agentStats is what the audit trail records of one attempt's ladder: the
+// prompt split as the provider bills it, each model round trip (or each
+// pass's totals, for an agent that reports only those) and the cost at
+// prices.
+func agentStats(attempt int, out agent.Outcome, prices agent.Prices) audit.AgentStats {
+	s := out.Stats
+	st := audit.AgentStats{Agent: s.Agent, Model: s.Model, Passes: out.Passes, Turns: s.Turns,
+		InputTokens: s.InputTokens, CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens, OutputTokens: s.OutputTokens}
+	if usd, ok := prices.Cost(s); ok {
+		st.CostUSD = &usd
+	}
+	for _, p := range out.Usage {
+		for i, t := range p.Stats.TurnUsage {
+			st.PerTurn = append(st.PerTurn, audit.TurnUsage{Attempt: attempt, Pass: p.Seq, Turn: i + 1,
+				InputTokens: t.Input, CacheReadTokens: t.CacheRead, CacheWriteTokens: t.CacheWrite, OutputTokens: t.Output})
+		}
+		if len(p.Stats.TurnUsage) == 0 && p.Stats.PromptTokens()+p.Stats.OutputTokens > 0 {
+			st.PerTurn = append(st.PerTurn, audit.TurnUsage{Attempt: attempt, Pass: p.Seq,
+				InputTokens: p.Stats.InputTokens, CacheReadTokens: p.Stats.CacheReadTokens,
+				CacheWriteTokens: p.Stats.CacheWriteTokens, OutputTokens: p.Stats.OutputTokens})
+		}
+	}
+	return st
 }

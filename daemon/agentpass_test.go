@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -319,4 +320,147 @@ func TestReviewerReadsDismissalsFromTheStore(t *testing.T) {
 	if got, err := prompt.ReadDismissals(dir.DismissedPath()); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("LeaveDismissals wrote %+v (%v), want %+v", got, err, want)
 	}
+}
+
+// cachingAgent answers in two passes whose turns read and write the
+// provider's prompt cache, as a model with prompt caching reports them.
+type cachingAgent struct{ turns [][]pass.TurnUsage }
+
+func (a *cachingAgent) Review(_ context.Context, run rundir.Layout, p pass.Pass) (pass.Stats, error) {
+	st := review.NewState()
+	change, err := run.ReadChange()
+	if err != nil {
+		return pass.Stats{}, err
+	}
+	calls := []review.ToolCall{{Name: review.ToolReportProblem, Arguments: []byte(`{"file":"main.go","line":3,"severity":"low","category":"style","message":"m"}`)}}
+	if p.Kind != pass.Review {
+		calls = []review.ToolCall{{Name: review.ToolPublishSummary, Arguments: []byte(`{"markdown":"One problem."}`)}}
+		if prev, err := review.LoadState(run.StatePath()); err == nil {
+			st = prev
+		}
+	}
+	review.ApplyCalls(review.NewValidator(change, run.SrcDir(), review.Limits{}), st, calls)
+	s := pass.Stats{Agent: "llm", Model: "claude-x"}
+	for _, t := range a.turns[min(p.Number, len(a.turns))-1] {
+		s.Add(pass.Stats{Turns: 1, InputTokens: t.Input, CacheReadTokens: t.CacheRead, CacheWriteTokens: t.CacheWrite,
+			OutputTokens: t.Output, TurnUsage: []pass.TurnUsage{t}})
+	}
+	return s, review.SaveState(run.StatePath(), st)
+}
+
+// The audit's cost for a run is what the provider bills: uncached input,
+// cache reads and cache writes each at their rate (Anthropic's defaults:
+// 0.1× and 1.25× the input price), output at its own; the split and every
+// turn are in the trail, and the metrics count tokens by kind.
+func TestRunCostIsWhatTheProviderBills(t *testing.T) {
+	cfg, repos := newSVNConfig(t)
+	commitFile(t, repos, "main.go", "package main\n\nfunc main() {}\n")
+	cfg.Agent.Kind = agent.KindLLM
+	cfg.Agent.LLM.API, cfg.Agent.LLM.Model = "anthropic", "claude-x"
+	cfg.Agent.LLM.PricePerMTokIn, cfg.Agent.LLM.PricePerMTokOut = 3, 15
+	store, err := audit.Open(context.Background(), filepath.Join(t.TempDir(), "aicr.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cfg.Daemon.DataDir = t.TempDir()
+	m := NewMetrics(store, "test")
+	parts, err := Build(cfg, Deps{Store: store, Metrics: m}, BuildOptions{NoChannels: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := [][]pass.TurnUsage{
+		{{Input: 40, CacheWrite: 7000, Output: 120}, {Input: 300, CacheRead: 7000, CacheWrite: 160, Output: 80}},
+		{{Input: 900, CacheRead: 7000, Output: 60}},
+	}
+	parts.Ladder.Agent = &cachingAgent{turns: turns}
+	run, err := store.EnqueueClaimedWith(context.Background(), triggers.Event{V: triggers.ProtocolVersion, VCS: "svn", Repo: "main",
+		Revision: "1", Source: triggers.SourceManual}, time.Now(), audit.ClaimOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := parts.Pipeline.Process(context.Background(), run, ProcessOptions{DryRun: true, Foreground: true})
+	if err != nil || rep.Status != audit.RunSucceeded {
+		t.Fatalf("process: %v %+v", err, rep)
+	}
+	d, err := store.GetRun(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := d.Agent
+	var in, read, write, out float64
+	var want []audit.TurnUsage
+	for p, ts := range turns {
+		for i, tu := range ts {
+			in, read, write, out = in+float64(tu.Input), read+float64(tu.CacheRead), write+float64(tu.CacheWrite), out+float64(tu.Output)
+			want = append(want, audit.TurnUsage{Attempt: 1, Pass: p + 1, Turn: i + 1, InputTokens: tu.Input,
+				CacheReadTokens: tu.CacheRead, CacheWriteTokens: tu.CacheWrite, OutputTokens: tu.Output})
+		}
+	}
+	billed := (in*3 + read*0.3 + write*3.75 + out*15) / 1e6
+	if a == nil || a.CostUSD == nil || math.Abs(*a.CostUSD-billed) > 1e-12 {
+		t.Fatalf("audit cost %+v, want %v (billed)", a, billed)
+	}
+	if a.InputTokens != int(in) || a.CacheReadTokens != int(read) || a.CacheWriteTokens != int(write) || a.OutputTokens != int(out) {
+		t.Errorf("split %+v, want %v/%v/%v/%v", a, in, read, write, out)
+	}
+	if !reflect.DeepEqual(a.PerTurn, want) {
+		t.Errorf("turns %+v\nwant %+v", a.PerTurn, want)
+	}
+	for kind, n := range map[string]float64{"input": in, "cache_read": read, "cache_write": write, "output": out} {
+		if got := counterValue(t, m, "aicr_agent_tokens_total", "kind", kind); got != n {
+			t.Errorf("aicr_agent_tokens_total{kind=%q} = %v, want %v", kind, got, n)
+		}
+	}
+	if got := counterValue(t, m, "aicr_agent_cost_usd_total", "model", "claude-x"); math.Abs(got-billed) > 1e-12 {
+		t.Errorf("aicr_agent_cost_usd_total = %v, want %v", got, billed)
+	}
+}
+
+// commitFile commits name with content to the repository at repos as
+// alice, through a scratch working copy.
+func commitFile(t *testing.T, repos, name, content string) {
+	t.Helper()
+	wc := filepath.Join(t.TempDir(), "wc")
+	if out, err := exec.Command("svn", "checkout", "--non-interactive", "file://"+repos, wc).CombinedOutput(); err != nil {
+		t.Fatalf("checkout: %v %s", err, out)
+	}
+	p := filepath.Join(wc, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "--parents", name}, {"commit", "--username", "alice", "-m", "change " + name}} {
+		cmd := exec.Command("svn", append(args, "--non-interactive")...)
+		cmd.Dir = wc
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("svn %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// counterValue is the counter name's value at the series whose label is
+// value, as /metrics would serve it.
+func counterValue(t *testing.T, m *Metrics, name, label, value string) float64 {
+	t.Helper()
+	families, err := m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return s.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{%s=%q}", name, label, value)
+	return 0
 }

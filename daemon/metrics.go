@@ -75,7 +75,7 @@ func NewMetrics(store *audit.Store, version string) *Metrics {
 	m.rateWaits = counter("rate_limit_waits_total", "Deliveries that waited for the channel's rate-limit token.", "channel")
 	m.rateWaitSecs = counter("rate_limit_wait_seconds_total", "Time deliveries spent waiting for rate-limit tokens.", "channel")
 	m.rateLimited = counter("rate_limited_total", "Delivery attempts the platform refused as over its rate limit.", "channel")
-	m.tokens = counter("agent_tokens_total", "Model tokens used by reviews, by model and kind (input, output).", "model", "kind")
+	m.tokens = counter("agent_tokens_total", "Model tokens used by reviews, by model and kind as providers bill them (input: uncached prompt, cache_read, cache_write, output).", "model", "kind")
 	m.cost = counter("agent_cost_usd_total", "Review cost in USD, by model; only when [agent.llm] prices are configured.", "model")
 	m.reloads = counter("config_reloads_total", "Config reloads (SIGHUP, aicr reload), by result (ok, error).", "result")
 	m.findingActions = counter("finding_actions_total", "People's actions on findings this daemon applied, by action (useful, false_positive, wont_fix, accepted_risk, reopen) and via (slack, web).", "action", "via")
@@ -193,6 +193,8 @@ func (m *Metrics) agentStats(st audit.AgentStats) {
 		model = st.Agent
 	}
 	m.tokens.WithLabelValues(model, "input").Add(float64(st.InputTokens))
+	m.tokens.WithLabelValues(model, "cache_read").Add(float64(st.CacheReadTokens))
+	m.tokens.WithLabelValues(model, "cache_write").Add(float64(st.CacheWriteTokens))
 	m.tokens.WithLabelValues(model, "output").Add(float64(st.OutputTokens))
 	if st.CostUSD != nil {
 		m.cost.WithLabelValues(model).Add(*st.CostUSD)

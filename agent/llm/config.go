@@ -72,6 +72,44 @@ type Config struct {
 	// review with them); zero: no cost reported.
 	PricePerMTokIn  float64 `toml:"price_per_mtok_in"`
 	PricePerMTokOut float64 `toml:"price_per_mtok_out"`
+	// PricePerMTokCachedIn / PricePerMTokCacheWrite price a million prompt
+	// tokens read from / written to the provider's prompt cache; zero: the
+	// API's published multiple of price_per_mtok_in (CacheMultipliers).
+	PricePerMTokCachedIn   float64 `toml:"price_per_mtok_cached_in"`
+	PricePerMTokCacheWrite float64 `toml:"price_per_mtok_cache_write"`
+}
+
+// CacheMultipliers are the provider's published prices of a cache read and
+// a cache write as multiples of its input price: Anthropic bills a read
+// at 0.1× and a (5-minute) write at 1.25×; OpenAI bills cached input at
+// 0.5× and Gemini its implicit cache at 0.25×, neither charging for the
+// write, so a token they might report as written costs the input price.
+// An API aicr does not know is priced as if nothing were cached.
+func CacheMultipliers(api string) (read, write float64) {
+	switch api {
+	case APIAnthropic:
+		return 0.1, 1.25
+	case APIOpenAIChat, APIOpenAIResponses:
+		return 0.5, 1
+	case APIGemini:
+		return 0.25, 1
+	}
+	return 1, 1
+}
+
+// CachePrices are the prices of a million prompt tokens read from and
+// written to the cache: price_per_mtok_cached_in and _cache_write, or the
+// API's multiples of price_per_mtok_in where they are not given.
+func (c Config) CachePrices() (read, write float64) {
+	mr, mw := CacheMultipliers(c.API)
+	read, write = c.PricePerMTokCachedIn, c.PricePerMTokCacheWrite
+	if read == 0 {
+		read = mr * c.PricePerMTokIn
+	}
+	if write == 0 {
+		write = mw * c.PricePerMTokIn
+	}
+	return read, write
 }
 
 // APIs lists the APIs the llm agent speaks.
@@ -161,6 +199,12 @@ func (c Config) Validate() error {
 	}
 	if c.PricePerMTokOut < 0 {
 		fail("price_per_mtok_out", "must not be negative, got %g", c.PricePerMTokOut)
+	}
+	if c.PricePerMTokCachedIn < 0 {
+		fail("price_per_mtok_cached_in", "must not be negative, got %g", c.PricePerMTokCachedIn)
+	}
+	if c.PricePerMTokCacheWrite < 0 {
+		fail("price_per_mtok_cache_write", "must not be negative, got %g", c.PricePerMTokCacheWrite)
 	}
 	return errors.Join(errs...)
 }
