@@ -247,6 +247,9 @@ action = "builtin-only"
 	if !strings.Contains(text, want) {
 		t.Errorf("report lacks %q:\n%s", want, text)
 	}
+	if b, _ := line["budget"].(map[string]any); b["name"] != "daily" || b["action"] != "builtin-only" {
+		t.Errorf("the file channel's record lacks the budget: %v", line["budget"])
+	}
 	if !strings.Contains(text, "Unresolved merge-conflict marker") || strings.Contains(text, "model finding") {
 		t.Errorf("a builtin-only review reports other than the builtin rules' finding:\n%s", text)
 	}
