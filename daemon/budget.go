@@ -103,6 +103,13 @@ func (b *budgets) route(ctx context.Context, store *audit.Store, run *audit.Run,
 	return routed{ladder: b.builtin, notice: notice}, nil
 }
 
+// rulesOnly says whether a spent budget left a review to the builtin
+// rules: such a review resolves no finding, since the model's findings it
+// does not repeat were never looked for.
+func rulesOnly(b *im.BudgetNotice) bool {
+	return b != nil && b.Action == config.BudgetBuiltinOnly
+}
+
 // skippedForBudget is the result of a review a spent budget skipped:
 // nothing reviewed, the reason recorded and reported.
 func skippedForBudget() review.Result {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/config"
+	"github.com/aicr-dev/aicr/findings"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/internal/modelsim"
 	"github.com/aicr-dev/aicr/triggers"
@@ -127,14 +128,23 @@ price_per_mtok_out = 10.0
 // show the same finding as still open), and returns its revision.
 func (r *budgetRig) commit() string {
 	r.t.Helper()
+	body := fmt.Sprintf("package app\n\nfunc Name() string { return %q }\n<<<<<<< mine\n", fmt.Sprint("v", r.rev+1))
+	return r.commitFile(fmt.Sprintf("app%d.go", r.rev+1), body)
+}
+
+// commitFile commits name (added when new) with body.
+func (r *budgetRig) commitFile(name, body string) string {
+	r.t.Helper()
 	r.rev++
-	body := fmt.Sprintf("package app\n\nfunc Name() string { return %q }\n<<<<<<< mine\n", fmt.Sprint("v", r.rev))
-	name := filepath.Join(r.wc, fmt.Sprintf("app%d.go", r.rev))
-	if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+	path := filepath.Join(r.wc, name)
+	_, statErr := os.Stat(path)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		r.t.Fatal(err)
 	}
-	if out, err := exec.Command("svn", "add", name).CombinedOutput(); err != nil {
-		r.t.Fatalf("svn add: %v %s", err, out)
+	if statErr != nil {
+		if out, err := exec.Command("svn", "add", path).CombinedOutput(); err != nil {
+			r.t.Fatalf("svn add: %v %s", err, out)
+		}
 	}
 	cmd := exec.Command("svn", "commit", "--username", "alice", "-m", "change "+fmt.Sprint(r.rev), "--non-interactive")
 	cmd.Dir = r.wc
@@ -150,7 +160,12 @@ func (r *budgetRig) commit() string {
 func (r *budgetRig) review(at time.Time) (*audit.RunDetail, map[string]any) {
 	r.t.Helper()
 	r.now = at
-	rev := r.commit()
+	return r.reviewRev(r.commit())
+}
+
+// reviewRev is review of a revision already committed.
+func (r *budgetRig) reviewRev(rev string) (*audit.RunDetail, map[string]any) {
+	r.t.Helper()
 	ctx := context.Background()
 	if _, err := r.store.Enqueue(ctx, triggers.Event{V: 1, VCS: "svn", Repo: "main", Revision: rev, User: "alice"}, triggers.SourceTrigger, time.Time{}); err != nil {
 		r.t.Fatal(err)
@@ -370,4 +385,45 @@ fallback_model = "small"
 	}
 	d, line = r.review(time.Date(2027, 1, 1, 0, 0, 1, 0, budgetZone))
 	r.modelReview(d, line, "big")
+}
+
+// A review the budget left to the builtin rules resolves none of the
+// model's findings: it never looked for them. The model's next review
+// does.
+func TestBuiltinOnlyReviewResolvesNoModelFinding(t *testing.T) {
+	r := newBudgetRig(t, `
+[[budget]]
+name = "daily"
+period = "day"
+max_cost_usd = 0.05
+action = "builtin-only"
+`)
+	d, line := r.review(r.now)
+	r.modelReview(d, line, "big")
+	open := func() int {
+		t.Helper()
+		fs, err := r.store.ListFindings(context.Background(), findings.Filter{Repo: "main", Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range fs {
+			if f.Path == "app1.go" && f.Category == "naming" && f.State.Active() {
+				n++
+			}
+		}
+		return n
+	}
+	if open() != 1 {
+		t.Fatal("the model's finding is not open after its review")
+	}
+	// The line the model flagged is rewritten, under a spent budget.
+	r.now = r.now.Add(time.Hour)
+	d, _ = r.reviewRev(r.commitFile("app1.go", "package app\n\n// rewritten\nfunc Other() {}\n"))
+	if d.Budget == nil || d.Agent == nil || d.Agent.Agent != "builtin" {
+		t.Fatalf("not a builtin-only review: %+v %+v", d.Budget, d.Agent)
+	}
+	if open() != 1 {
+		t.Error("a builtin-only review resolved the model's finding")
+	}
 }
