@@ -116,12 +116,6 @@ func skippedForBudget() review.Result {
 	return review.Result{Problems: []review.Problem{}, Summaries: []review.Summary{}, Skip: &review.Skip{Reason: im.ReasonBudgetSpent}}
 }
 
-// BudgetStatuses measures cfg's budgets now, for aicr queue status and
-// the digest.
-func BudgetStatuses(ctx context.Context, sp budget.Spender, cfg *config.Config, now time.Time) ([]budget.Status, error) {
-	return budget.Statuses(ctx, sp, cfg.Budgets, now)
-}
-
 // budgetsCovering are the tables that count any of repos.
 func budgetsCovering(tables []config.BudgetTable, repos []string) []config.BudgetTable {
 	var out []config.BudgetTable
