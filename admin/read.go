@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/budget"
 	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/doctor"
@@ -151,19 +152,32 @@ func ViewDispatch(ctx context.Context, store *audit.Store, d delivery.Dispatch) 
 	return DispatchView{Dispatch: d, AttemptLog: attempts}, nil
 }
 
-// QueueStatus is the queue by repo, with paused repos and held runs
-// (aicr queue status).
-func (a *Admin) QueueStatus(ctx context.Context, _ NoInput) (audit.QueueStatus, error) {
-	store, _, err := a.readStore(ctx)
+// QueueView is the queue by repo and the [[budget]]s' spend in their
+// current periods.
+type QueueView struct {
+	audit.QueueStatus
+	// Budgets are the config's budgets, in config order; empty without any.
+	Budgets []budget.Status `json:"budgets"`
+}
+
+// QueueStatus is the queue by repo, with paused repos and held runs, and
+// what each budget has spent of its limit (aicr queue status).
+func (a *Admin) QueueStatus(ctx context.Context, _ NoInput) (QueueView, error) {
+	store, cfg, err := a.readStore(ctx)
 	if err != nil {
-		return audit.QueueStatus{}, err
+		return QueueView{}, err
 	}
 	defer store.Close()
 	q, err := store.Queue(ctx)
 	if err != nil {
-		return audit.QueueStatus{}, storeErr(err)
+		return QueueView{}, storeErr(err)
 	}
-	return q, nil
+	// The period is the daemon's: the same zone as this process's clock.
+	bs, err := budget.Statuses(ctx, store, cfg.Budgets, a.d.Now())
+	if err != nil {
+		return QueueView{}, storeErr(err)
+	}
+	return QueueView{QueueStatus: q, Budgets: bs}, nil
 }
 
 // DoctorInput narrows doctor to one repo.

@@ -192,6 +192,9 @@ func (s *Store) GetRun(ctx context.Context, runID int64) (*RunDetail, error) {
 	if d.Agent, err = agentStats(ctx, tx, runID); err != nil {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}
+	if d.Budget, err = runBudget(ctx, tx, runID); err != nil {
+		return nil, fmt.Errorf("get run %d: %w", runID, err)
+	}
 	if d.Events, err = runEvents(ctx, tx, run.EventID); err != nil {
 		return nil, fmt.Errorf("get run %d: %w", runID, err)
 	}

@@ -541,4 +541,12 @@ var migrations = [][]string{
 			PRIMARY KEY (run_id, attempt, pass, turn)
 		)`,
 	},
+	// 19: the [[budget]] that applied to a run (issue 25 item 5): which
+	// budget was spent, the action taken (builtin-only, skip, fallback), its
+	// figures when it was decided and when model reviews resume, as JSON;
+	// '' for a run no budget touched. The report's notice is rebuilt from
+	// it, so it reads the same at every retry and in aicr audit show.
+	{
+		`ALTER TABLE runs ADD COLUMN budget TEXT NOT NULL DEFAULT ''`,
+	},
 }

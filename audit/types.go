@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aicr-dev/aicr/delivery"
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/triggers"
 )
@@ -167,6 +168,9 @@ type RunDetail struct {
 	Dispatches []delivery.Dispatch `json:"dispatches"`
 	// Agent is what the review agent cost; nil before an agent ran.
 	Agent *AgentStats `json:"agent,omitempty"`
+	// Budget is the [[budget]] that was spent when the run was reviewed
+	// and what it made the review do; nil when no budget applied.
+	Budget *im.BudgetNotice `json:"budget,omitempty"`
 	// Egress lists the sandbox egress proxy's allowed and refused
 	// connections, oldest first.
 	Egress []EgressEvent `json:"egress"`

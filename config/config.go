@@ -78,6 +78,9 @@ type Config struct {
 	// Digests are the [[digest]] tables: periodic summaries to channels
 	// (digest.go).
 	Digests []DigestTable `toml:"digest"`
+	// Budgets are the [[budget]] tables: what model reviews may cost per
+	// day or month, and what happens once it is spent (budget.go).
+	Budgets []BudgetTable `toml:"budget"`
 }
 
 // Daemon is the [daemon] table.

@@ -111,6 +111,7 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 		}
 	}
 	out = append(out, c.validateDigests(channelNames, declaredChannels)...)
+	out = append(out, c.validateBudgets()...)
 	return out
 }
 

@@ -34,6 +34,9 @@ type agentPass struct {
 	metrics    *Metrics
 	// observe is Deps.AgentOutcome; nil observes nothing.
 	observe func(runID int64, out agent.Outcome)
+	// budgets switch a review to the builtin rules, the fallback model or
+	// no review once a [[budget]] is spent; nil: no budgets.
+	budgets *budgets
 }
 
 // dismissalLister is the part of the findings store the reviewer reads
@@ -62,9 +65,16 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 		tgt.Replayer = r
 	}
 	log := a.log.With("run_id", run.ID, "repo", run.Repo, "revision", run.Revision)
+	how, err := a.budgets.route(ctx, a.store, run, a.ladder, log)
+	if err != nil {
+		return review.Result{}, err
+	}
+	if how.ladder == nil {
+		return skippedForBudget(), nil
+	}
 	a.writeDismissals(ctx, run.Repo, dir, log)
-	out, err := a.ladder.Run(ctx, dir, tgt)
-	a.record(ctx, run, out, log)
+	out, err := how.ladder.Run(ctx, dir, tgt)
+	a.record(ctx, run, out, how.priced, log)
 	if a.observe != nil {
 		a.observe(run.ID, out)
 	}
@@ -92,11 +102,16 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 	return out.Result, nil
 }
 
-func (a *agentPass) record(ctx context.Context, run *audit.Run, out agent.Outcome, log *slog.Logger) {
+func (a *agentPass) record(ctx context.Context, run *audit.Run, out agent.Outcome, priced bool, log *slog.Logger) {
 	if a.store == nil || out.Passes == 0 {
 		return
 	}
-	st := agentStats(run.Attempts, out, a.prices)
+	prices := a.prices
+	if !priced {
+		// The builtin rules cost nothing: no price makes no cost.
+		prices = agent.Prices{}
+	}
+	st := agentStats(run.Attempts, out, prices)
 	// The cost is recorded even when shutting down: the tokens were spent.
 	a.metrics.agentStats(st)
 	if err := a.store.AddAgentStats(context.WithoutCancel(ctx), run.ID, st); err != nil {

@@ -111,6 +111,9 @@ func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error
 	c.Ladder = agent.NewLadder(cfg.Agent, ag, deps.Logger)
 	reviewer := &agentPass{ladder: c.Ladder, adapters: c.Adapters,
 		prices: cfg.Agent.Prices(), store: deps.Store, dismissals: dismissalsOf(deps.Store), log: deps.Logger, metrics: deps.Metrics, observe: deps.AgentOutcome}
+	if reviewer.budgets, err = newBudgets(cfg, deps); err != nil {
+		return nil, err
+	}
 	c.reviewer = reviewer
 	stages := Stages{Fetch: repoAdapters(c.Adapters), Review: reviewer}
 	if !opts.NoChannels {

@@ -12,6 +12,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/aicr-dev/aicr/audit"
+	"github.com/aicr-dev/aicr/budget"
 	"github.com/aicr-dev/aicr/config"
 	"github.com/aicr-dev/aicr/delivery"
 	"github.com/aicr-dev/aicr/findings"
@@ -34,6 +35,7 @@ type digestStore interface {
 	// a slot planned already is left as it is (created false).
 	PlanNotice(ctx context.Context, runID int64, channel string, purpose delivery.Purpose, slot string, report *im.Report) (delivery.Dispatch, bool, error)
 	ReviewCostIn(ctx context.Context, repos []string, since, until time.Time) (audit.ReviewCost, error)
+	budget.Spender
 }
 
 // digester sends one [[digest]].
@@ -42,7 +44,9 @@ type digester struct {
 	sched cron.Schedule
 	// repos are the table's, else every configured repo.
 	repos []string
-	store digestStore
+	// budgets are the [[budget]]s covering any of repos.
+	budgets []config.BudgetTable
+	store   digestStore
 	// wake tells the dispatcher a dispatch was planned.
 	wake func()
 	now  func() time.Time
@@ -64,6 +68,7 @@ const (
 func scheduleFindingJobs(ctx context.Context, j *jobs, parts *Components, store *audit.Store, opts Options, first *[]func()) error {
 	cfg := parts.Config
 	parts.metrics().watchRepos(cfg.RepoNames())
+	parts.metrics().watchBudgets(cfg.Budgets)
 	if len(cfg.Digests) == 0 {
 		return nil
 	}
@@ -100,7 +105,7 @@ func newDigester(cfg *config.Config, t config.DigestTable, store digestStore, wa
 	if len(repos) == 0 {
 		repos = cfg.RepoNames()
 	}
-	return &digester{table: t, sched: sched, repos: repos, store: store, wake: wake, now: now, log: log}, nil
+	return &digester{table: t, sched: sched, repos: repos, budgets: budgetsCovering(cfg.Budgets, repos), store: store, wake: wake, now: now, log: log}, nil
 }
 
 // tick plans the digest of the last period that closed by now: the one
@@ -203,6 +208,19 @@ func (d *digester) figures(ctx context.Context, start, end time.Time) (im.Digest
 		return fig, err
 	}
 	fig.Reviews, fig.CostUSD = cost.Reviews, cost.CostUSD
+	// The budgets as they stand as the period closes: the day or month
+	// (in the daemon's zone, not the schedule's) that holds its last instant.
+	at := end.Add(-time.Nanosecond).In(d.now().Location())
+	for _, t := range d.budgets {
+		s, err := budget.StatusOf(ctx, d.store, t, at)
+		if err != nil {
+			return fig, err
+		}
+		fig.Budgets = append(fig.Budgets, im.DigestBudget{Name: s.Name, Period: s.Period, State: s.State, Action: s.Action,
+			FallbackModel: s.FallbackModel, SpentUSD: s.SpentUSD, LimitUSD: s.LimitUSD, RemainingUSD: s.RemainingUSD,
+			SpentTokens: s.SpentTokens, LimitTokens: s.LimitTokens, RemainingTokens: s.RemainingTokens,
+			PeriodEnd: s.PeriodEnd, Zone: s.PeriodEnd.Format("MST")})
+	}
 	return fig, nil
 }
 

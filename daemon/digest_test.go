@@ -250,3 +250,39 @@ func TestDaemonSendsTheMissedDigestAtStartOnce(t *testing.T) {
 		t.Fatalf("%d digests after a restart", n)
 	}
 }
+
+// The digest shows the budgets covering its repos as the period closes:
+// the month's $0.25 against $0.20 is spent (and what reviews do until
+// when), a day's token budget untouched; a budget of another repo is
+// not shown.
+func TestDigestShowsTheBudgetsOfItsRepos(t *testing.T) {
+	r := newDigestRig(t)
+	r.cfg.Budgets = []config.BudgetTable{
+		{Name: "monthly", Period: config.BudgetMonth, MaxCostUSD: 0.20, Action: config.BudgetFallback, FallbackModel: "small"},
+		{Name: "tokens", Repos: []string{"main"}, Period: config.BudgetDay, MaxInputTokens: 1000000, Action: config.BudgetSkip},
+		{Name: "docs-only", Repos: []string{"docs"}, Period: config.BudgetDay, MaxCostUSD: 1, Action: config.BudgetSkip},
+	}
+	r.now = r.day.Add(30 * time.Second)
+	r.tick(t)
+	lines := r.sent(t)
+	if len(lines) != 1 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	text, _ := lines[0]["text"].(string)
+	for _, want := range []string{
+		"Model budgets",
+		"- monthly (this month): $0.25 of $0.20 spent, $0.00 left; spent: fallback (small) until 2026-12-01 00:00 UTC",
+		"- tokens (this day): 0 of 1,000,000 prompt tokens spent, 1,000,000 left",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "docs-only") {
+		t.Errorf("a budget of another repo is in main's digest:\n%s", text)
+	}
+	dig, _ := lines[0]["digest"].(map[string]any)
+	if bs, _ := dig["budgets"].([]any); len(bs) != 2 {
+		t.Errorf("structured digest budgets: %v", dig["budgets"])
+	}
+}

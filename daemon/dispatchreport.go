@@ -54,7 +54,7 @@ func dispatchReport(c *config.Config, run *audit.RunDetail, change *vcs.Change, 
 // author's mention ([[user]]), the change's link and the reviewer.
 func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change) im.Message {
 	repo, _ := c.Repo(run.Repo)
-	msg := im.Message{RunID: run.ID, Change: change, Author: c.User(change.Author)}
+	msg := im.Message{RunID: run.ID, Change: change, Author: c.User(change.Author), Budget: run.Budget}
 	if run.Agent != nil {
 		msg.Reviewer = im.Reviewer{Agent: run.Agent.Agent, Model: run.Agent.Model, CostUSD: run.Agent.CostUSD,
 			PromptTokens: run.Agent.PromptTokens(), CachedTokens: run.Agent.CacheReadTokens}

@@ -66,7 +66,7 @@ func (p *publisher) track(ctx context.Context, run *audit.Run, detail *audit.Run
 	}
 	in := findings.Review{Repo: run.Repo, VCS: vcs.Kind(run.VCS), RunID: run.ID, Revision: run.Revision,
 		Author: change.Author, At: p.clock(), Change: change, Problems: detail.Problems,
-		Complete: result.Skip == nil || result.Skip.Reason == review.SkipReasonLGTM}
+		Complete: (result.Skip == nil || result.Skip.Reason == review.SkipReasonLGTM) && !rulesOnly(detail.Budget)}
 	if detail.Agent != nil {
 		in.Agent, in.Model = detail.Agent.Agent, detail.Agent.Model
 	}

@@ -52,6 +52,9 @@ type Metrics struct {
 	// findingRepos are the repos aicr_findings is labelled with: the
 	// running config's (watchRepos), so a removed repo's series go.
 	findingRepos atomic.Pointer[[]string]
+	// budgets are the [[budget]] gauges (budget_metrics.go); nil without
+	// a store.
+	budgets *budgetCollector
 }
 
 // NewMetrics registers every collector; store is read at each scrape for
@@ -90,6 +93,8 @@ func NewMetrics(store *audit.Store, version string) *Metrics {
 	if store != nil {
 		reg.MustRegister(&queueCollector{store: store, now: time.Now})
 		reg.MustRegister(&findingsCollector{store: store, repos: m.repos})
+		m.budgets = &budgetCollector{spend: store, now: time.Now}
+		reg.MustRegister(m.budgets)
 	}
 	return m
 }

@@ -24,6 +24,12 @@ const (
 	TextDigestMorePaths   = "more paths"
 	TextDigestEveryRepo   = "every repo"
 	TextDigestCostUnknown = "cost not priced"
+	// TextDigestBudgets titles the budgets' lines: "- daily (this day):
+	// $0.12 of $0.10 spent, $0.00 left; spent: builtin-only until ...".
+	TextDigestBudgets     = "Model budgets"
+	TextDigestBudgetLine  = "%s (this %s): %s spent, %s left"
+	TextDigestBudgetSpent = "spent: %s until %s"
+	TextDigestBudgetWarn  = "nearly spent"
 )
 
 // digestListed bounds the paths the digest's text lists; the structured
@@ -52,6 +58,9 @@ func BuildDigest(d Digest) Report {
 	r.Summaries = append(r.Summaries,
 		summary(TextDigestOpen, openByPath(d)),
 		summary(TextDigestPeriod, periodLines(d)))
+	if len(d.Budgets) > 0 {
+		r.Summaries = append(r.Summaries, summary(TextDigestBudgets, budgetLines(d.Budgets)))
+	}
 	return r
 }
 
@@ -139,3 +148,32 @@ func pathSpan(s string) string {
 }
 
 var pathDefuser = strings.NewReplacer("`", "\u02cb", "@", "@\u200b", "://", ":\u200b//", "www.", "www\u200b.", "WWW.", "WWW\u200b.", "<", "<\u200b")
+
+// budgetLines are the digest's lines of the budgets covering its repos.
+func budgetLines(bs []DigestBudget) string {
+	lines := make([]string, 0, len(bs))
+	for _, b := range bs {
+		var spent, left []string
+		if b.LimitUSD > 0 {
+			spent = append(spent, fmt.Sprintf(TextBudgetAmount, b.SpentUSD, b.LimitUSD))
+			left = append(left, fmt.Sprintf("$%.2f", b.RemainingUSD))
+		}
+		if b.LimitTokens > 0 {
+			spent = append(spent, fmt.Sprintf(TextBudgetTokens, groupThousands(b.SpentTokens), groupThousands(b.LimitTokens)))
+			left = append(left, groupThousands(b.RemainingTokens))
+		}
+		line := "- " + fmt.Sprintf(TextDigestBudgetLine, oneLine(b.Name), oneLine(b.Period), strings.Join(spent, ", "), strings.Join(left, ", "))
+		switch b.State {
+		case "spent":
+			action := oneLine(b.Action)
+			if b.FallbackModel != "" {
+				action += " (" + oneLine(b.FallbackModel) + ")"
+			}
+			line += "; " + fmt.Sprintf(TextDigestBudgetSpent, action, resumeText(b.PeriodEnd, b.Zone))
+		case "warning":
+			line += "; " + TextDigestBudgetWarn
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}

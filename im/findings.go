@@ -144,6 +144,9 @@ type Digest struct {
 	// their agents' cost, when [agent.llm] prices are configured.
 	Reviews int     `json:"reviews"`
 	CostUSD float64 `json:"cost_usd"`
+	// Budgets are the [[budget]]s covering its repos, measured in their
+	// current period when the digest was built.
+	Budgets []DigestBudget `json:"budgets,omitempty"`
 }
 
 // DigestPath is one path's open findings in a digest.

@@ -56,6 +56,10 @@ type Message struct {
 	// Stopped is why a review that ran stopped before it was done (a
 	// per-review cap): Result is a partial review, and the report says so.
 	Stopped string
+	// Budget, when set, is the spent [[budget]] that made the review run
+	// with the builtin rules only, with the fallback model, or not at all;
+	// the report says so in its notice.
+	Budget *BudgetNotice
 	// Findings, when set, is how Result's problems live across commits
 	// (aligned with Result.Problems): the report shows new and reopened
 	// ones in full, with their links, and repeats as compact lines.

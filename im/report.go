@@ -26,6 +26,20 @@ const (
 	TextCached      = "cached"
 	TextPartial     = "Partial review"
 	TextFoundSoFar  = "what it found until then is below"
+
+	// The notices of a spent [[budget]] (BudgetSentence): the budget's
+	// name, its period ("day", "month"), what was spent of what limit,
+	// and when reviews go back to the configured model.
+	TextBudgetBuiltinOnly = "The model budget %s for this %s is spent (%s); reviewed with the builtin rules only; model reviews resume at %s."
+	TextBudgetSkip        = "The model budget %s for this %s is spent (%s); the change was not reviewed; reviews resume at %s."
+	TextBudgetFallback    = "The model budget %s for this %s is spent (%s); reviewed with the fallback model %s; the configured model resumes at %s."
+	// TextBudgetAmount is "$4.02 of $5.00"; TextBudgetTokens counts
+	// prompt tokens the same way.
+	TextBudgetAmount = "$%.2f of $%.2f"
+	TextBudgetTokens = "%s of %s prompt tokens"
+	// TextBudgetSpentSkip is the skip line of a change a spent budget
+	// left unreviewed.
+	TextBudgetSpentSkip = "the model budget is spent."
 )
 
 // Words are the labels a dialect shows around the report's content. A
@@ -114,6 +128,10 @@ type Report struct {
 	// Stopped is why a review that ran stopped before it was done (a
 	// per-review cap), for machine formats; its sentence is the Notice.
 	Stopped string `json:",omitempty"`
+	// Budget is the spent [[budget]] that changed how the change was
+	// reviewed (its sentence is the Notice), for machine formats; nil
+	// when none applied.
+	Budget *BudgetNotice `json:",omitempty"`
 
 	// Kind is what the report is about; the zero value is a review.
 	Kind ReportKind `json:",omitempty"`
@@ -175,6 +193,11 @@ func BuildReport(msg Message) Report {
 	// The reason quotes a server's answer, which may echo a credential.
 	if r.Failure = redact.Text(oneLine(msg.Failure)); r.Failure != "" {
 		r.Notice = failureNotice(r.Failure, r.RunID, len(r.Problems) > 0)
+	} else if msg.Budget != nil {
+		// A failed run's notice says what failed; a review that ran says
+		// why it ran without the configured model.
+		b := *msg.Budget
+		r.Budget, r.Notice = &b, BudgetSentence(b)
 	}
 	if r.Stopped = oneLine(msg.Stopped); r.Stopped != "" && r.Failure == "" {
 		r.Notice = r.Words.Partial + ": " + r.Stopped + "; " + r.Words.FoundSoFar + "."
@@ -284,6 +307,8 @@ func SkipSentence(reason string) string {
 		return TextNotReviewed + ": no file in the change is in the repository's review scope."
 	case "no_output_publisher":
 		return TextNotReviewed + ": the reviewer finished without publishing a result."
+	case ReasonBudgetSpent:
+		return TextNotReviewed + ": " + TextBudgetSpentSkip
 	}
 	return TextNotReviewed + ": " + strings.ReplaceAll(reason, "_", " ") + "."
 }

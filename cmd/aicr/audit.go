@@ -196,6 +196,7 @@ func printRunDetail(w io.Writer, d *audit.RunDetail) {
 			fmt.Fprintf(w, "sources (src/, diff.patch, agent/) removed on %s once delivered ([retention] keep_sources)\n", d.SourcesDroppedAt.Local().Format(time.DateTime))
 		}
 	}
+	printRunBudget(w, d.Budget)
 	if a := d.Agent; a != nil {
 		fmt.Fprintf(w, "agent: %s", a.Agent)
 		if a.Model != "" {
@@ -319,4 +320,13 @@ func printAgentTokens(w io.Writer, a *audit.AgentStats) {
 		}
 		fmt.Fprintf(w, "  %d.%d.%s: %d / %d / %d / %d\n", t.Attempt, t.Pass, turn, t.InputTokens, t.CacheReadTokens, t.CacheWriteTokens, t.OutputTokens)
 	}
+}
+
+// printRunBudget says which spent [[budget]] changed how the run was
+// reviewed, in the words of its report.
+func printRunBudget(w io.Writer, b *im.BudgetNotice) {
+	if b == nil {
+		return
+	}
+	fmt.Fprintf(w, "budget: %s spent, action %s: %s\n", im.Sanitize(b.Name), b.Action, im.BudgetSentence(*b))
 }

@@ -67,6 +67,10 @@ type Record struct {
 	Skip      *review.Skip     `json:"skip"`
 	// Failure: see webhook.Payload.Failure.
 	Failure string `json:"failure,omitempty"`
+	// Budget is the spent [[budget]] that changed how the change was
+	// reviewed (builtin rules only, skipped, the fallback model); nil when
+	// none applied.
+	Budget *im.BudgetNotice `json:"budget,omitempty"`
 	// ReportKind, Entries, Repeats, Resolved: see webhook.Payload.
 	ReportKind string              `json:"report_kind,omitempty"`
 	Entries    []im.Entry          `json:"entries,omitempty"`
@@ -200,6 +204,7 @@ func (c *Channel) encode(msg im.Message) ([]byte, error) {
 		Summaries: rep.Summaries,
 		Skip:      rep.SkipReason,
 		Failure:   rep.Failure,
+		Budget:    rep.Budget,
 		Entries:   rep.Entries,
 		Repeats:   rep.Repeats,
 		Resolved:  rep.ResolvedRecords(),

@@ -98,6 +98,10 @@ type Payload struct {
 	// Failure is the reason of a run that failed for good ("" for a
 	// review): problems are then only the builtin rules' (a partial review).
 	Failure string `json:"failure,omitempty"`
+	// Budget is the spent [[budget]] that changed how the change was
+	// reviewed (builtin rules only, skipped, the fallback model); nil when
+	// none applied.
+	Budget *im.BudgetNotice `json:"budget,omitempty"`
 	// ReportKind is "resolution" for a follow-up telling what a change
 	// resolved ("" for a review); Resolved then lists the findings.
 	ReportKind string `json:"report_kind,omitempty"`
@@ -175,6 +179,7 @@ func NewPayload(rep im.Report, channel, dedupeKey string, sentAt time.Time) Payl
 		Summaries: rep.Summaries,
 		Skip:      rep.SkipReason,
 		Failure:   rep.Failure,
+		Budget:    rep.Budget,
 		Entries:   rep.Entries,
 		Repeats:   rep.Repeats,
 		Resolved:  rep.ResolvedRecords(),
