@@ -64,9 +64,9 @@ type Golden struct {
 	Category    string   `toml:"category" json:"category,omitempty"`
 	Keywords    []string `toml:"keywords" json:"keywords,omitempty"`
 	Description string   `toml:"description" json:"description"`
-	// Severity is the label a public benchmark gives its comments; not
-	// part of the suite format, and scoring ignores it.
-	Severity string `toml:"-" json:"severity,omitempty"`
+	// Severity is informative (public benchmarks label their comments);
+	// scoring ignores it. docs/eval-suite.md lists it as optional.
+	Severity string `toml:"severity" json:"severity,omitempty"`
 }
 
 // Located reports whether the golden finding names a place the
