@@ -30,11 +30,14 @@ func WriteHTML(dir string, r *Report) error {
 	if err != nil {
 		return fmt.Errorf("plot cost against F1: %w", err)
 	}
-	var table bytes.Buffer
-	if err := WriteTable(&table, r); err != nil {
+	var table, cases bytes.Buffer
+	if err := writeTable(&table, r, false); err != nil {
 		return err
 	}
-	data := htmlData{R: r, PR: template.HTML(pr), CostF1: template.HTML(cf), Table: table.String(), JudgeOn: r.Judge != nil}
+	if err := writeCases(&cases, r); err != nil {
+		return err
+	}
+	data := htmlData{R: r, PR: template.HTML(pr), CostF1: template.HTML(cf), Table: table.String(), Cases: cases.String(), JudgeOn: r.Judge != nil}
 	for _, c := range r.Columns {
 		sp, how := c.Score()
 		data.Rows = append(data.Rows, htmlRow{C: c, S: sp, How: how, F: c.Heuristic.First})
@@ -56,6 +59,7 @@ type htmlData struct {
 	PR      template.HTML
 	CostF1  template.HTML
 	Table   string
+	Cases   string
 	JudgeOn bool
 }
 
@@ -101,6 +105,7 @@ pre{background:#f6f8fa;padding:1em;overflow:auto;font-size:.82em}
 </div>
 <h2>Terminal report</h2>
 <pre>{{.Table}}</pre>
+<details><summary>Per case</summary><pre>{{.Cases}}</pre></details>
 </body></html>
 `))
 

@@ -11,7 +11,11 @@ import (
 
 // WriteTable prints the comparison a person reads in a terminal: one row
 // per column, then recall per category, then what each review cost.
-func WriteTable(w io.Writer, r *Report) error {
+func WriteTable(w io.Writer, r *Report) error { return writeTable(w, r, true) }
+
+// writeTable is WriteTable, with the per-case rows only when cases is set
+// (the HTML page folds them away).
+func writeTable(w io.Writer, r *Report, cases bool) error {
 	fmt.Fprintf(w, "suite %s", r.Suite)
 	if r.SuiteVersion != "" {
 		fmt.Fprintf(w, " v%s", r.SuiteVersion)
@@ -67,6 +71,12 @@ func WriteTable(w io.Writer, r *Report) error {
 		return err
 	}
 
+	if cases {
+		if err := writeCases(w, r); err != nil {
+			return err
+		}
+	}
+
 	fmt.Fprintln(w, "\ncost and time (all reviews; per review in parentheses)")
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONFIG\tPASSES\tREQUESTS\tINPUT\tCACHE READ\tCACHE WRITE\tOUTPUT\tCOST\tWALL")
@@ -80,6 +90,39 @@ func WriteTable(w io.Writer, r *Report) error {
 	}
 	fmt.Fprintf(w, "\nwall time of the whole evaluation: %s\n", dur(r.Wall))
 	return writeFailures(w, r)
+}
+
+// writeCases is one row per case: per column the golden findings found,
+// the other problems reported, the review's wall time and cost (first
+// repeat).
+func writeCases(w io.Writer, r *Report) error {
+	if len(r.Columns) == 0 || len(r.Columns[0].Repeats) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nper case (first repeat): found/golden, other problems, wall time, cost")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "CASE")
+	for _, c := range r.Columns {
+		fmt.Fprintf(tw, "\t%s", c.Name)
+	}
+	fmt.Fprintln(tw)
+	for i, cr := range r.Columns[0].Repeats[0].Cases {
+		name := cr.CaseID
+		if cr.Clean {
+			name += " (clean)"
+		}
+		fmt.Fprint(tw, name)
+		for _, c := range r.Columns {
+			x := c.Repeats[0].Cases[i]
+			cell := fmt.Sprintf("%d/%d +%d %s %s", len(x.Pairs), x.Golden, len(x.Problems)-len(x.Pairs), dur(x.Cost.Wall), usd(x.Cost.USD))
+			if x.Status == "failed" {
+				cell = "failed"
+			}
+			fmt.Fprintf(tw, "\t%s", cell)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
 }
 
 // writeFailures names the reviews that failed: a failed review reports

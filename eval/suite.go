@@ -64,8 +64,8 @@ type Golden struct {
 	Category    string   `toml:"category" json:"category,omitempty"`
 	Keywords    []string `toml:"keywords" json:"keywords,omitempty"`
 	Description string   `toml:"description" json:"description"`
-	// Severity is informative (public benchmarks label it); scoring
-	// ignores it.
+	// Severity is informative (public benchmarks label their comments);
+	// scoring ignores it. docs/eval-suite.md lists it as optional.
 	Severity string `toml:"severity" json:"severity,omitempty"`
 }
 

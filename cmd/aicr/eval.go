@@ -63,7 +63,8 @@ it the builtin agent). Each --agent-config file (only [agent], [agent.llm],
 asks a model (the base config's [agent.llm], or --judge-config) whether each
 reported problem is the golden finding, with a fixed, versioned prompt; the
 heuristic score is printed beside it. Exit status 3 when a config is below
---min-f1 or --min-recall (the judge's score when --judge is on).`,
+--min-f1 or --min-recall (the judge's score when --judge is on); 1 when any
+review failed (the figures are printed, and undercount).`,
 		Example: `  aicr eval builtin
   aicr eval builtin --agent-config qwen.toml --agent-config gpt.toml --html report/
   aicr eval ./our-suite --config /etc/aicr/aicr.toml --repeat 3 --min-f1 0.4`,
@@ -177,6 +178,17 @@ func evalRun(ctx context.Context, opts *EvalOptions) error {
 			return err
 		}
 		out.Status("wrote %s/index.html", opts.HTMLDir)
+	}
+	// A failed review reported nothing, so the figures undercount the
+	// agent: the evaluation did not measure what it says. Exit 1 (not
+	// the gate's 3): the setup is broken, not the model worse.
+	failed := 0
+	for _, c := range rep.Columns {
+		failed += c.Failed
+	}
+	if failed > 0 {
+		out.Status("aicr eval: %d review(s) failed (see the report): its figures count them as finding nothing", failed)
+		return errSilentFailure
 	}
 	if fails := rep.Gate(opts.MinF1, opts.MinRecall); len(fails) > 0 {
 		for _, g := range fails {

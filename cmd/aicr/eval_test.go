@@ -374,3 +374,23 @@ func TestEvalBadAgentConfig(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
 }
+
+// A column whose reviews fail (the model server refuses the key) exits
+// 1, each failure named: figures that count failures as "found nothing"
+// must not pass a CI gate.
+func TestEvalFailedReviewsExitOne(t *testing.T) {
+	svntest.Require(t)
+	sim := modelsim.StartFunc(t, (&modelsim.EvalReviewer{}).Respond)
+	sim.RequireKey("sk-the-right-one")
+	cfg := evalLLMConfig(t, t.TempDir(), "refused", sim, 1, 1)
+	out, errOut, code := runCLI(t, "eval", "builtin", "--cases", "c-clean-*", "--agent-config", cfg, "--min-f1", "0")
+	if code != exitError {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if !regexp.MustCompile(`failed: refused repeat 1 case c-clean-\S+: .*api_key_env`).MatchString(out) || !strings.Contains(errOut, "review(s) failed") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+	if strings.Contains(out+errOut, "sk-refused") {
+		t.Error("the key is printed")
+	}
+}
