@@ -270,3 +270,36 @@ func TestParallelToolCallsFallBack(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCost reports the figure per API and mode (scripts/bench-cost.sh
+// prints the table): before = prompt_cache off, after = on, both with the
+// one-call-per-answer model; once = the all-at-once model. The counts are
+// modelsim's deterministic ones, so one iteration is the figure.
+func BenchmarkCost(b *testing.B) {
+	modes := []struct {
+		name    string
+		cache   bool
+		respond func([]modelsim.Problem) func(modelsim.Request) modelsim.Step
+	}{
+		{"before", false, modelsim.OneCallPerAnswer},
+		{"after", true, modelsim.OneCallPerAnswer},
+		{"once", true, modelsim.AllAtOnce},
+	}
+	for _, api := range llm.APIs {
+		for _, m := range modes {
+			b.Run(api+"/"+m.name, func(b *testing.B) {
+				var c costFigure
+				for i := 0; i < b.N; i++ {
+					c = measureCost(b, api, m.cache, m.respond(costProblemList()))
+				}
+				b.ReportMetric(float64(c.requests), "requests")
+				b.ReportMetric(float64(c.prompt), "prompt-tok")
+				b.ReportMetric(float64(c.sent), "sent-tok")
+				b.ReportMetric(float64(c.uncached), "uncached-tok")
+				b.ReportMetric(float64(c.reads), "read-tok")
+				b.ReportMetric(float64(c.writes), "write-tok")
+				b.ReportMetric(c.ratio(), "billed-x")
+			})
+		}
+	}
+}
