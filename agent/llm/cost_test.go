@@ -204,10 +204,15 @@ func TestCostFigures(t *testing.T) {
 // A follow-up pass shares pass 1's system prompt and change byte for
 // byte, so its first request reads them from the cache on every API.
 func TestFollowUpReadsTheChangeFromTheCache(t *testing.T) {
-	for _, api := range llm.APIs {
+	for _, c := range []struct {
+		api    string
+		stream bool
+	}{{llm.APIOpenAIChat, false}, {llm.APIOpenAIChat, true}, {llm.APIOpenAIResponses, false}, {llm.APIOpenAIResponses, true},
+		{llm.APIAnthropic, false}, {llm.APIAnthropic, true}} {
+		api := c.api
 		sim := modelsim.StartFunc(t, modelsim.AllAtOnce(costProblemList()[:2]))
 		sim.SimulateCaches()
-		a, err := llm.New(llm.Options{Config: llm.Config{API: api, BaseURL: sim.URL, Model: "bench-coder"}})
+		a, err := llm.New(llm.Options{Config: llm.Config{API: api, BaseURL: sim.URL, Model: "bench-coder", Stream: c.stream}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +235,7 @@ func TestFollowUpReadsTheChangeFromTheCache(t *testing.T) {
 		// Everything of pass 1's request but its last lines ("# Review
 		// pass 1 ...", under 128 tokens) is pass 2's prefix too.
 		if u2.CacheRead < whole1-128-16 {
-			t.Errorf("%s: the follow-up read %d tokens from the cache, want pass 1's %d but its own section", api, u2.CacheRead, whole1)
+			t.Errorf("%s (stream %v): the follow-up read %d tokens from the cache, want pass 1's %d but its own section", api, c.stream, u2.CacheRead, whole1)
 		}
 	}
 }
