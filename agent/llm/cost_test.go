@@ -308,3 +308,29 @@ func BenchmarkCost(b *testing.B) {
 		}
 	}
 }
+
+// vLLM reports its prefix-cache hits only when started with
+// --enable-prompt-tokens-details; without it the whole prompt counts as
+// uncached input, and nothing is lost or invented.
+func TestVLLMCacheDetails(t *testing.T) {
+	for _, details := range []bool{false, true} {
+		sim := modelsim.StartFunc(t, modelsim.OneCallPerAnswer(costProblemList()[:1]))
+		sim.SimulateCaches()
+		sim.VLLM(modelsim.VLLMOptions{PromptTokensDetails: details})
+		a, err := llm.New(llm.Options{Config: llm.Config{API: llm.APIOpenAIChat, BaseURL: sim.URL, Model: "qwen"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats, err := a.Review(context.Background(), costRun(t), firstPass)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := stats.TurnUsage[1]
+		if details && (second.CacheRead == 0 || second.Input >= second.CacheRead) {
+			t.Errorf("with details: %+v, want the first turn's prompt read from the cache", second)
+		}
+		if !details && (second.CacheRead != 0 || second.Input < stats.TurnUsage[0].Input) {
+			t.Errorf("without details: %+v, want the whole prompt as input", second)
+		}
+	}
+}
