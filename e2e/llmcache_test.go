@@ -1,10 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,11 +62,16 @@ func TestLLMPromptCacheThroughTheDaemon(t *testing.T) {
 					t.Errorf("request %d carries %d cache breakpoints, want %d", i+1, n, want)
 				}
 			}
-			// The follow-up pass's line: what it read from the cache.
+			// The passes' log lines (JSON): what each read from the cache.
 			var reads []int
-			for _, m := range regexp.MustCompile(`llm pass done.* cache_read_tokens=(\d+)`).FindAllStringSubmatch(string(log), -1) {
-				n, _ := strconv.Atoi(m[1])
-				reads = append(reads, n)
+			for _, line := range strings.Split(string(log), "\n") {
+				var rec struct {
+					Msg       string `json:"msg"`
+					CacheRead *int   `json:"cache_read_tokens"`
+				}
+				if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "llm pass done" && rec.CacheRead != nil {
+					reads = append(reads, *rec.CacheRead)
+				}
 			}
 			if len(reads) != 2 {
 				t.Fatalf("%d \"llm pass done\" lines with cache_read_tokens, want 2:\n%s", len(reads), log)
