@@ -13,7 +13,7 @@ NODE_IMAGE := localhost/aicr-agent-node
 # Podman reads this file: runc and no default ulimits (see the file).
 export CONTAINERS_CONF ?= $(CURDIR)/configs/containers.conf
 
-.PHONY: all build demo test lint deps clean soak bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e bench-notify image image-node agent-clis package test-install bench-postgres
+.PHONY: all build demo test lint deps clean soak bench bench-llm bench-sandbox bench-svn bench-intake bench-pipeline bench-e2e bench-notify bench-cost image image-node agent-clis package test-install bench-postgres
 
 all: build
 
@@ -100,6 +100,12 @@ bench-llm:
 bench-sandbox:
 	@sh scripts/bench-sandbox.sh
 
+# What one review's prompt is billed per model API, prompt caching off
+# and on, against the scripted model server (scripts/bench-cost.sh;
+# seconds; the figures are exact token counts, not timings).
+bench-cost:
+	@sh scripts/bench-cost.sh
+
 # Subversion fetch (issue 14, goals 4 and 5): dump vs one cat per file,
 # medians, ratios and peak RSS (scripts/bench-svn.sh; about four minutes).
 bench-svn:
@@ -138,7 +144,7 @@ bench-postgres:
 # Every issue-14 benchmark and the sandbox and llm ones, one after
 # another (about 20 minutes on 2 cores); each prints its table with the
 # reference and the ratio measured in the same run.
-bench: bench-notify bench-intake bench-pipeline bench-e2e bench-svn bench-sandbox bench-llm
+bench: bench-notify bench-intake bench-pipeline bench-e2e bench-svn bench-sandbox bench-llm bench-cost
 
 # The agent image, built locally FROM scratch (no registry is needed or
 # used). Cached: skipped when the image for this version exists, except

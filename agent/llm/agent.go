@@ -140,7 +140,8 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 		return stats, a.explain(scrub(err, secrets...))
 	}
 	log.Info("llm pass done", "model", stats.Model, "turns", stats.Turns,
-		"input_tokens", stats.InputTokens, "output_tokens", stats.OutputTokens)
+		"input_tokens", stats.InputTokens, "cache_read_tokens", stats.CacheReadTokens,
+		"cache_write_tokens", stats.CacheWriteTokens, "output_tokens", stats.OutputTokens)
 	return stats, nil
 }
 

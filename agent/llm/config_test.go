@@ -115,3 +115,16 @@ func TestReadHeaders(t *testing.T) {
 		t.Errorf("no file: %v %v", h, err)
 	}
 }
+
+// prompt_cache is on unless the operator turns it off.
+func TestPromptCacheDefaultsOn(t *testing.T) {
+	off, on := false, true
+	for _, tc := range []struct {
+		set  *bool
+		want bool
+	}{{nil, true}, {&on, true}, {&off, false}} {
+		if got := (llm.Config{PromptCache: tc.set}).CachePrompts(); got != tc.want {
+			t.Errorf("prompt_cache %v: CachePrompts() = %v", tc.set, got)
+		}
+	}
+}

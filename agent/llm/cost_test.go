@@ -204,10 +204,15 @@ func TestCostFigures(t *testing.T) {
 // A follow-up pass shares pass 1's system prompt and change byte for
 // byte, so its first request reads them from the cache on every API.
 func TestFollowUpReadsTheChangeFromTheCache(t *testing.T) {
-	for _, api := range llm.APIs {
+	for _, c := range []struct {
+		api    string
+		stream bool
+	}{{llm.APIOpenAIChat, false}, {llm.APIOpenAIChat, true}, {llm.APIOpenAIResponses, false}, {llm.APIOpenAIResponses, true},
+		{llm.APIAnthropic, false}, {llm.APIAnthropic, true}} {
+		api := c.api
 		sim := modelsim.StartFunc(t, modelsim.AllAtOnce(costProblemList()[:2]))
 		sim.SimulateCaches()
-		a, err := llm.New(llm.Options{Config: llm.Config{API: api, BaseURL: sim.URL, Model: "bench-coder"}})
+		a, err := llm.New(llm.Options{Config: llm.Config{API: api, BaseURL: sim.URL, Model: "bench-coder", Stream: c.stream}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +235,7 @@ func TestFollowUpReadsTheChangeFromTheCache(t *testing.T) {
 		// Everything of pass 1's request but its last lines ("# Review
 		// pass 1 ...", under 128 tokens) is pass 2's prefix too.
 		if u2.CacheRead < whole1-128-16 {
-			t.Errorf("%s: the follow-up read %d tokens from the cache, want pass 1's %d but its own section", api, u2.CacheRead, whole1)
+			t.Errorf("%s (stream %v): the follow-up read %d tokens from the cache, want pass 1's %d but its own section", api, c.stream, u2.CacheRead, whole1)
 		}
 	}
 }
@@ -267,6 +272,65 @@ func TestParallelToolCallsFallBack(t *testing.T) {
 		}
 		if err := sim.Err(); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// BenchmarkCost reports the figure per API and mode (scripts/bench-cost.sh
+// prints the table): before = prompt_cache off, after = on, both with the
+// one-call-per-answer model; once = the all-at-once model. The counts are
+// modelsim's deterministic ones, so one iteration is the figure.
+func BenchmarkCost(b *testing.B) {
+	modes := []struct {
+		name    string
+		cache   bool
+		respond func([]modelsim.Problem) func(modelsim.Request) modelsim.Step
+	}{
+		{"before", false, modelsim.OneCallPerAnswer},
+		{"after", true, modelsim.OneCallPerAnswer},
+		{"once", true, modelsim.AllAtOnce},
+	}
+	for _, api := range llm.APIs {
+		for _, m := range modes {
+			b.Run(api+"/"+m.name, func(b *testing.B) {
+				var c costFigure
+				for i := 0; i < b.N; i++ {
+					c = measureCost(b, api, m.cache, m.respond(costProblemList()))
+				}
+				b.ReportMetric(float64(c.requests), "requests")
+				b.ReportMetric(float64(c.prompt), "prompt-tok")
+				b.ReportMetric(float64(c.sent), "sent-tok")
+				b.ReportMetric(float64(c.uncached), "uncached-tok")
+				b.ReportMetric(float64(c.reads), "read-tok")
+				b.ReportMetric(float64(c.writes), "write-tok")
+				b.ReportMetric(c.ratio(), "billed-x")
+			})
+		}
+	}
+}
+
+// vLLM reports its prefix-cache hits only when started with
+// --enable-prompt-tokens-details; without it the whole prompt counts as
+// uncached input, and nothing is lost or invented.
+func TestVLLMCacheDetails(t *testing.T) {
+	for _, details := range []bool{false, true} {
+		sim := modelsim.StartFunc(t, modelsim.OneCallPerAnswer(costProblemList()[:1]))
+		sim.SimulateCaches()
+		sim.VLLM(modelsim.VLLMOptions{PromptTokensDetails: details})
+		a, err := llm.New(llm.Options{Config: llm.Config{API: llm.APIOpenAIChat, BaseURL: sim.URL, Model: "qwen"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats, err := a.Review(context.Background(), costRun(t), firstPass)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := stats.TurnUsage[1]
+		if details && (second.CacheRead == 0 || second.Input >= second.CacheRead) {
+			t.Errorf("with details: %+v, want the first turn's prompt read from the cache", second)
+		}
+		if !details && (second.CacheRead != 0 || second.Input < stats.TurnUsage[0].Input) {
+			t.Errorf("without details: %+v, want the whole prompt as input", second)
 		}
 	}
 }

@@ -159,3 +159,33 @@ func TestRefuseParallelToolCalls(t *testing.T) {
 		t.Errorf("without the field: %d %s", status, body)
 	}
 }
+
+// Gemini's implicit cache reads the longest earlier prefix (no 128-token
+// steps) and reports it as cachedContentTokenCount inside promptTokenCount.
+func TestGeminiImplicitCache(t *testing.T) {
+	s := Start(t, Step{Text: "a"}, Step{Text: "b"})
+	s.SimulateCaches()
+	body := func(extra string) string {
+		return fmt.Sprintf(`{"systemInstruction":{"parts":[{"text":%q}]},"contents":[{"role":"user","parts":[{"text":%q}]}]}`,
+			strings.Repeat("s", 6000), strings.Repeat("u", 6000)+extra)
+	}
+	var usage [2]struct {
+		Prompt int `json:"promptTokenCount"`
+		Cached int `json:"cachedContentTokenCount"`
+	}
+	for i, extra := range []string{"", "more"} {
+		status, _, b := post(t, s.Root()+"/v1beta/models/gemini-2.5-flash:generateContent", body(extra), nil)
+		var out struct {
+			UsageMetadata json.RawMessage `json:"usageMetadata"`
+		}
+		if status != http.StatusOK || json.Unmarshal([]byte(b), &out) != nil || json.Unmarshal(out.UsageMetadata, &usage[i]) != nil {
+			t.Fatalf("request %d: %d %s", i+1, status, b)
+		}
+	}
+	if usage[0].Cached != 0 || usage[1].Cached < usage[0].Prompt-8 || usage[1].Cached > usage[1].Prompt {
+		t.Errorf("usage %+v, want the second request to read the first's prompt", usage)
+	}
+	if err := s.Err(); err != nil {
+		t.Error(err)
+	}
+}

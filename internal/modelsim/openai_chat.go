@@ -106,7 +106,11 @@ func chatFinish(a answer) string {
 	return "stop"
 }
 
-func chatUsage(u Usage) map[string]any {
+func chatUsage(u Usage, noDetails bool) map[string]any {
+	if noDetails {
+		return map[string]any{"prompt_tokens": u.prompt(), "completion_tokens": u.Output, "total_tokens": u.prompt() + u.Output,
+			"prompt_tokens_details": nil}
+	}
 	return map[string]any{
 		"prompt_tokens": u.prompt(), "completion_tokens": u.Output, "total_tokens": u.prompt() + u.Output,
 		"prompt_tokens_details":     map[string]any{"cached_tokens": u.CacheRead},
@@ -150,7 +154,7 @@ func writeChatCompletion(w http.ResponseWriter, id string, created int64, a answ
 	}
 	body := map[string]any{
 		"id": id, "object": "chat.completion", "created": created, "model": a.model,
-		"choices": choices, "usage": chatUsage(a.usage),
+		"choices": choices, "usage": chatUsage(a.usage, a.noDetails),
 	}
 	if a.pad == 0 {
 		writeJSON(w, http.StatusOK, body)
@@ -222,7 +226,7 @@ func streamChatCompletion(w http.ResponseWriter, req Request, id string, created
 	if includeUsage {
 		sse(w, "", map[string]any{
 			"id": id, "object": "chat.completion.chunk", "created": created, "model": a.model,
-			"choices": []any{}, "usage": chatUsage(a.usage),
+			"choices": []any{}, "usage": chatUsage(a.usage, a.noDetails),
 		})
 	}
 	sse(w, "", "[DONE]")

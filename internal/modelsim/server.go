@@ -2,7 +2,8 @@
 // OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and the
 // Gemini API on loopback, streaming and not, and answers each request
 // with the next scripted Step (tool calls, text, usage, an error with the
-// API's real error body, or a hang). It decodes every request into one
+// API's real error body, or a hang). SimulateCaches adds each provider's
+// prompt cache, with the usage split as that API reports it (cache.go). It decodes every request into one
 // Request shape so a test can assert what the client sent, whichever API
 // it used.
 //
@@ -237,6 +238,9 @@ type answer struct {
 	usage     Usage
 	noChoices bool
 	pad       int64
+	// noDetails leaves prompt_tokens_details out (vLLM without
+	// --enable-prompt-tokens-details).
+	noDetails bool
 }
 
 func apiFor(name string) api {
@@ -402,6 +406,9 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request, api api, step Step
 	a := answer{seq: seq, model: model, text: step.Text, toolCalls: step.ToolCalls, usage: step.Usage,
 		noChoices: step.NoChoices, pad: step.PadBytes}
 	a.usage, _ = s.simulatedUsage(req, a)
+	s.mu.Lock()
+	a.noDetails = s.vllm != nil && !s.vllm.PromptTokensDetails
+	s.mu.Unlock()
 	api.writeAnswer(w, req, a)
 }
 

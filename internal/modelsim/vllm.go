@@ -19,6 +19,10 @@ type VLLMOptions struct {
 	// Models are the names the server serves, listed by GET /v1/models;
 	// a request for another one is vLLM's 404. Empty accepts any.
 	Models []string
+	// PromptTokensDetails is vllm serve --enable-prompt-tokens-details:
+	// only then does the usage carry prompt_tokens_details.cached_tokens
+	// (vLLM's prefix cache still works without it, unreported).
+	PromptTokensDetails bool
 }
 
 // VLLM makes /v1/chat/completions behave as vLLM's does where it differs
