@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aicr-dev/aicr/redact"
@@ -382,14 +383,15 @@ func BuildResolution(in Resolution) Report {
 		r.Change = ChangeInfo{VCS: string(c.VCS), Repo: Sanitize(c.Repo), Revision: Sanitize(c.Revision),
 			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description))}
 		r.Description = FirstLine(r.Change.Description)
-		rev = oneLine(c.Repo) + " " + revisionText(c.VCS, oneLine(c.Revision))
+		rev = oneLine(c.Repo) + " " + changeText(c)
 		if c.Author != "" {
 			rev += " by " + oneLine(c.Author)
 		}
 	}
 	r.Title = "aicr: " + strings.ToLower(TextResolved) + " in " + rev
 	if in.RunID > 0 {
-		r.Title += fmt.Sprintf(" (run %d)", in.RunID)
+		// The run is aicr's id, not the reader's name for the change.
+		r.Footer = r.Words.Run + " " + strconv.FormatInt(in.RunID, 10)
 	}
 	n := 0
 	for _, f := range in.Followups {

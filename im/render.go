@@ -124,8 +124,10 @@ func sanitizeProblem(p review.Problem) review.Problem {
 	return p
 }
 
-// Title is the one-line headline of a report, e.g.
-// "aicr review: main r42 by alice (run 7)".
+// Title is the one-line headline of a report, naming the change as its
+// VCS does: "aicr review: main r42 by alice", "… change 1234 …",
+// "… shelved change 1234 …". Internal ids (the run) are not a reader's
+// name for the change: they are in the footer (Report.Footer).
 func Title(msg Message) string {
 	var b strings.Builder
 	b.WriteString("aicr review: ")
@@ -135,20 +137,20 @@ func Title(msg Message) string {
 	} else {
 		b.WriteString(oneLine(c.Repo))
 		b.WriteString(" ")
-		b.WriteString(revisionText(c.VCS, oneLine(c.Revision)))
+		b.WriteString(changeText(c))
 		if c.Author != "" {
 			b.WriteString(" by ")
 			b.WriteString(oneLine(c.Author))
 		}
 	}
-	if msg.RunID > 0 {
-		b.WriteString(" (run " + strconv.FormatInt(msg.RunID, 10) + ")")
-	}
 	return b.String()
 }
 
-// Subversion users say "r42", Perforce users say "change 12345".
-func revisionText(kind vcs.Kind, rev string) string { return vcs.RevisionText(kind, rev) }
+// Subversion users say "r42", Perforce users say "change 12345" and
+// "shelved change 12345".
+func changeText(c *vcs.Change) string {
+	return vcs.ChangeText(&vcs.Change{VCS: c.VCS, Revision: oneLine(c.Revision), Shelved: c.Shelved})
+}
 
 // oneLine keeps header fields on one line whatever a commit author typed.
 func oneLine(s string) string {
@@ -183,18 +185,19 @@ func RenderText(msg Message) string { return PlainText(BuildReport(msg)) }
 // PlainText is the plain-text dialect of a report, the form the console,
 // file and webhook channels carry. Layout:
 //
-//	aicr review: <repo> <revision> by <author> (run <id>)
+//	aicr review: <repo> <revision> by <author>
 //	<first line of the description, credentials redacted>
 //	Problems: 2 critical, 1 high   (or "No problems found.", or why it was not reviewed)
 //	<change URL>
 //
-//	<file>:<line>[-<end>] [<severity>] <category>: <message>
+//	<icon> <file>:<line>[-<end>] [<severity>] <category>: <message>
 //	    Suggestion: <suggestion>
 //
 //	## <summary title>
 //	<summary markdown>
 //
 //	Left out of the review: <file> (<reason>), ...
+//	Reviewed by <agent> (<model>) · run <id>
 //
 // Lines that do not apply are left out. The output ends with exactly one
 // newline.
@@ -215,6 +218,10 @@ func PlainText(r Report) string {
 	if len(r.Problems) > 0 {
 		b.WriteString("\n")
 		for i, p := range r.Problems {
+			// The icon every platform shows for the severity (SeverityStyle).
+			if st, ok := SeverityStyle(p.Severity); ok {
+				b.WriteString(st.Icon + " ")
+			}
 			fmt.Fprintf(&b, "%s [%s] ", ProblemLocation(p), oneLine(string(p.Severity)))
 			if c := oneLine(p.Category); c != "" {
 				b.WriteString(c + ": ")
@@ -298,7 +305,7 @@ func plainEntry(b *strings.Builder, e Entry) {
 
 // plainResolution is the plain-text dialect of a resolution report:
 //
-//	aicr: resolved in <repo> <revision> by <author> (run <id>)
+//	aicr: resolved in <repo> <revision> by <author>
 //	Resolved: 2 findings of 1 earlier report.
 //	<change URL>
 //
@@ -323,6 +330,9 @@ func plainResolution(r Report) string {
 				b.WriteString("    " + TextFinding + ": " + res.Page + "\n")
 			}
 		}
+	}
+	if r.Footer != "" {
+		b.WriteString("\n" + r.Footer + "\n")
 	}
 	return b.String()
 }

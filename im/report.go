@@ -22,6 +22,7 @@ const (
 	TextAuthor      = "Author"
 	TextReviewedBy  = "Reviewed by"
 	TextFailed      = "Review failed."
+	TextRun         = "run"
 )
 
 // Words are the labels a dialect shows around the report's content. A
@@ -39,11 +40,13 @@ type Words struct {
 	Author string
 	// ReviewedBy starts the footer naming the agent and model.
 	ReviewedBy string
+	// Run names the review run in the footer ("run 7").
+	Run string
 }
 
 // English is the wording BuildReport uses.
 var English = Words{Problems: TextProblems, Suggestion: TextSuggestion, ViewChange: TextViewChange, Author: TextAuthor,
-	ReviewedBy: TextReviewedBy}
+	ReviewedBy: TextReviewedBy, Run: TextRun}
 
 // Report is the neutral report document built once from a Message; the
 // plain-text, Markdown (Feishu, DingTalk, WeCom), Slack and webhook
@@ -87,10 +90,15 @@ type Report struct {
 	ChangeURL string
 	// Author are the author's chat identities, for mentions; may be nil.
 	Author *Identity
-	// Footer names the reviewer: "Reviewed by llm (gpt-4o)"; "" when the
-	// message did not say or the review failed. Every dialect prints it
-	// last.
+	// Footer names the reviewer and the run: "Reviewed by llm (gpt-4o) ·
+	// run 7"; the reviewer is left out when the message did not say or
+	// the review failed, the run when there is none. Every dialect prints
+	// it last; the run is the internal id the title leaves out, for
+	// "aicr audit show".
 	Footer string
+	// Reviewer is the agent and model that reviewed the change, for
+	// machine formats; zero when unknown or the review failed.
+	Reviewer Reviewer `json:",omitzero"`
 	// Notice says, for a run that failed, what failed, how much of the
 	// review there is, and the commands to inspect and retry the run; ""
 	// for a review that ran whole. Every dialect prints it before the
@@ -162,12 +170,19 @@ func BuildReport(msg Message) Report {
 		r.Notice = failureNotice(r.Failure, r.RunID, len(r.Problems) > 0)
 	}
 	// A failed run was not reviewed by the agent the footer would name.
+	var footer []string
 	if agent := oneLine(msg.Reviewer.Agent); agent != "" && r.Failure == "" {
-		r.Footer = r.Words.ReviewedBy + " " + agent
-		if model := oneLine(msg.Reviewer.Model); model != "" {
-			r.Footer += " (" + model + ")"
+		r.Reviewer = Reviewer{Agent: agent, Model: oneLine(msg.Reviewer.Model)}
+		by := r.Words.ReviewedBy + " " + agent
+		if r.Reviewer.Model != "" {
+			by += " (" + r.Reviewer.Model + ")"
 		}
+		footer = append(footer, by)
 	}
+	if r.RunID > 0 {
+		footer = append(footer, r.Words.Run+" "+strconv.FormatInt(r.RunID, 10))
+	}
+	r.Footer = strings.Join(footer, " · ")
 	switch {
 	case len(r.Problems) > 0:
 		r.Counts = CountsText(r.Problems)
@@ -210,8 +225,12 @@ func (r Report) SkipNote() string {
 }
 
 // ProblemRange labels the problems from..to (1-based) of the report's,
-// for platforms that post them in batches: "Problems 1–10 of 23".
+// for platforms that post them in batches: "Problems 1–10 of 23". A
+// batch holding every problem is not a range of them: just "Problems".
 func (r Report) ProblemRange(from, to int) string {
+	if from <= 1 && to >= len(r.Problems) {
+		return r.Words.Problems
+	}
 	return fmt.Sprintf("%s %d–%d of %d", r.Words.Problems, from, to, len(r.Problems))
 }
 

@@ -284,6 +284,10 @@ func revisionLabel(c *vcs.Change) string {
 		return "unknown"
 	case c.VCS == vcs.KindSVN:
 		return "r" + strings.TrimPrefix(rev, "r")
+	case c.VCS == vcs.KindP4 && c.Shelved:
+		// The description no longer says it: the model still must know
+		// the files are shelved, not submitted.
+		return "shelved change " + rev + " (pending, not submitted)"
 	case c.VCS == vcs.KindP4:
 		return "change " + rev
 	}

@@ -19,9 +19,9 @@ func entryText(e im.Entry, d Dialect) string {
 	var lines []string
 	switch {
 	case e.Note != "":
-		lines = append(lines, "**"+Escape(e.Note, d)+"**")
+		lines = append(lines, "**"+Literal(e.Note, d)+"**")
 	case e.State == im.ClassReopened:
-		lines = append(lines, "*"+Escape(im.TextReopened, d)+"*")
+		lines = append(lines, "*"+Literal(im.TextReopened, d)+"*")
 	}
 	var links []string
 	if SafeURL(e.Page) != "" {
@@ -45,7 +45,7 @@ func repeatsBlock(rep im.Report, d Dialect) string {
 	if len(rep.Repeats) == 0 {
 		return ""
 	}
-	items := []string{"**" + Escape(im.TextStillOpen, d) + ":**"}
+	items := []string{"**" + Literal(im.TextStillOpen, d) + ":**"}
 	for _, rp := range rep.Repeats {
 		item := "- " + Escape(rp.Text, d)
 		if SafeURL(rp.Page) != "" {
@@ -62,15 +62,15 @@ func repeatsBlock(rep im.Report, d Dialect) string {
 func resolutionBlocks(rep im.Report, d Dialect) []im.Block {
 	var head []string
 	if rep.Description != "" {
-		head = append(head, "> "+Escape(rep.Description, d))
+		head = append(head, "> "+Literal(rep.Description, d))
 	}
-	head = append(head, "**"+Escape(rep.Verdict, d)+"**")
+	head = append(head, "**"+Literal(rep.Verdict, d)+"**")
 	if SafeURL(rep.ChangeURL) != "" {
 		head = append(head, Link(rep.Words.ViewChange, rep.ChangeURL, d))
 	}
 	blocks := []im.Block{{Text: strings.Join(head, "\n\n")}}
 	for _, f := range rep.Followups {
-		items := []string{"**" + Escape(f.Heading(), d) + "**"}
+		items := []string{"**" + Literal(f.Heading(), d) + "**"}
 		for _, r := range f.Resolved {
 			item := "- " + Escape(r.Text(), d)
 			if SafeURL(r.Page) != "" {
@@ -79,6 +79,9 @@ func resolutionBlocks(rep im.Report, d Dialect) []im.Block {
 			items = append(items, item)
 		}
 		blocks = append(blocks, im.Block{Text: strings.Join(items, "\n\n")})
+	}
+	if rep.Footer != "" {
+		blocks = append(blocks, im.Block{Text: Literal(rep.Footer, d)})
 	}
 	return blocks
 }

@@ -135,7 +135,7 @@ func resolvedLines(f im.Followup) string {
 // the earlier report it is about: the change that resolved its findings
 // and which.
 func RenderResolutionReply(rep im.Report, f im.Followup) Post {
-	head := "*" + Escape(rep.Title) + "*"
+	head := "*" + Literal(rep.Title) + "*"
 	if l := linkTo(rep.ChangeURL, rep.Words.ViewChange); l != "" {
 		head += " " + l
 	}
@@ -156,7 +156,7 @@ func RenderResolutionReply(rep im.Report, f im.Followup) Post {
 func RenderResolution(rep im.Report, followups []im.Followup) Post {
 	meta := []string{Escape(rep.Verdict)}
 	if rep.Description != "" {
-		meta = append([]string{"_" + Escape(rep.Description) + "_"}, meta...)
+		meta = append([]string{"_" + Literal(rep.Description) + "_"}, meta...)
 	}
 	if l := linkTo(rep.ChangeURL, rep.Words.ViewChange); l != "" {
 		meta = append(meta, l)
@@ -166,7 +166,7 @@ func RenderResolution(rep im.Report, followups []im.Followup) Post {
 		section(strings.Join(meta, "\n")),
 	}
 	for _, f := range followups {
-		text := "*" + Escape(f.Heading()) + "*\n" + resolvedLines(f)
+		text := "*" + Literal(f.Heading()) + "*\n" + resolvedLines(f)
 		for _, chunk := range SplitMrkdwn(text, MaxSectionText) {
 			if len(blocks) == MaxBlocks-1 {
 				blocks = append(blocks, section("_"+Escape(rep.OmittedNote(0))+"_"))
@@ -174,6 +174,9 @@ func RenderResolution(rep im.Report, followups []im.Followup) Post {
 			}
 			blocks = append(blocks, section(chunk))
 		}
+	}
+	if rep.Footer != "" && len(blocks) < MaxBlocks {
+		blocks = append(blocks, section(Literal(rep.Footer)))
 	}
 	return Post{Text: Escape(truncateChars(rep.Title+" — "+rep.Verdict, MaxTextChars)), Blocks: blocks}
 }
