@@ -128,6 +128,8 @@ type ChangeInfo struct {
 	VCS, Repo, Revision, Author string
 	// Description is the whole description, credentials redacted.
 	Description string
+	// Shelved marks a Perforce shelf (vcs.Change.Shelved).
+	Shelved bool `json:",omitempty"`
 }
 
 // maxLeftOut bounds the files named on the "left out" line; a huge
@@ -158,7 +160,7 @@ func BuildReport(msg Message) Report {
 		// A commit message is posted as written, so credentials pasted into
 		// it are blanked the way code findings never quote them.
 		r.Change = ChangeInfo{VCS: string(c.VCS), Repo: Sanitize(c.Repo), Revision: Sanitize(c.Revision),
-			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description))}
+			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description)), Shelved: c.Shelved}
 		r.Description = FirstLine(r.Change.Description)
 		r.LeftOut, r.LeftOutMore = leftOut(c.Files)
 	}

@@ -1,0 +1,358 @@
+package looktest
+
+import (
+	"bytes"
+	"encoding/json"
+	"html"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+
+	"github.com/aicr-dev/aicr/im"
+	"github.com/aicr-dev/aicr/im/dingtalk"
+	"github.com/aicr-dev/aicr/im/feishu"
+	"github.com/aicr-dev/aicr/im/slack"
+	"github.com/aicr-dev/aicr/im/webhook"
+	"github.com/aicr-dev/aicr/im/wecom"
+	"github.com/aicr-dev/aicr/internal/imtest"
+	"github.com/aicr-dev/aicr/review"
+)
+
+// languages are the report languages with goldens; a language is one
+// more entry here and one more set of files under -update.
+var languages = []string{"en"}
+
+// report builds the representative report in lang.
+func report(t *testing.T, lang string) im.Report {
+	t.Helper()
+	if lang != "en" {
+		t.Fatalf("no report builder for language %q", lang)
+	}
+	return im.BuildReport(imtest.LookMessage())
+}
+
+// platform is one body as its platform receives it: the golden file's
+// extension, and how to render it.
+type platform struct {
+	name, ext string
+	render    func(t *testing.T, rep im.Report) string
+}
+
+var platforms = []platform{
+	{"slack", "json", func(t *testing.T, rep im.Report) string {
+		// The bot's first message, then its thread replies (the problems).
+		posts := append([]slack.Post{slack.RenderSummary(rep, "<@"+slack.Escape(rep.Author.SlackID)+">", false)},
+			slack.RenderReplies(rep, 0)...)
+		return encode(t, posts)
+	}},
+	{"feishu", "json", func(t *testing.T, rep im.Report) string {
+		ps, err := feishu.Render(rep, false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return encode(t, ps)
+	}},
+	{"dingtalk", "md", func(t *testing.T, rep im.Report) string {
+		ps, err := dingtalk.Render(rep, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, p := range ps {
+			b.WriteString(p.Markdown.Text + "\n")
+		}
+		return b.String()
+	}},
+	{"wecom", "md", func(t *testing.T, rep im.Report) string {
+		ps, err := wecom.Render(rep, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, p := range ps {
+			b.WriteString(p.Markdown.Content + "\n")
+		}
+		return b.String()
+	}},
+	{"webhook", "json", func(t *testing.T, rep im.Report) string {
+		return encode(t, webhook.NewPayload(rep, "ci", "aicr-57-ci", time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)))
+	}},
+	// The console prints it, the file channel stores it, the webhook
+	// carries it as "text".
+	{"text", "txt", func(t *testing.T, rep im.Report) string { return im.PlainText(rep) }},
+}
+
+func encode(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// golden compares got with im/testdata/golden/name, rewriting it under
+// -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "golden", name)
+	if imtest.Updating() {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from golden (run with -update and read the diff):\n%s", path, got)
+	}
+}
+
+func TestGoldenBodies(t *testing.T) {
+	for _, lang := range languages {
+		rep := report(t, lang)
+		for _, p := range platforms {
+			t.Run(p.name+"."+lang, func(t *testing.T) {
+				golden(t, p.name+"."+lang+"."+p.ext, p.render(t, rep))
+			})
+		}
+	}
+}
+
+// seen is one problem as a body shows it.
+type seen struct {
+	icon, colour string
+	sev          review.Severity
+	loc          string
+}
+
+var (
+	icons = "(🔴|🟠|🟡|🔵|⚪)"
+	// icon, optional font colour, **[sev]** or *[sev]*, `location`.
+	markupProblemRE = regexp.MustCompile(icons + ` (?:<font color=['"]([a-z]+)['"]>)?\*{1,2}\[([a-z]+)\]\*{1,2}(?:</font>)? ` + "`([^`]+)`")
+	plainProblemRE  = regexp.MustCompile(`(?m)^` + icons + ` (\S+) \[([a-z]+)\]`)
+	// icon, optional font colour, "2 critical".
+	markupCountRE = regexp.MustCompile(icons + ` (?:<font color=['"]([a-z]+)['"]>)?(\d+) ([a-z]+)`)
+	plainCountRE  = regexp.MustCompile(`(\d+) ([a-z]+)`)
+)
+
+// text is what a reader of body sees as text: a JSON body's strings
+// (Slack's blocks, a card's elements), a Markdown body as it is.
+func text(t *testing.T, p platform, body string) string {
+	t.Helper()
+	switch p.name {
+	case "webhook":
+		var w webhook.Payload
+		if err := json.Unmarshal([]byte(body), &w); err != nil {
+			t.Fatal(err)
+		}
+		return w.Text
+	case "slack", "feishu":
+		var v any
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		var walk func(any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case string:
+				out = append(out, v)
+			case []any:
+				for _, e := range v {
+					walk(e)
+				}
+			case map[string]any:
+				for _, k := range []string{"title", "header", "text", "body", "elements", "content", "blocks", "card"} {
+					if e, ok := v[k]; ok {
+						walk(e)
+					}
+				}
+			}
+		}
+		walk(v)
+		return strings.Join(out, "\n")
+	}
+	return body
+}
+
+// The bodies of every platform agree: the same problems in the same
+// order, each in its severity's icon and (where the platform has
+// colours) colour from im.SeverityStyle, the same counts, and nothing a
+// reader needs dropped.
+func TestEveryPlatformShowsTheSameReport(t *testing.T) {
+	for _, lang := range languages {
+		rep := report(t, lang)
+		want := rep.Problems
+		if len(want) != 5 {
+			t.Fatalf("the representative report has %d problems, want one of every severity", len(want))
+		}
+		for _, p := range platforms {
+			t.Run(p.name+"."+lang, func(t *testing.T) {
+				body := p.render(t, rep)
+				txt := text(t, p, body)
+				got := problemsIn(p, txt)
+				if len(got) != len(want) {
+					t.Fatalf("%d problems shown, want %d:\n%s", len(got), len(want), txt)
+				}
+				for i, g := range got {
+					w := want[i]
+					st, _ := im.SeverityStyle(w.Severity)
+					wantColour := map[string]string{"feishu": st.Colour, "wecom": st.WeCom}[p.name]
+					if g.sev != w.Severity || g.loc != im.ProblemLocation(w) || g.icon != st.Icon || g.colour != wantColour {
+						t.Errorf("problem %d shown as %+v, want %s %s in %s %q", i+1, g, w.Severity, im.ProblemLocation(w), st.Icon, wantColour)
+					}
+				}
+				checkCounts(t, p, txt, rep)
+				for _, w := range mustShow(p, rep) {
+					if !strings.Contains(txt, w) {
+						t.Errorf("%q is missing:\n%s", w, txt)
+					}
+				}
+				// A report that fits one message is not "1–5 of 5" or "(1/1)".
+				for _, bad := range []string{" of 5", "(1/1)", "(run "} {
+					if strings.Contains(txt, bad) {
+						t.Errorf("%q in a report that was not split:\n%s", bad, txt)
+					}
+				}
+			})
+		}
+	}
+}
+
+func problemsIn(p platform, txt string) []seen {
+	var out []seen
+	if p.name == "text" || p.name == "webhook" {
+		for _, m := range plainProblemRE.FindAllStringSubmatch(txt, -1) {
+			out = append(out, seen{icon: m[1], loc: m[2], sev: review.Severity(m[3])})
+		}
+		return out
+	}
+	for _, m := range markupProblemRE.FindAllStringSubmatch(txt, -1) {
+		out = append(out, seen{icon: m[1], colour: m[2], sev: review.Severity(m[3]), loc: m[4]})
+	}
+	return out
+}
+
+func checkCounts(t *testing.T, p platform, txt string, rep im.Report) {
+	t.Helper()
+	want := im.CountBySeverity(rep.Problems)
+	got := map[review.Severity]int{}
+	if p.name == "text" || p.name == "webhook" {
+		line, _, _ := strings.Cut(txt[strings.Index(txt, rep.Words.Problems+": "):], "\n")
+		for _, m := range plainCountRE.FindAllStringSubmatch(line, -1) {
+			n, _ := strconv.Atoi(m[1])
+			got[review.Severity(m[2])] = n
+		}
+	} else {
+		for _, m := range markupCountRE.FindAllStringSubmatch(txt, -1) {
+			n, _ := strconv.Atoi(m[3])
+			sev := review.Severity(m[4])
+			st, _ := im.SeverityStyle(sev)
+			if m[1] != st.Icon {
+				t.Errorf("count %s %s in icon %s, want %s", m[3], sev, m[1], st.Icon)
+			}
+			got[sev] = n
+		}
+	}
+	for sev, n := range want {
+		if got[sev] != n {
+			t.Errorf("count of %s shown as %d, want %d:\n%s", sev, got[sev], n, txt)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("counts %v, want %v", got, want)
+	}
+}
+
+// mustShow is what a reader of p must find: the author's mention (where
+// the platform can mention), the change link, the reviewer, the run,
+// the suggestion, the summary and the left-out file.
+func mustShow(p platform, rep im.Report) []string {
+	link := rep.ChangeURL
+	if p.name == "slack" {
+		link = strings.ReplaceAll(link, "&", "&amp;")
+	}
+	out := []string{link, "llm (gpt-4o)", "run 57", "defer resp.Body.Close()", "assets/logo.png", "retry path needs a lock"}
+	switch p.name {
+	case "slack":
+		out = append(out, "<@U0ALICE>")
+	case "feishu":
+		out = append(out, "<at id=ou_alice01></at>")
+	case "dingtalk":
+		out = append(out, "@13800000000", "@alice01")
+	case "wecom":
+		out = append(out, "<@alice.w>")
+	default:
+		// No platform ids in plain text: the author by VCS name.
+		out = append(out, "by alice")
+	}
+	return out
+}
+
+var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+// The commit subject shows as typed everywhere: its *, _, ~, `, <thing>
+// and [x](y) are not emphasis, code, tags or links on any platform.
+func TestCommitSubjectShowsAsTyped(t *testing.T) {
+	rep := report(t, "en")
+	for _, p := range platforms {
+		t.Run(p.name, func(t *testing.T) {
+			txt := text(t, p, p.render(t, rep))
+			switch p.name {
+			case "text", "webhook":
+				if lines := strings.Split(txt, "\n"); len(lines) < 2 || lines[1] != imtest.LookSubject {
+					t.Errorf("second line %q, want the subject as typed", lines[1])
+				}
+			case "slack":
+				line := lineWith(t, txt, "Fix ")
+				line = strings.TrimSuffix(strings.TrimPrefix(line, "_"), "_")
+				// mrkdwn has no escapes: each delimiter must be cut off
+				// from the words by zero-width spaces.
+				for i, r := range line {
+					if strings.ContainsRune("*_~`", r) && (!strings.HasSuffix(line[:i], "\u200b") || !strings.HasPrefix(line[i+1:], "\u200b")) {
+						t.Errorf("%q at %d is not fenced off by zero-width spaces: %q", r, i, line)
+					}
+				}
+				shown := html.UnescapeString(strings.ReplaceAll(line, "\u200b", ""))
+				if shown != imtest.LookSubject {
+					t.Errorf("reader sees %q, want %q", shown, imtest.LookSubject)
+				}
+			default:
+				line := lineWith(t, txt, "> Fix ")
+				var out bytes.Buffer
+				if err := gfm.Convert([]byte(line), &out); err != nil {
+					t.Fatal(err)
+				}
+				got := strings.ReplaceAll(out.String(), "\u200b", "")
+				want := "<blockquote>\n<p>" + strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(imtest.LookSubject) + "</p>\n</blockquote>\n"
+				if got != want {
+					t.Errorf("the subject renders as\n%s\nwant\n%s\n(from %q)", got, want, line)
+				}
+			}
+		})
+	}
+}
+
+func lineWith(t *testing.T, txt, prefix string) string {
+	t.Helper()
+	for _, l := range strings.Split(txt, "\n") {
+		if strings.HasPrefix(l, prefix) || strings.HasPrefix(l, "_"+prefix) {
+			return l
+		}
+	}
+	t.Fatalf("no line starting %q in:\n%s", prefix, txt)
+	return ""
+}
