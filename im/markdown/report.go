@@ -20,7 +20,7 @@ func Blocks(rep im.Report, d Dialect) []im.Block {
 	blocks := []im.Block{{Text: header(rep, d)}}
 	for i, p := range rep.Problems {
 		text := ProblemText(p, rep.Words, d)
-		if e := entryText(rep.EntryFor(i), d); e != "" {
+		if e := entryText(rep.EntryFor(i), rep.Words, d); e != "" {
 			text += "\n\n" + e
 		}
 		blocks = append(blocks, im.Block{Text: text, Problem: true})
@@ -104,7 +104,7 @@ func countsText(text string, d Dialect) string {
 func ProblemText(p review.Problem, w im.Words, d Dialect) string {
 	sev := strings.Join(strings.Fields(im.Sanitize(string(p.Severity))), " ")
 	var b strings.Builder
-	b.WriteString(colour("**["+Escape(sev, d)+"]**", review.Severity(sev), d))
+	b.WriteString(colour("**["+Escape(w.Severity(review.Severity(sev)), d)+"]**", review.Severity(sev), d))
 	if loc := CodeSpan(im.ProblemLocation(p), d); loc != "" {
 		b.WriteString(" " + loc)
 	}

@@ -169,7 +169,7 @@ func ProblemText(p review.Problem, w im.Words) string {
 	if e := severityEmoji[sev]; e != "" {
 		b.WriteString(e + " ")
 	}
-	fmt.Fprintf(&b, "*%s* `%s`", Escape(string(sev)), Escape(strings.ReplaceAll(im.ProblemLocation(p), "`", "'")))
+	fmt.Fprintf(&b, "*%s* `%s`", Escape(w.Severity(sev)), Escape(strings.ReplaceAll(im.ProblemLocation(p), "`", "'")))
 	if c := strings.TrimSpace(im.Sanitize(p.Category)); c != "" {
 		b.WriteString(" _" + Escape(c) + "_")
 	}
