@@ -149,7 +149,7 @@ func (d *digester) report(ctx context.Context, start, end time.Time) (im.Report,
 	if err != nil {
 		return im.Report{}, err
 	}
-	return im.BuildDigest(fig), nil
+	return im.BuildDigest(fig, im.LangEnglish), nil
 }
 
 // figures counts the findings of the digest's repos and paths: open ones

@@ -57,6 +57,9 @@ type Message struct {
 	// (aligned with Result.Problems): the report shows new and reopened
 	// ones in full, with their links, and repeats as compact lines.
 	Findings *Findings
+	// Language is the language BuildReport words the report in (the
+	// channel's); "" is English.
+	Language Language
 	// Report, when set, is the report planned with the dispatch (the
 	// BuildReport of the fields above under the channel's policy, stored
 	// with the dispatch row): BuildReport returns it as it is, so what a

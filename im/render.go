@@ -42,26 +42,31 @@ func CountBySeverity(ps []review.Problem) map[review.Severity]int {
 	return counts
 }
 
-// CountsText renders the counts most severe first, e.g. "2 critical, 1 high",
-// or "no problems". Unknown severities, which validation should have
-// rejected, are still counted so nothing disappears from the total.
-func CountsText(ps []review.Problem) string {
+// CountsText is the English LangEnglish.CountsText.
+func CountsText(ps []review.Problem) string { return LangEnglish.CountsText(ps) }
+
+// CountsText renders the counts most severe first, e.g. "2 critical, 1
+// high", or "no problems", in l. Unknown severities, which validation
+// should have rejected, are still counted so nothing disappears from the
+// total.
+func (l Language) CountsText(ps []review.Problem) string {
 	if len(ps) == 0 {
-		return "no problems"
+		return l.T(KeyNoProblemsShort)
 	}
 	counts := CountBySeverity(ps)
+	names := l.severities()
 	var parts []string
 	for i := len(review.Severities) - 1; i >= 0; i-- {
 		s := review.Severities[i]
 		if n := counts[s]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+			parts = append(parts, l.T(KeyCount, n, names[string(s)]))
 		}
 		delete(counts, s)
 	}
 	if other := sumCounts(counts); other > 0 {
-		parts = append(parts, fmt.Sprintf("%d unknown", other))
+		parts = append(parts, l.T(KeyCount, other, l.T(KeySevUnknown)))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, l.T(KeyListSep))
 }
 
 func sumCounts(m map[review.Severity]int) int {
@@ -124,32 +129,37 @@ func sanitizeProblem(p review.Problem) review.Problem {
 	return p
 }
 
-// Title is the one-line headline of a report, naming the change as its
-// VCS does: "aicr review: main r42 by alice", "… change 1234 …",
-// "… shelved change 1234 …". Internal ids (the run) are not a reader's
-// name for the change: they are in the footer (Report.Footer).
+// Title is the one-line headline of a report, in msg's language, naming
+// the change as its VCS does: "aicr review: main r42 by alice", "…
+// change 1234 …", "… shelved change 1234 …". Internal ids (the run) are
+// not a reader's name for the change: they are in the footer
+// (Report.Footer).
 func Title(msg Message) string {
-	var b strings.Builder
-	b.WriteString("aicr review: ")
-	c := msg.Change
-	if c == nil {
-		b.WriteString("unknown change")
-	} else {
-		b.WriteString(oneLine(c.Repo))
-		b.WriteString(" ")
-		b.WriteString(changeText(c))
-		if c.Author != "" {
-			b.WriteString(" by ")
-			b.WriteString(oneLine(c.Author))
+	lang := msg.Language.Norm()
+	return lang.T(KeyTitle, changeTitle(lang, msg.Change))
+}
+
+// changeTitle names a change the way titles do: "main r42 by alice", or
+// "unknown change".
+func changeTitle(lang Language, c *vcs.Change) string {
+	s := lang.T(KeyUnknownChange)
+	if c != nil {
+		s = oneLine(c.Repo) + " " + changeText(lang, c)
+		if a := oneLine(c.Author); a != "" {
+			s = lang.T(KeyChangeBy, s, a)
 		}
 	}
-	return b.String()
+	return s
 }
 
 // Subversion users say "r42", Perforce users say "change 12345" and
 // "shelved change 12345".
-func changeText(c *vcs.Change) string {
-	return vcs.ChangeText(&vcs.Change{VCS: c.VCS, Revision: oneLine(c.Revision), Shelved: c.Shelved})
+func changeText(lang Language, c *vcs.Change) string {
+	t := vcs.RevisionText(c.VCS, oneLine(c.Revision))
+	if c.Shelved {
+		t = lang.T(KeyShelvedChange, t)
+	}
+	return t
 }
 
 // oneLine keeps header fields on one line whatever a commit author typed.
@@ -222,7 +232,7 @@ func PlainText(r Report) string {
 			if st, ok := SeverityStyle(p.Severity); ok {
 				b.WriteString(st.Icon + " ")
 			}
-			fmt.Fprintf(&b, "%s [%s] ", ProblemLocation(p), oneLine(string(p.Severity)))
+			fmt.Fprintf(&b, "%s [%s] ", ProblemLocation(p), oneLine(r.Words.Severity(p.Severity)))
 			if c := oneLine(p.Category); c != "" {
 				b.WriteString(c + ": ")
 			}
@@ -230,15 +240,15 @@ func PlainText(r Report) string {
 			if s := strings.TrimSpace(p.Suggestion); s != "" {
 				b.WriteString("    " + r.Words.Suggestion + ": " + indentRest(s, "    ") + "\n")
 			}
-			plainEntry(&b, r.EntryFor(i))
+			plainEntry(&b, r.Words, r.EntryFor(i))
 		}
 	}
 	if len(r.Repeats) > 0 {
-		b.WriteString("\n" + TextStillOpen + ":\n")
+		b.WriteString("\n" + r.Words.StillOpen + ":\n")
 		for _, rp := range r.Repeats {
 			b.WriteString("  " + rp.Text + "\n")
 			if rp.Page != "" {
-				b.WriteString("    " + TextFinding + ": " + rp.Page + "\n")
+				b.WriteString("    " + r.Words.Finding + ": " + rp.Page + "\n")
 			}
 		}
 	}
@@ -283,14 +293,14 @@ func indentRest(s, indent string) string {
 //	Resolved in r3 by bob
 //	Finding: <url>
 //	Useful: <url> | False positive: <url> | Won't fix: <url>
-func plainEntry(b *strings.Builder, e Entry) {
+func plainEntry(b *strings.Builder, w Words, e Entry) {
 	if e.Note != "" {
 		b.WriteString("    " + e.Note + "\n")
 	} else if e.State == ClassReopened {
-		b.WriteString("    " + TextReopened + "\n")
+		b.WriteString("    " + w.Reopened + "\n")
 	}
 	if e.Page != "" {
-		b.WriteString("    " + TextFinding + ": " + e.Page + "\n")
+		b.WriteString("    " + w.Finding + ": " + e.Page + "\n")
 	}
 	var links []string
 	for _, a := range e.Actions {
@@ -323,11 +333,11 @@ func plainResolution(r Report) string {
 		b.WriteString(r.ChangeURL + "\n")
 	}
 	for _, f := range r.Followups {
-		b.WriteString("\n" + f.Heading() + "\n")
+		b.WriteString("\n" + r.FollowupHeading(f) + "\n")
 		for _, res := range f.Resolved {
-			b.WriteString("  " + res.Text() + "\n")
+			b.WriteString("  " + r.ResolvedText(res) + "\n")
 			if res.Page != "" {
-				b.WriteString("    " + TextFinding + ": " + res.Page + "\n")
+				b.WriteString("    " + r.Words.Finding + ": " + res.Page + "\n")
 			}
 		}
 	}

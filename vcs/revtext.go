@@ -14,13 +14,3 @@ func RevisionText(kind Kind, rev string) string {
 		return "revision " + rev
 	}
 }
-
-// ChangeText names c's revision as its VCS does (RevisionText), and a
-// Perforce shelf as "shelved change 12345".
-func ChangeText(c *Change) string {
-	t := RevisionText(c.VCS, c.Revision)
-	if c.Shelved {
-		t = "shelved " + t
-	}
-	return t
-}

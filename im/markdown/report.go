@@ -25,7 +25,7 @@ func BlocksMentioning(rep im.Report, d Dialect, mention string) []im.Block {
 	blocks := []im.Block{{Text: header(rep, d, mention)}}
 	for i, p := range rep.Problems {
 		text := ProblemText(p, rep.Words, d)
-		if e := entryText(rep.EntryFor(i), d); e != "" {
+		if e := entryText(rep.EntryFor(i), rep.Words, d); e != "" {
 			text += "\n\n" + e
 		}
 		blocks = append(blocks, im.Block{Text: text, Problem: true})
@@ -112,7 +112,7 @@ func countsText(text string, d Dialect) string {
 func ProblemText(p review.Problem, w im.Words, d Dialect) string {
 	sev := strings.Join(strings.Fields(im.Sanitize(string(p.Severity))), " ")
 	var b strings.Builder
-	b.WriteString(Severity(review.Severity(sev), bold("["+Literal(sev, d)+"]", d), d))
+	b.WriteString(Severity(review.Severity(sev), bold("["+Literal(w.Severity(review.Severity(sev)), d)+"]", d), d))
 	if loc := CodeSpan(im.ProblemLocation(p), d); loc != "" {
 		b.WriteString(" " + loc)
 	}
