@@ -68,6 +68,7 @@ const (
 	KeyStillOpen  Key = "label.still_open"
 	KeyFinding    Key = "label.finding"
 	KeyReopened   Key = "label.reopened"
+	KeyColon      Key = "label.colon"
 
 	// Severities and actions.
 	KeySevCritical     Key = "severity.critical"
@@ -208,7 +209,7 @@ func (l Language) format(key Key) string {
 func (l Language) Words() Words {
 	return Words{Problems: l.T(KeyProblems), Suggestion: l.T(KeySuggestion), ViewChange: l.T(KeyViewChange),
 		Author: l.T(KeyAuthor), ReviewedBy: l.T(KeyReviewedBy), StillOpen: l.T(KeyStillOpen), Finding: l.T(KeyFinding),
-		Reopened: l.T(KeyReopened), Severities: l.severities()}
+		Reopened: l.T(KeyReopened), Colon: l.T(KeyColon), Severities: l.severities()}
 }
 
 func (l Language) severities() map[string]string {

@@ -12,6 +12,7 @@ var english = map[Key]string{
 	KeyStillOpen:  "Still open",
 	KeyFinding:    "Finding",
 	KeyReopened:   "Reopened: it was resolved before and is back.",
+	KeyColon:      ":",
 
 	KeySevCritical:     "critical",
 	KeySevHigh:         "high",

@@ -12,6 +12,7 @@ var chinese = map[Key]string{
 	KeyStillOpen:  "仍未解决",
 	KeyFinding:    "详情",
 	KeyReopened:   "重新出现：此问题曾被解决，现在又出现了。",
+	KeyColon:      "：",
 
 	KeySevCritical:     "严重",
 	KeySevHigh:         "高",

@@ -53,21 +53,42 @@ func (l Language) CountsText(ps []review.Problem) string {
 	if len(ps) == 0 {
 		return l.T(KeyNoProblemsShort)
 	}
+	var parts []string
+	for _, c := range l.Counts(ps) {
+		parts = append(parts, c.Text)
+	}
+	return strings.Join(parts, l.ListSep())
+}
+
+// Count is one severity's part of CountsText, for renderers that mark
+// each part in its severity's look (SeverityStyle).
+type Count struct {
+	// Severity is "" for the severities validation should have rejected.
+	Severity review.Severity
+	// Text is "2 critical" in the report's language.
+	Text string
+}
+
+// Counts are the parts of CountsText, most severe first.
+func (l Language) Counts(ps []review.Problem) []Count {
 	counts := CountBySeverity(ps)
 	names := l.severities()
-	var parts []string
+	var out []Count
 	for i := len(review.Severities) - 1; i >= 0; i-- {
 		s := review.Severities[i]
 		if n := counts[s]; n > 0 {
-			parts = append(parts, l.T(KeyCount, n, names[string(s)]))
+			out = append(out, Count{Severity: s, Text: l.T(KeyCount, n, names[string(s)])})
 		}
 		delete(counts, s)
 	}
 	if other := sumCounts(counts); other > 0 {
-		parts = append(parts, l.T(KeyCount, other, l.T(KeySevUnknown)))
+		out = append(out, Count{Text: l.T(KeyCount, other, l.T(KeySevUnknown))})
 	}
-	return strings.Join(parts, l.T(KeyListSep))
+	return out
 }
+
+// ListSep joins the items of a list in l: ", " or "，".
+func (l Language) ListSep() string { return l.T(KeyListSep) }
 
 func sumCounts(m map[review.Severity]int) int {
 	n := 0

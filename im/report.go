@@ -45,8 +45,18 @@ type Words struct {
 	StillOpen string `json:",omitempty"`
 	Finding   string `json:",omitempty"`
 	Reopened  string `json:",omitempty"`
+	// Colon ends a label ("Problems:", "问题："); Label adds it.
+	Colon string `json:",omitempty"`
 	// Severities names each severity ("high": "高"); Severity reads it.
 	Severities map[string]string `json:",omitempty"`
+}
+
+// Label is word as a label, with the language's colon.
+func (w Words) Label(word string) string {
+	if w.Colon == "" {
+		return word + ":"
+	}
+	return word + w.Colon
 }
 
 // Severity is sev as the report's language names it; a severity the
@@ -68,6 +78,7 @@ func (w Words) fill(l Language) Words {
 	}{
 		{&w.Problems, d.Problems}, {&w.Suggestion, d.Suggestion}, {&w.ViewChange, d.ViewChange}, {&w.Author, d.Author},
 		{&w.ReviewedBy, d.ReviewedBy}, {&w.StillOpen, d.StillOpen}, {&w.Finding, d.Finding}, {&w.Reopened, d.Reopened},
+		{&w.Colon, d.Colon},
 	} {
 		if *f.dst == "" {
 			*f.dst = f.src

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,15 +26,18 @@ import (
 
 // languages are the report languages with goldens; a language is one
 // more entry here and one more set of files under -update.
-var languages = []string{"en"}
+var languages = []im.Language{im.LangEnglish, im.LangChinese}
 
 // report builds the representative report in lang.
-func report(t *testing.T, lang string) im.Report {
+func report(t *testing.T, lang im.Language) im.Report {
 	t.Helper()
-	if lang != "en" {
-		t.Fatalf("no report builder for language %q", lang)
+	msg := imtest.LookMessage()
+	msg.Language = lang
+	rep := im.BuildReport(msg)
+	if rep.Language != lang {
+		t.Fatalf("report in %q, want %q", rep.Language, lang)
 	}
-	return im.BuildReport(imtest.LookMessage())
+	return rep
 }
 
 // platform is one body as its platform receives it: the golden file's
@@ -124,8 +126,8 @@ func TestGoldenBodies(t *testing.T) {
 	for _, lang := range languages {
 		rep := report(t, lang)
 		for _, p := range platforms {
-			t.Run(p.name+"."+lang, func(t *testing.T) {
-				golden(t, p.name+"."+lang+"."+p.ext, p.render(t, rep))
+			t.Run(p.name+"."+string(lang), func(t *testing.T) {
+				golden(t, p.name+"."+string(lang)+"."+p.ext, p.render(t, rep))
 			})
 		}
 	}
@@ -141,12 +143,21 @@ type seen struct {
 var (
 	icons = "(🔴|🟠|🟡|🔵|⚪)"
 	// icon, optional font colour, **[sev]** or *[sev]*, `location`.
-	markupProblemRE = regexp.MustCompile(icons + ` (?:<font color=['"]([a-z]+)['"]>)?\*{1,2}\[([a-z]+)\]\*{1,2}(?:</font>)? ` + "`([^`]+)`")
-	plainProblemRE  = regexp.MustCompile(`(?m)^` + icons + ` (\S+) \[([a-z]+)\]`)
-	// icon, optional font colour, "2 critical".
-	markupCountRE = regexp.MustCompile(icons + ` (?:<font color=['"]([a-z]+)['"]>)?(\d+) ([a-z]+)`)
-	plainCountRE  = regexp.MustCompile(`(\d+) ([a-z]+)`)
+	markupProblemRE = regexp.MustCompile(icons + ` (?:<font color=['"]([a-z]+)['"]>)?\*{1,2}\[([^\]]+)\]\*{1,2}(?:</font>)? ` + "`([^`]+)`")
+	plainProblemRE  = regexp.MustCompile(`(?m)^` + icons + ` (\S+) \[([^\]]+)\]`)
+	// icon, optional font colour, "2 critical" or "严重 2 个".
+	markupCountRE = regexp.MustCompile(icons + ` (?:<font color=['"]([a-z]+)['"]>)?(\d+ [^\s<,，*]+|[^\s<,，*]+ \d+ 个)`)
 )
+
+// severityNamed is the severity lang's report calls name.
+func severityNamed(rep im.Report, name string) review.Severity {
+	for _, s := range review.Severities {
+		if rep.Words.Severity(s) == name {
+			return s
+		}
+	}
+	return review.Severity("?" + name)
+}
 
 // text is what a reader of body sees as text: a JSON body's strings
 // (Slack's blocks, a card's elements), a Markdown body as it is.
@@ -200,10 +211,10 @@ func TestEveryPlatformShowsTheSameReport(t *testing.T) {
 			t.Fatalf("the representative report has %d problems, want one of every severity", len(want))
 		}
 		for _, p := range platforms {
-			t.Run(p.name+"."+lang, func(t *testing.T) {
+			t.Run(p.name+"."+string(lang), func(t *testing.T) {
 				body := p.render(t, rep)
 				txt := text(t, p, body)
-				got := problemsIn(p, txt)
+				got := problemsIn(p, rep, txt)
 				if len(got) != len(want) {
 					t.Fatalf("%d problems shown, want %d:\n%s", len(got), len(want), txt)
 				}
@@ -222,58 +233,67 @@ func TestEveryPlatformShowsTheSameReport(t *testing.T) {
 					}
 				}
 				// A report that fits one message is not "1–5 of 5" or "(1/1)".
-				for _, bad := range []string{" of 5", "(1/1)", "(run "} {
+				for _, bad := range []string{rep.Language.T(im.KeyRange, rep.Words.Problems, 1, 5, 5), "(1/1)"} {
 					if strings.Contains(txt, bad) {
 						t.Errorf("%q in a report that was not split:\n%s", bad, txt)
 					}
+				}
+				// The run is in the footer, not the title.
+				if strings.Contains(rep.Title, "57") {
+					t.Errorf("title %q names the run", rep.Title)
 				}
 			})
 		}
 	}
 }
 
-func problemsIn(p platform, txt string) []seen {
+func problemsIn(p platform, rep im.Report, txt string) []seen {
 	var out []seen
 	if p.name == "text" || p.name == "webhook" {
 		for _, m := range plainProblemRE.FindAllStringSubmatch(txt, -1) {
-			out = append(out, seen{icon: m[1], loc: m[2], sev: review.Severity(m[3])})
+			out = append(out, seen{icon: m[1], loc: m[2], sev: severityNamed(rep, m[3])})
 		}
 		return out
 	}
 	for _, m := range markupProblemRE.FindAllStringSubmatch(txt, -1) {
-		out = append(out, seen{icon: m[1], colour: m[2], sev: review.Severity(m[3]), loc: m[4]})
+		out = append(out, seen{icon: m[1], colour: m[2], sev: severityNamed(rep, m[3]), loc: m[4]})
 	}
 	return out
 }
 
+// checkCounts: the counts line shows every severity's count, most
+// severe first, each (where the body has markup) in its icon and colour.
 func checkCounts(t *testing.T, p platform, txt string, rep im.Report) {
 	t.Helper()
-	want := im.CountBySeverity(rep.Problems)
-	got := map[review.Severity]int{}
+	want := rep.Language.Counts(rep.Problems)
+	var got []string
 	if p.name == "text" || p.name == "webhook" {
-		line, _, _ := strings.Cut(txt[strings.Index(txt, rep.Words.Problems+": "):], "\n")
-		for _, m := range plainCountRE.FindAllStringSubmatch(line, -1) {
-			n, _ := strconv.Atoi(m[1])
-			got[review.Severity(m[2])] = n
+		if !strings.Contains(txt, "\n"+rep.Verdict+"\n") {
+			t.Errorf("verdict %q is not a line of:\n%s", rep.Verdict, txt)
+		}
+		for _, c := range want {
+			got = append(got, c.Text)
 		}
 	} else {
 		for _, m := range markupCountRE.FindAllStringSubmatch(txt, -1) {
-			n, _ := strconv.Atoi(m[3])
-			sev := review.Severity(m[4])
-			st, _ := im.SeverityStyle(sev)
-			if m[1] != st.Icon {
-				t.Errorf("count %s %s in icon %s, want %s", m[3], sev, m[1], st.Icon)
+			i := len(got)
+			got = append(got, m[3])
+			if i >= len(want) {
+				continue
 			}
-			got[sev] = n
-		}
-	}
-	for sev, n := range want {
-		if got[sev] != n {
-			t.Errorf("count of %s shown as %d, want %d:\n%s", sev, got[sev], n, txt)
+			st, _ := im.SeverityStyle(want[i].Severity)
+			if wantColour := map[string]string{"feishu": st.Colour, "wecom": st.WeCom}[p.name]; m[1] != st.Icon || m[2] != wantColour {
+				t.Errorf("count %q in %s %q, want %s %q", m[3], m[1], m[2], st.Icon, wantColour)
+			}
 		}
 	}
 	if len(got) != len(want) {
-		t.Errorf("counts %v, want %v", got, want)
+		t.Fatalf("counts %q, want %d of them:\n%s", got, len(want), txt)
+	}
+	for i, c := range want {
+		if got[i] != c.Text {
+			t.Errorf("count %d shown as %q, want %q", i+1, got[i], c.Text)
+		}
 	}
 }
 
@@ -285,7 +305,8 @@ func mustShow(p platform, rep im.Report) []string {
 	if p.name == "slack" {
 		link = strings.ReplaceAll(link, "&", "&amp;")
 	}
-	out := []string{link, "llm (gpt-4o)", "run 57", "defer resp.Body.Close()", "assets/logo.png", "retry path needs a lock"}
+	out := []string{link, "llm", "gpt-4o", rep.Language.T(im.KeyFooterRun, "57"), "defer resp.Body.Close()", "assets/logo.png",
+		"retry path needs a lock"}
 	switch p.name {
 	case "slack":
 		out = append(out, "<@U0ALICE>")
@@ -297,7 +318,7 @@ func mustShow(p platform, rep im.Report) []string {
 		out = append(out, "<@alice.w>")
 	default:
 		// No platform ids in plain text: the author by VCS name.
-		out = append(out, "by alice")
+		out = append(out, rep.Language.T(im.KeyChangeBy, "payments r1234", "alice"))
 	}
 	return out
 }
@@ -307,9 +328,17 @@ var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
 // The commit subject shows as typed everywhere: its *, _, ~, `, <thing>
 // and [x](y) are not emphasis, code, tags or links on any platform.
 func TestCommitSubjectShowsAsTyped(t *testing.T) {
-	rep := report(t, "en")
-	for _, p := range platforms {
-		t.Run(p.name, func(t *testing.T) {
+	for _, lang := range languages {
+		for _, p := range platforms {
+			t.Run(p.name+"."+string(lang), func(t *testing.T) { subjectAsTyped(t, p, report(t, lang)) })
+		}
+	}
+}
+
+func subjectAsTyped(t *testing.T, p platform, rep im.Report) {
+	t.Helper()
+	{
+		{
 			txt := text(t, p, p.render(t, rep))
 			switch p.name {
 			case "text", "webhook":
@@ -342,7 +371,7 @@ func TestCommitSubjectShowsAsTyped(t *testing.T) {
 					t.Errorf("the subject renders as\n%s\nwant\n%s\n(from %q)", got, want, line)
 				}
 			}
-		})
+		}
 	}
 }
 

@@ -81,10 +81,10 @@ func header(rep im.Report, d Dialect, mention string) string {
 	if len(rep.Problems) == 0 {
 		lines = append(lines, bold(Literal(rep.Verdict, d), d))
 	} else {
-		lines = append(lines, bold(Literal(rep.Words.Problems, d)+":", d)+" "+countsText(rep.Counts, d))
+		lines = append(lines, bold(Literal(rep.Words.Label(rep.Words.Problems), d), d)+" "+countsText(rep, d))
 	}
 	if mention != "" {
-		lines = append(lines, bold(Literal(rep.Words.Author, d)+":", d)+" "+mention)
+		lines = append(lines, bold(Literal(rep.Words.Label(rep.Words.Author), d), d)+" "+mention)
 	}
 	if SafeURL(rep.ChangeURL) != "" {
 		lines = append(lines, Link(rep.Words.ViewChange, rep.ChangeURL, d))
@@ -94,14 +94,13 @@ func header(rep im.Report, d Dialect, mention string) string {
 }
 
 // countsText gives each count its severity's icon and, where the dialect
-// has colours, its colour; the words are im.CountsText's.
-func countsText(text string, d Dialect) string {
-	parts := strings.Split(text, ", ")
-	for i, p := range parts {
-		_, sev, _ := strings.Cut(p, " ")
-		parts[i] = Severity(review.Severity(sev), Literal(p, d), d)
+// has colours, its colour; the words are the report's (Counts).
+func countsText(rep im.Report, d Dialect) string {
+	var parts []string
+	for _, c := range rep.Language.Counts(rep.Problems) {
+		parts = append(parts, Severity(c.Severity, Literal(c.Text, d), d))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, rep.Language.ListSep())
 }
 
 // ProblemText renders one problem:
@@ -124,14 +123,14 @@ func ProblemText(p review.Problem, w im.Words, d Dialect) string {
 	}
 	if s := im.Sanitize(strings.TrimSpace(p.Suggestion)); s != "" {
 		if isRawDiff(s) {
-			b.WriteString("\n\n" + bold(Literal(w.Suggestion, d)+":", d) + "\n\n" + CodeBlock(s, "diff", d))
+			b.WriteString("\n\n" + bold(Literal(w.Label(w.Suggestion), d), d) + "\n\n" + CodeBlock(s, "diff", d))
 		} else if conv := Convert(s, d); conv != "" {
 			sep := " "
 			if startsBlock(conv) {
 				// A fence, quote or list only works at the start of a line.
 				sep = "\n\n"
 			}
-			b.WriteString("\n\n" + bold(Literal(w.Suggestion, d)+":", d) + sep + conv)
+			b.WriteString("\n\n" + bold(Literal(w.Label(w.Suggestion), d), d) + sep + conv)
 		}
 	}
 	return b.String()

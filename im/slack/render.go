@@ -48,13 +48,12 @@ func Literal(s string) string {
 
 // counts is the verdict's counts with each severity's icon, as every
 // platform shows them (markdown.Severity).
-func counts(text string) string {
-	parts := strings.Split(text, ", ")
-	for i, p := range parts {
-		_, sev, _ := strings.Cut(p, " ")
-		parts[i] = markdown.Severity(review.Severity(sev), Literal(p), markdown.Slack)
+func counts(rep im.Report) string {
+	var parts []string
+	for _, c := range rep.Language.Counts(rep.Problems) {
+		parts = append(parts, markdown.Severity(c.Severity, Literal(c.Text), markdown.Slack))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, rep.Language.ListSep())
 }
 
 // RenderSummary is the top-level message: a header, the change line
@@ -71,11 +70,11 @@ func RenderSummary(rep im.Report, mention string, inlineProblems bool) Post {
 	}
 	verdict := "*" + Literal(rep.Verdict) + "*"
 	if len(problems) > 0 {
-		verdict = "*" + Literal(rep.Words.Problems) + ":* " + counts(rep.Counts)
+		verdict = "*" + Literal(rep.Words.Label(rep.Words.Problems)) + "* " + counts(rep)
 	}
 	meta = append(meta, verdict)
 	if mention != "" {
-		meta = append(meta, "*"+Literal(rep.Words.Author)+":* "+mention)
+		meta = append(meta, "*"+Literal(rep.Words.Label(rep.Words.Author))+"* "+mention)
 	}
 	if link := linkTo(rep.ChangeURL, rep.Words.ViewChange); link != "" {
 		meta = append(meta, link)
