@@ -85,19 +85,19 @@ func (c *Config) CheckSecrets(baseDir string) error {
 
 // Payload is the JSON body. See docs/webhook.md.
 type Payload struct {
-	Version        int              `json:"version"`
-	IdempotencyKey string           `json:"idempotency_key"`
-	Channel        string           `json:"channel"`
-	RunID          int64            `json:"run_id"`
-	Change         Change           `json:"change"`
+	Version        int    `json:"version"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Channel        string `json:"channel"`
+	RunID          int64  `json:"run_id"`
+	Change         Change `json:"change"`
 	// Reviewer names the agent and model; absent when unknown or the run
 	// failed (a partial review is the builtin rules').
-	Reviewer *Reviewer `json:"reviewer,omitempty"`
-	Author         *im.Identity     `json:"author,omitempty"`
-	Counts         map[string]int   `json:"counts"`
-	Problems       []review.Problem `json:"problems"`
-	Summaries      []review.Summary `json:"summaries"`
-	Skip           *review.Skip     `json:"skip"`
+	Reviewer  *Reviewer        `json:"reviewer,omitempty"`
+	Author    *im.Identity     `json:"author,omitempty"`
+	Counts    map[string]int   `json:"counts"`
+	Problems  []review.Problem `json:"problems"`
+	Summaries []review.Summary `json:"summaries"`
+	Skip      *review.Skip     `json:"skip"`
 	// Failure is the reason of a run that failed for good ("" for a
 	// review): problems are then only the builtin rules' (a partial review).
 	Failure string `json:"failure,omitempty"`
