@@ -35,7 +35,7 @@ func LookMessage() im.Message {
 				{File: "config/prod.yaml", Line: 3, Severity: review.SeverityCritical, Category: "hard-coded-credential",
 					Message: "A live API key is committed in plain text."},
 				{File: "gateway/client.go", Line: 40, EndLine: 44, Severity: review.SeverityHigh, Category: "error-handling",
-					Message: "The error of `resp.Body.Close()` is ignored, and the body leaks on retry.",
+					Message:    "The error of `resp.Body.Close()` is ignored, and the body leaks on retry.",
 					Suggestion: "```go\ndefer resp.Body.Close()\n```"},
 				{File: "gateway/retry.go", Line: 12, Severity: review.SeverityMedium, Category: "race",
 					Message: "`attempts` is written by two goroutines without a lock."},
