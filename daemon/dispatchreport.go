@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/aicr-dev/aicr/audit"
@@ -60,6 +61,11 @@ func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change) i
 	}
 	if repo != nil && repo.ChangeURL != "" {
 		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)
+	}
+	// The run's id is aicr's, not the reader's name for the change: the
+	// footer names it, linked to its page when the web page is reachable.
+	if base := strings.TrimRight(c.Web.BaseURL, "/"); base != "" {
+		msg.RunURL = base + "/runs/" + strconv.FormatInt(run.ID, 10)
 	}
 	return msg
 }

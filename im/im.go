@@ -28,6 +28,9 @@ type Message struct {
 	Result review.Result
 	// ChangeURL links to the change in a browser; optional.
 	ChangeURL string
+	// RunURL is the run's page on aicr's web page ([web] base_url);
+	// the footer's run links to it. Optional.
+	RunURL string
 	// Author is the change author's chat identities, for mentions; nil
 	// when the VCS user is not mapped.
 	Author *Identity

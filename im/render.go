@@ -284,7 +284,11 @@ func PlainText(r Report) string {
 		}
 	}
 
-	tail := []string{r.Notice, r.SkipNote(), r.LeftOutLine(), r.Footer}
+	footer := r.Footer
+	if r.RunURL != "" {
+		footer += " " + r.RunURL
+	}
+	tail := []string{r.Notice, r.SkipNote(), r.LeftOutLine(), footer}
 	if slices.ContainsFunc(tail, func(s string) bool { return s != "" }) {
 		b.WriteString("\n")
 		for _, line := range tail {

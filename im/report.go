@@ -145,6 +145,12 @@ type Report struct {
 	// it last; the run is the internal id the title leaves out, for
 	// "aicr audit show".
 	Footer string
+	// RunURL is the run's web page, which the footer's run links to
+	// where the dialect has links; "" without [web] base_url.
+	RunURL string `json:",omitempty"`
+	// RunLabel is the footer's last words naming the run ("run 7"), the
+	// text of that link; "" when there is no run.
+	RunLabel string `json:",omitempty"`
 	// Reviewer is the agent and model that reviewed the change, for
 	// machine formats; zero when unknown or the review failed.
 	Reviewer Reviewer `json:",omitzero"`
@@ -235,7 +241,9 @@ func BuildReport(msg Message) Report {
 		footer = append(footer, by)
 	}
 	if r.RunID > 0 {
-		footer = append(footer, lang.T(KeyFooterRun, strconv.FormatInt(r.RunID, 10)))
+		r.RunLabel = lang.T(KeyFooterRun, strconv.FormatInt(r.RunID, 10))
+		r.RunURL = SafeLink(msg.RunURL)
+		footer = append(footer, r.RunLabel)
 	}
 	r.Footer = strings.Join(footer, " · ")
 	switch {

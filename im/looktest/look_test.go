@@ -308,16 +308,19 @@ func mustShow(p platform, rep im.Report) []string {
 	}
 	out := []string{link, "llm", "gpt-4o", rep.Language.T(im.KeyFooterRun, "57"), "defer resp.Body.Close()", "assets/logo.png",
 		"retry path needs a lock"}
+	// The run in the footer links to its web page ([web] base_url).
+	run := rep.Language.T(im.KeyFooterRun, "57")
 	switch p.name {
 	case "slack":
-		out = append(out, "<@U0ALICE>")
+		out = append(out, "<@U0ALICE>", "<https://aicr.example.com/runs/57|"+run+">")
 	case "feishu":
-		out = append(out, "<at id=ou_alice01></at>")
+		out = append(out, "<at id=ou_alice01></at>", "["+run+"](https://aicr.example.com/runs/57)")
 	case "dingtalk":
-		out = append(out, "@13800000000", "@alice01")
+		out = append(out, "@13800000000", "@alice01", "["+run+"](https://aicr.example.com/runs/57)")
 	case "wecom":
-		out = append(out, "<@alice.w>")
+		out = append(out, "<@alice.w>", "["+run+"](https://aicr.example.com/runs/57)")
 	default:
+		out = append(out, run+" https://aicr.example.com/runs/57")
 		// No platform ids in plain text: the author by VCS name.
 		out = append(out, rep.Language.T(im.KeyChangeBy, "payments r1234", "alice"))
 	}

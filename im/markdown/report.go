@@ -65,7 +65,7 @@ func BlocksMentioning(rep im.Report, d Dialect, mention string) []im.Block {
 		tail = append(tail, Literal(line, d))
 	}
 	if rep.Footer != "" {
-		tail = append(tail, Literal(rep.Footer, d))
+		tail = append(tail, FooterText(rep, d))
 	}
 	if len(tail) > 0 {
 		blocks = append(blocks, im.Block{Text: strings.Join(tail, "\n\n")})
@@ -134,6 +134,23 @@ func ProblemText(p review.Problem, w im.Words, d Dialect) string {
 		}
 	}
 	return b.String()
+}
+
+// FooterText is the report's footer with its run linked to the run's
+// web page when there is one ([web] base_url).
+func FooterText(rep im.Report, d Dialect) string {
+	f := Literal(rep.Footer, d)
+	if rep.RunLabel == "" || SafeURL(rep.RunURL) == "" {
+		return f
+	}
+	label := Literal(rep.RunLabel, d)
+	if !strings.HasSuffix(f, label) {
+		return f
+	}
+	if d == Slack {
+		return strings.TrimSuffix(f, label) + linkMarkup(label, rep.RunURL, d)
+	}
+	return strings.TrimSuffix(f, label) + Link(rep.RunLabel, rep.RunURL, d)
 }
 
 // bold is s (already escaped) in the dialect's strong emphasis.

@@ -95,7 +95,7 @@ func RenderSummary(rep im.Report, mention string, inlineProblems bool) Post {
 		tail = append(tail, section(Literal(line)))
 	}
 	if rep.Footer != "" {
-		tail = append(tail, section(Literal(rep.Footer)))
+		tail = append(tail, section(markdown.FooterText(rep, markdown.Slack)))
 	}
 	budget := MaxBlocks - len(blocks) - len(tail)
 	var body []slack.Block

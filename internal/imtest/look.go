@@ -25,6 +25,7 @@ func LookMessage() im.Message {
 				{Path: "assets/logo.png", Skipped: vcs.SkipBinary},
 			}},
 		ChangeURL: "https://svn.example.com/viewvc/payments?view=revision&revision=1234",
+		RunURL:    "https://aicr.example.com/runs/57",
 		Author: &im.Identity{VCSUser: "alice", SlackID: "U0ALICE", FeishuOpenID: "ou_alice01",
 			DingTalkUserID: "alice01", Mobile: "13800000000", WeComUserID: "alice.w"},
 		Reviewer: im.Reviewer{Agent: "llm", Model: "gpt-4o"},
