@@ -127,9 +127,11 @@ func TestChineseChannelsAndEnglishSlackOfOneRepo(t *testing.T) {
 	// aicr's frame in Chinese: the title, the counts with the severity,
 	// the summary heading the model wrote, the footer; the model's text
 	// as it wrote it; none of aicr's English words.
-	english := regexp.MustCompile(`\b(Problems|Suggestion|View change|Reviewed by|aicr review|high|No problems|run \d)\b`)
+	english := regexp.MustCompile(`\b(Problems|Suggestion|View change|Reviewed by|aicr review|high|No problems|run \d|Secret-scanner|Committed secrets)\b`)
 	for name, body := range bodies {
-		for _, want := range []string{"aicr 审查：main r1", "严重 1 个", "由 llm（scripted-coder）审查", zhMessage, zhSummary} {
+		// The builtin rules' credential findings are the review's, in
+		// its language too.
+		for _, want := range []string{"aicr 审查：main r1", "严重 1 个", "由 llm（scripted-coder）审查", zhMessage, zhSummary, "密钥扫描规则"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("%s lacks %q:\n%s", name, want, body)
 			}
