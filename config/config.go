@@ -78,6 +78,8 @@ type Config struct {
 	// Digests are the [[digest]] tables: periodic summaries to channels
 	// (digest.go).
 	Digests []DigestTable `toml:"digest"`
+	// Report is the [report] table: the reports' language (language.go).
+	Report Report `toml:"report"`
 }
 
 // Daemon is the [daemon] table.

@@ -25,7 +25,7 @@ import (
 // and [[user]]; the dispatcher only renders what is stored.
 func dispatchReport(c *config.Config, run *audit.RunDetail, change *vcs.Change, purpose delivery.Purpose, channel string) im.Report {
 	repo, _ := c.Repo(run.Repo)
-	msg := reportMessage(c, run, change)
+	msg := reportMessage(c, run, change, channel)
 	if purpose == delivery.PurposeError {
 		// A failed run: its builtin findings under the channel's policy
 		// (a partial review), or none (the failure notice). Either way
@@ -51,11 +51,12 @@ func dispatchReport(c *config.Config, run *audit.RunDetail, change *vcs.Change, 
 	return im.BuildReport(msg)
 }
 
-// reportMessage is what every report of run says of its change: the
-// author's mention ([[user]]), the change's link and the reviewer.
-func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change) im.Message {
+// reportMessage is what every report of run says of its change to
+// channel: the author's mention ([[user]]), the change's link, the
+// reviewer, and the channel's language.
+func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change, channel string) im.Message {
 	repo, _ := c.Repo(run.Repo)
-	msg := im.Message{RunID: run.ID, Change: change, Author: c.User(change.Author)}
+	msg := im.Message{RunID: run.ID, Change: change, Author: c.User(change.Author), Language: c.ChannelLanguage(channel)}
 	if run.Agent != nil {
 		msg.Reviewer = im.Reviewer{Agent: run.Agent.Agent, Model: run.Agent.Model}
 	}

@@ -165,8 +165,25 @@ const (
 	KeyDigestCost         Key = "digest.cost"
 	KeyDigestCostUnknown  Key = "digest.cost_unknown"
 	KeyDigestPeriodRange  Key = "digest.period_range"
-	KeyDateTime           Key = "time.date_time"
-	KeyDate               Key = "time.date"
+	// The builtin rules' findings and summary (agent/builtin), worded in
+	// the review's output language like the model's.
+	KeyBuiltinCredential    Key = "builtin.credential"
+	KeyBuiltinCredentialFix Key = "builtin.credential_fix"
+	KeyBuiltinConflict      Key = "builtin.conflict"
+	KeyBuiltinConflictFix   Key = "builtin.conflict_fix"
+	KeyBuiltinTitle         Key = "builtin.title"
+	KeyBuiltinScanned       Key = "builtin.scanned"
+	KeyBuiltinLines1        Key = "builtin.lines_1"
+	KeyBuiltinLinesN        Key = "builtin.lines_n"
+	KeyBuiltinFiles1        Key = "builtin.files_1"
+	KeyBuiltinFilesN        Key = "builtin.files_n"
+	KeyBuiltinRejected1     Key = "builtin.rejected_1"
+	KeyBuiltinRejectedN     Key = "builtin.rejected_n"
+	KeyBuiltinOverLimit1    Key = "builtin.over_limit_1"
+	KeyBuiltinOverLimitN    Key = "builtin.over_limit_n"
+
+	KeyDateTime Key = "time.date_time"
+	KeyDate     Key = "time.date"
 )
 
 // catalogue holds every language's formats (catalog_en.go,

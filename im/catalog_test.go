@@ -1,6 +1,7 @@
 package im_test
 
 import (
+	"encoding/json"
 	"maps"
 	"regexp"
 	"slices"
@@ -239,3 +240,24 @@ func TestStoredReportWithoutLanguage(t *testing.T) {
 var linkRE = regexp.MustCompile(`https?://\S+`)
 
 func stripLinks(s string) string { return linkRE.ReplaceAllString(s, "") }
+
+// A planned report keeps its language through the dispatch row (JSON):
+// sent later, after the channel's language changed, it is what was
+// planned.
+func TestPlannedReportKeepsItsLanguage(t *testing.T) {
+	msg := imtest.TrackedMessage()
+	msg.Language = im.LangChinese
+	planned := im.BuildReport(msg)
+	b, err := json.Marshal(planned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored im.Report
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	sent := im.BuildReport(im.Message{Report: &stored, Language: im.LangEnglish})
+	if sent.Language != im.LangChinese || im.PlainText(sent) != im.PlainText(planned) || sent.OmittedNote(2) != planned.OmittedNote(2) {
+		t.Errorf("the stored report changed language:\n%s\nwant\n%s", im.PlainText(sent), im.PlainText(planned))
+	}
+}
