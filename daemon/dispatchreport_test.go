@@ -160,11 +160,11 @@ func TestReportFooterLinksTheRun(t *testing.T) {
 	change := &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "42", Author: "alice"}
 	run := &audit.RunDetail{}
 	run.ID = 9
-	if msg := reportMessage(c, run, change); msg.RunURL != "" {
+	if msg := reportMessage(c, run, change, "reports"); msg.RunURL != "" {
 		t.Errorf("run URL %q without [web] base_url", msg.RunURL)
 	}
 	c.Web.BaseURL = "https://aicr.example.com/"
-	msg := reportMessage(c, run, change)
+	msg := reportMessage(c, run, change, "reports")
 	if msg.RunURL != "https://aicr.example.com/runs/9" {
 		t.Errorf("run URL %q", msg.RunURL)
 	}
