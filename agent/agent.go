@@ -99,6 +99,11 @@ type Config struct {
 	// model-backed agents after the protected rules; relative to the
 	// config file, read at each review (prompt.ReadRulesFile).
 	RulesFile string `toml:"rules_file"`
+	// OutputLanguage is the language the model writes messages,
+	// suggestions and summaries in ("en" or "zh-CN"); empty means the one
+	// most of the repo's channels read (config.OutputLanguage). The
+	// config loader checks and normalises it.
+	OutputLanguage string `toml:"output_language"`
 }
 
 // PassTimeout is Timeout or its default.

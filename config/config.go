@@ -81,6 +81,8 @@ type Config struct {
 	// Budgets are the [[budget]] tables: what model reviews may cost per
 	// day or month, and what happens once it is spent (budget.go).
 	Budgets []BudgetTable `toml:"budget"`
+	// Report is the [report] table: the reports' language (language.go).
+	Report Report `toml:"report"`
 }
 
 // Daemon is the [daemon] table.

@@ -24,6 +24,7 @@ func (c *Config) validate(declaredChannels map[string]bool) []fieldProblem {
 	add := func(key, format string, args ...any) {
 		out = append(out, fieldProblem{key, fmt.Sprintf(format, args...)})
 	}
+	out = append(out, c.settleLanguages()...)
 	if c.Daemon.Workers < 1 || c.Daemon.Workers > 64 {
 		add("daemon.workers", "must be between 1 and 64, got %d", c.Daemon.Workers)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aicr-dev/aicr/agent/sandboxed"
 	"github.com/aicr-dev/aicr/audit"
 	"github.com/aicr-dev/aicr/findings"
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/sandbox"
@@ -30,8 +31,11 @@ type agentPass struct {
 	// dismissals lists what people dismissed, for the prompt; nil lists
 	// nothing.
 	dismissals dismissalLister
-	log        *slog.Logger
-	metrics    *Metrics
+	// outputLanguage is the language the model writes a repo's review in
+	// (config.OutputLanguage); nil is English.
+	outputLanguage func(repo string) im.Language
+	log            *slog.Logger
+	metrics        *Metrics
 	// observe is Deps.AgentOutcome; nil observes nothing.
 	observe func(runID int64, out agent.Outcome)
 	// budgets switch a review to the builtin rules, the fallback model or
@@ -73,6 +77,9 @@ func (a *agentPass) Review(ctx context.Context, run *audit.Run, dir rundir.Layou
 		return skippedForBudget(), nil
 	}
 	a.writeDismissals(ctx, run.Repo, dir, log)
+	if err := a.writeOutputLanguage(run.Repo, dir); err != nil {
+		return review.Result{}, err
+	}
 	out, err := how.ladder.Run(ctx, dir, tgt)
 	a.record(ctx, run, out, how.priced, log)
 	if a.observe != nil {
@@ -147,6 +154,21 @@ func (a *agentPass) writeDismissals(ctx context.Context, repo string, dir rundir
 	if err := prompt.WriteDismissals(dir.DismissedPath(), ds); err != nil {
 		log.Warn("write the dismissed findings for the prompt", "err", err)
 	}
+}
+
+// writeOutputLanguage leaves the language the model is to write repo's
+// review in where the model-backed agents read it. Unlike the
+// dismissals it is not optional: a review in the wrong language is one
+// the team cannot read, so a failure fails the run (and it is retried).
+func (a *agentPass) writeOutputLanguage(repo string, dir rundir.Layout) error {
+	lang := im.LangEnglish
+	if a.outputLanguage != nil {
+		lang = a.outputLanguage(repo)
+	}
+	if err := prompt.WriteOutputLanguage(dir.OutputLanguagePath(), string(lang)); err != nil {
+		return fmt.Errorf("write the output language: %w", err)
+	}
+	return nil
 }
 
 // reviewedPaths are the paths of the change's reviewed files and those

@@ -88,7 +88,11 @@ type Components struct {
 // before each review: for a caller that runs Ladder itself (a session
 // round). Failures are logged; the review goes on without them.
 func (c *Components) LeaveDismissals(ctx context.Context, repo string, dir rundir.Layout) {
-	c.reviewer.writeDismissals(ctx, repo, dir, c.reviewer.log.With("repo", repo, "dir", dir.Dir()))
+	log := c.reviewer.log.With("repo", repo, "dir", dir.Dir())
+	c.reviewer.writeDismissals(ctx, repo, dir, log)
+	if err := c.reviewer.writeOutputLanguage(repo, dir); err != nil {
+		log.Warn("the model is not told the team's language", "err", err)
+	}
 }
 
 // Build wires everything one process needs from cfg: the adapters
@@ -110,7 +114,8 @@ func Build(cfg *config.Config, deps Deps, opts BuildOptions) (*Components, error
 	}
 	c.Ladder = agent.NewLadder(cfg.Agent, ag, deps.Logger)
 	reviewer := &agentPass{ladder: c.Ladder, adapters: c.Adapters,
-		prices: cfg.Agent.Prices(), store: deps.Store, dismissals: dismissalsOf(deps.Store), log: deps.Logger, metrics: deps.Metrics, observe: deps.AgentOutcome}
+		prices: cfg.Agent.Prices(), store: deps.Store, dismissals: dismissalsOf(deps.Store), outputLanguage: cfg.OutputLanguage,
+		log: deps.Logger, metrics: deps.Metrics, observe: deps.AgentOutcome}
 	if reviewer.budgets, err = newBudgets(cfg, deps); err != nil {
 		return nil, err
 	}

@@ -51,6 +51,8 @@ type digester struct {
 	wake func()
 	now  func() time.Time
 	log  *slog.Logger
+	// lang is the language of the digest's channel.
+	lang im.Language
 }
 
 // Bounds of what a digest reads and keeps.
@@ -105,7 +107,8 @@ func newDigester(cfg *config.Config, t config.DigestTable, store digestStore, wa
 	if len(repos) == 0 {
 		repos = cfg.RepoNames()
 	}
-	return &digester{table: t, sched: sched, repos: repos, budgets: budgetsCovering(cfg.Budgets, repos), store: store, wake: wake, now: now, log: log}, nil
+	return &digester{table: t, sched: sched, repos: repos, budgets: budgetsCovering(cfg.Budgets, repos), store: store, wake: wake, now: now, log: log,
+		lang: cfg.ChannelLanguage(t.Channel)}, nil
 }
 
 // tick plans the digest of the last period that closed by now: the one
@@ -154,7 +157,7 @@ func (d *digester) report(ctx context.Context, start, end time.Time) (im.Report,
 	if err != nil {
 		return im.Report{}, err
 	}
-	return im.BuildDigest(fig), nil
+	return im.BuildDigest(fig, d.lang), nil
 }
 
 // figures counts the findings of the digest's repos and paths: open ones
@@ -162,7 +165,7 @@ func (d *digester) report(ctx context.Context, start, end time.Time) (im.Report,
 // the false-positive share of the new ones, and what the period's
 // reviews cost.
 func (d *digester) figures(ctx context.Context, start, end time.Time) (im.Digest, error) {
-	fig := im.Digest{Name: d.table.Name, Period: periodText(start, end), Repos: d.table.Repos, Paths: d.table.Paths}
+	fig := im.Digest{Name: d.table.Name, Period: periodText(d.lang, start, end), Repos: d.table.Repos, Paths: d.table.Paths}
 	open := map[string]*im.DigestPath{}
 	oldest := map[string]time.Time{}
 	in := func(t time.Time) bool { return !t.IsZero() && !t.Before(start) && t.Before(end) }
@@ -296,9 +299,8 @@ func byAge(open map[string]*im.DigestPath, oldest map[string]time.Time, end time
 	return out, len(keys) - len(out)
 }
 
-func periodText(start, end time.Time) string {
-	const layout = "2006-01-02 15:04"
-	return start.UTC().Format(layout) + " – " + end.UTC().Format(layout) + " UTC"
+func periodText(lang im.Language, start, end time.Time) string {
+	return lang.T(im.KeyDigestPeriodRange, lang.DateTime(start.UTC()), lang.DateTime(end.UTC()))
 }
 
 // lastTick is the latest tick of s at or before t; zero when s has none

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/aicr-dev/aicr/audit"
@@ -24,7 +25,7 @@ import (
 // and [[user]]; the dispatcher only renders what is stored.
 func dispatchReport(c *config.Config, run *audit.RunDetail, change *vcs.Change, purpose delivery.Purpose, channel string) im.Report {
 	repo, _ := c.Repo(run.Repo)
-	msg := reportMessage(c, run, change)
+	msg := reportMessage(c, run, change, channel)
 	if purpose == delivery.PurposeError {
 		// A failed run: its builtin findings under the channel's policy
 		// (a partial review), or none (the failure notice). Either way
@@ -50,11 +51,12 @@ func dispatchReport(c *config.Config, run *audit.RunDetail, change *vcs.Change, 
 	return im.BuildReport(msg)
 }
 
-// reportMessage is what every report of run says of its change: the
-// author's mention ([[user]]), the change's link and the reviewer.
-func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change) im.Message {
+// reportMessage is what every report of run says of its change to
+// channel: the author's mention ([[user]]), the change's link, the
+// reviewer, and the channel's language.
+func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change, channel string) im.Message {
 	repo, _ := c.Repo(run.Repo)
-	msg := im.Message{RunID: run.ID, Change: change, Author: c.User(change.Author), Budget: run.Budget}
+	msg := im.Message{RunID: run.ID, Change: change, Author: c.User(change.Author), Budget: run.Budget, Language: c.ChannelLanguage(channel)}
 	if run.Agent != nil {
 		msg.Reviewer = im.Reviewer{Agent: run.Agent.Agent, Model: run.Agent.Model, CostUSD: run.Agent.CostUSD,
 			PromptTokens: run.Agent.PromptTokens(), CachedTokens: run.Agent.CacheReadTokens}
@@ -62,6 +64,11 @@ func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change) i
 	}
 	if repo != nil && repo.ChangeURL != "" {
 		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)
+	}
+	// The run's id is aicr's, not the reader's name for the change: the
+	// footer names it, linked to its page when the web page is reachable.
+	if base := strings.TrimRight(c.Web.BaseURL, "/"); base != "" {
+		msg.RunURL = base + "/runs/" + strconv.FormatInt(run.ID, 10)
 	}
 	return msg
 }

@@ -152,3 +152,20 @@ func TestOlderDispatchGetsItsReportAtStart(t *testing.T) {
 		t.Fatalf("dispatch to a retired channel: %+v", after)
 	}
 }
+
+// The run's id is in the footer, not the title; with [web] base_url it
+// links to the run's page (issue 27).
+func TestReportFooterLinksTheRun(t *testing.T) {
+	c := &config.Config{}
+	change := &vcs.Change{VCS: vcs.KindSVN, Repo: "main", Revision: "42", Author: "alice"}
+	run := &audit.RunDetail{}
+	run.ID = 9
+	if msg := reportMessage(c, run, change, "reports"); msg.RunURL != "" {
+		t.Errorf("run URL %q without [web] base_url", msg.RunURL)
+	}
+	c.Web.BaseURL = "https://aicr.example.com/"
+	msg := reportMessage(c, run, change, "reports")
+	if msg.RunURL != "https://aicr.example.com/runs/9" {
+		t.Errorf("run URL %q", msg.RunURL)
+	}
+}

@@ -206,7 +206,7 @@ func (p *publisher) link(findingID int64, action string) string {
 // of its findings under its policy, and whether the policy publishes it.
 func trackedReport(c *config.Config, run *audit.RunDetail, change *vcs.Change, channel string, f im.Findings) (im.Report, bool, string) {
 	repo, _ := c.Repo(run.Repo)
-	msg := reportMessage(c, run, change)
+	msg := reportMessage(c, run, change, channel)
 	res := review.Result{Problems: run.Problems, Summaries: run.Summaries}
 	if res.Problems == nil {
 		res.Problems = []review.Problem{}
@@ -259,9 +259,10 @@ func (p *publisher) planResolutions(ctx context.Context, t *tracking, detail *au
 			perChannel[name] = append(perChannel[name], fu)
 		}
 	}
-	msg := reportMessage(p.cfg, detail, change)
 	for _, name := range channels {
-		rep := im.BuildResolution(im.Resolution{RunID: detail.ID, Change: change, ChangeURL: msg.ChangeURL, Followups: perChannel[name]})
+		msg := reportMessage(p.cfg, detail, change, name)
+		rep := im.BuildResolution(im.Resolution{Language: msg.Language, RunID: detail.ID, Change: change, ChangeURL: msg.ChangeURL,
+			Followups: perChannel[name]})
 		if _, _, err := p.findings.PlanNotice(ctx, detail.ID, name, delivery.PurposeResolution, SlotResolution, &rep); err != nil {
 			return fmt.Errorf("channel %s: plan resolution: %w", name, err)
 		}
@@ -275,11 +276,17 @@ func (p *publisher) planResolutions(ctx context.Context, t *tracking, detail *au
 func (p *publisher) followup(t *tracking, d audit.DispatchWithReport, resolved []findings.Finding) im.Followup {
 	fu := im.Followup{RunID: d.RunID, MessageID: d.MessageID}
 	notes := map[int64]string{}
+	// The notes go into the earlier report as it was posted, so they
+	// are in its language, whatever the channel reads now.
+	lang := im.LangEnglish
+	if d.Report != nil {
+		lang = d.Report.Language
+	}
 	for _, f := range resolved {
 		rev := vcs.RevisionText(t.kind, f.ResolvedRevision)
 		fu.Resolved = append(fu.Resolved, im.Resolved{FindingID: f.ID, File: f.Path, Line: f.Line, Severity: string(f.Severity),
 			Category: f.Category, Message: f.Message, Revision: rev, Author: f.ResolvedAuthor, Page: p.link(f.ID, weblink.ActionView)})
-		notes[f.ID] = im.ResolvedNote(rev, f.ResolvedAuthor)
+		notes[f.ID] = lang.ResolvedNote(rev, f.ResolvedAuthor)
 		fu.Revision = vcs.RevisionText(t.kind, f.FirstRevision)
 	}
 	if earlier := d.Report; earlier != nil {

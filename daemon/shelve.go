@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/aicr-dev/aicr/triggers"
 	"github.com/aicr-dev/aicr/vcs"
@@ -47,7 +46,9 @@ func fetchShelf(ctx context.Context, ad vcs.Adapter, repo, change string, dst vc
 	if err != nil {
 		return nil, err
 	}
-	c.Description = strings.TrimRight("Shelved change, not submitted.\n\n"+c.Description, "\n") + "\n"
+	// Said by the flag, not by a sentence in front of the description: a
+	// report would show the sentence as the subject and drop the author's.
+	c.Shelved = true
 	return c, nil
 }
 

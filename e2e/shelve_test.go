@@ -146,6 +146,12 @@ func TestP4ShelveTriggerReviewedEndToEnd(t *testing.T) {
 	if _, ok := problemsAt(reports[0].Problems)["depot/main/svc/prod.go:5"]; !ok {
 		t.Errorf("the shelved password was not reported: %v\n%s", problemsAt(reports[0].Problems), reports[0].Text)
 	}
+	// The report names the shelf as Perforce does and shows the author's
+	// description, not a sentence of aicr's in its place (issue 27).
+	if lines := strings.Split(reports[0].Text, "\n"); len(lines) < 2 ||
+		!strings.HasSuffix(lines[0], " shelved change "+strconv.Itoa(shelf)+" by dave") || lines[1] != "try the production account" {
+		t.Errorf("shelf report's title and description:\n%s", reports[0].Text)
+	}
 	if _, err := os.Stat(filepath.Join(e.dir, "reports.jsonl")); err == nil {
 		t.Errorf("the shelf review also went to the repo's channels")
 	}

@@ -1,7 +1,6 @@
 package im
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -32,21 +31,38 @@ type BudgetNotice struct {
 	Zone      string    `json:"zone,omitempty"`
 }
 
-// BudgetSentence is the report's notice of b.
-func BudgetSentence(b BudgetNotice) string {
-	amount := fmt.Sprintf(TextBudgetAmount, b.SpentUSD, b.LimitUSD)
+// BudgetSentence is the report's notice of b in l.
+func (l Language) BudgetSentence(b BudgetNotice) string {
+	amount := l.budgetAmount(b.SpentUSD, b.LimitUSD)
 	if b.Tokens {
-		amount = fmt.Sprintf(TextBudgetTokens, groupThousands(b.SpentTokens), groupThousands(b.LimitTokens))
+		amount = l.T(KeyBudgetTokens, groupThousands(b.SpentTokens), groupThousands(b.LimitTokens))
 	}
 	at := resumeText(b.ResumesAt, b.Zone)
-	name, period := oneLine(b.Name), oneLine(b.Period)
+	name, period := oneLine(b.Name), l.budgetPeriod(b.Period)
 	switch b.Action {
 	case "skip":
-		return fmt.Sprintf(TextBudgetSkip, name, period, amount, at)
+		return l.T(KeyBudgetSkip, name, period, amount, at)
 	case "fallback":
-		return fmt.Sprintf(TextBudgetFallback, name, period, amount, oneLine(b.FallbackModel), at)
+		return l.T(KeyBudgetFallback, name, period, amount, oneLine(b.FallbackModel), at)
 	}
-	return fmt.Sprintf(TextBudgetBuiltinOnly, name, period, amount, at)
+	return l.T(KeyBudgetBuiltinOnly, name, period, amount, at)
+}
+
+// budgetAmount is "$4.02 of $5.00" in l.
+func (l Language) budgetAmount(spent, limit float64) string {
+	return l.T(KeyBudgetAmount, spent, limit)
+}
+
+// budgetPeriod names a [[budget]] period in l; one the catalogue does
+// not know shows as configured.
+func (l Language) budgetPeriod(period string) string {
+	switch period {
+	case "day":
+		return l.T(KeyBudgetPeriodDay)
+	case "month":
+		return l.T(KeyBudgetPeriodMonth)
+	}
+	return oneLine(period)
 }
 
 // resumeText is when a period ends, in the daemon's zone, named as the

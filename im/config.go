@@ -58,6 +58,9 @@ type ChannelConfig struct {
 	// Mode "digest" sends this channel only [[digest]] summaries, no
 	// per-change reports; "" or "reports" sends reports.
 	Mode ChannelMode `toml:"mode"`
+	// Language is the language of the channel's reports ("en" or
+	// "zh-CN"); empty takes [report] language.
+	Language Language `toml:"language"`
 }
 
 // RepeatPolicy is how a channel's reports show findings it already got.
@@ -139,6 +142,12 @@ func (c ChannelConfig) Validate() error {
 	if c.Mode != "" && c.Mode != ModeReports && c.Mode != ModeDigest {
 		errs = append(errs, &ConfigError{Key: "mode", Value: string(c.Mode), Err: ErrInvalidValue,
 			Hint: "want reports or digest"})
+	}
+	if c.Language != "" {
+		if _, err := ParseLanguage(string(c.Language)); err != nil {
+			errs = append(errs, &ConfigError{Key: "language", Value: string(c.Language), Err: ErrInvalidValue,
+				Hint: `want "en" or "zh-CN"`})
+		}
 	}
 	if c.MinSeverity != "" && !c.MinSeverity.Valid() {
 		errs = append(errs, &ConfigError{Key: "min_severity", Value: string(c.MinSeverity), Err: ErrInvalidValue,

@@ -2,34 +2,21 @@ package im
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/aicr-dev/aicr/review"
 )
 
-// The words of a [[digest]]'s report, in one place like BuildReport's.
-const (
+// The English words of a [[digest]]'s report, for code and tests that
+// name them; the catalogue holds them in every language.
+var (
 	TextDigest            = "aicr digest"
-	TextDigestOpen        = "Open findings by path"
-	TextDigestPeriod      = "This period"
-	TextDigestNew         = "New"
-	TextDigestResolved    = "Resolved"
-	TextDigestDismissed   = "Dismissed"
-	TextDigestFPRate      = "False-positive rate"
-	TextDigestReviews     = "Reviews"
-	TextDigestNoneOpen    = "No open findings."
-	TextDigestNoneReport  = "no findings reported"
-	TextDigestOldest      = "oldest"
-	TextDigestMorePaths   = "more paths"
-	TextDigestEveryRepo   = "every repo"
-	TextDigestCostUnknown = "cost not priced"
-	// TextDigestBudgets titles the budgets' lines: "- daily (this day):
-	// $0.12 of $0.10 spent, $0.00 left; spent: builtin-only until ...".
-	TextDigestBudgets     = "Model budgets"
-	TextDigestBudgetLine  = "%s (this %s): %s spent, %s left"
-	TextDigestBudgetSpent = "spent: %s until %s"
-	TextDigestBudgetWarn  = "nearly spent"
+	TextDigestOpen        = LangEnglish.T(KeyDigestOpenByPath)
+	TextDigestPeriod      = LangEnglish.T(KeyDigestPeriod)
+	TextDigestNoneOpen    = LangEnglish.T(KeyDigestNoneOpen)
+	TextDigestNoneReport  = LangEnglish.T(KeyDigestNoneReported)
+	TextDigestEveryRepo   = LangEnglish.T(KeyDigestEveryRepo)
+	TextDigestCostUnknown = LangEnglish.T(KeyDigestCostUnknown)
 )
 
 // digestListed bounds the paths the digest's text lists; the structured
@@ -41,25 +28,25 @@ const digestListed = 15
 // a verdict and two Markdown summaries, so every dialect renders it with
 // the renderer it has for reviews. Paths come from commits and are
 // hostile: each is sanitized and shown as inert code (pathSpan).
-func BuildDigest(d Digest) Report {
+func BuildDigest(d Digest, lang Language) Report {
+	lang = lang.Norm()
 	d.Name = oneLine(d.Name)
 	d.Period = oneLine(d.Period)
 	for i := range d.OpenByPath {
 		d.OpenByPath[i].Path = oneLine(d.OpenByPath[i].Path)
 	}
-	r := Report{Kind: KindDigest, Words: English, Digest: &d}
-	scope := TextDigestEveryRepo
+	r := Report{Kind: KindDigest, Language: lang, Words: lang.Words(), Digest: &d}
+	scope := lang.T(KeyDigestEveryRepo)
 	if len(d.Repos) > 0 {
-		scope = oneLine(strings.Join(d.Repos, ", "))
+		scope = oneLine(strings.Join(d.Repos, lang.T(KeyListSep)))
 	}
-	r.Title = fmt.Sprintf("%s: %s (%s), %s", TextDigest, d.Name, scope, d.Period)
-	r.Verdict = fmt.Sprintf("%s; %s %d, %s %d, %s %d.", openSentence(d.Open),
-		strings.ToLower(TextDigestNew), d.New, strings.ToLower(TextDigestResolved), d.Resolved, strings.ToLower(TextDigestDismissed), d.Dismissed)
+	r.Title = lang.T(KeyDigestTitle, d.Name, scope, d.Period)
+	r.Verdict = lang.T(KeyDigestVerdict, openSentence(lang, d.Open), d.New, d.Resolved, d.Dismissed)
 	r.Summaries = append(r.Summaries,
-		summary(TextDigestOpen, openByPath(d)),
-		summary(TextDigestPeriod, periodLines(d)))
+		summary(lang.T(KeyDigestOpenByPath), openByPath(lang, d)),
+		summary(lang.T(KeyDigestPeriod), periodLines(lang, d)))
 	if len(d.Budgets) > 0 {
-		r.Summaries = append(r.Summaries, summary(TextDigestBudgets, budgetLines(d.Budgets)))
+		r.Summaries = append(r.Summaries, summary(lang.T(KeyDigestBudgets), budgetLines(lang, d.Budgets)))
 	}
 	return r
 }
@@ -68,19 +55,19 @@ func summary(title, markdown string) review.Summary {
 	return review.Summary{Title: title, Markdown: markdown}
 }
 
-func openSentence(n int) string {
+func openSentence(lang Language, n int) string {
 	switch n {
 	case 0:
-		return "no open findings"
+		return lang.T(KeyDigestOpen0)
 	case 1:
-		return "1 open finding"
+		return lang.T(KeyDigestOpen1)
 	}
-	return strconv.Itoa(n) + " open findings"
+	return lang.T(KeyDigestOpenN, n)
 }
 
-func openByPath(d Digest) string {
+func openByPath(lang Language, d Digest) string {
 	if len(d.OpenByPath) == 0 {
-		return TextDigestNoneOpen
+		return lang.T(KeyDigestNoneOpen)
 	}
 	var b strings.Builder
 	more, moreOpen := d.MorePaths, 0
@@ -92,43 +79,43 @@ func openByPath(d Digest) string {
 			}
 			break
 		}
-		fmt.Fprintf(&b, "- %s: %d open, %s %s\n", pathSpan(p.Path), p.Open, TextDigestOldest, days(p.OldestDays))
+		b.WriteString(lang.T(KeyDigestPathLine, pathSpan(p.Path), p.Open, days(lang, p.OldestDays)) + "\n")
 	}
 	if more > 0 {
-		fmt.Fprintf(&b, "- and %d %s", more, TextDigestMorePaths)
+		b.WriteString(lang.T(KeyDigestMorePaths, more))
 		if d.MorePaths == 0 {
-			fmt.Fprintf(&b, " (%d open)", moreOpen)
+			b.WriteString(lang.T(KeyDigestMoreOpen, moreOpen))
 		}
 		b.WriteString("\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func days(n int) string {
+func days(lang Language, n int) string {
 	switch n {
 	case 0:
-		return "less than a day"
+		return lang.T(KeyDigestDays0)
 	case 1:
-		return "1 day"
+		return lang.T(KeyDigestDays1)
 	}
-	return strconv.Itoa(n) + " days"
+	return lang.T(KeyDigestDaysN, n)
 }
 
-func periodLines(d Digest) string {
-	rate := TextDigestNoneReport
+func periodLines(lang Language, d Digest) string {
+	rate := lang.T(KeyDigestNoneReported)
 	if d.FalsePositiveRate >= 0 && d.Reported > 0 {
-		rate = fmt.Sprintf("%.0f%% (%d of %d reported)", d.FalsePositiveRate*100, d.FalsePositives, d.Reported)
+		rate = lang.T(KeyDigestRate, d.FalsePositiveRate*100, d.FalsePositives, d.Reported)
 	}
-	cost := TextDigestCostUnknown
+	cost := lang.T(KeyDigestCostUnknown)
 	if d.CostUSD > 0 {
-		cost = fmt.Sprintf("$%.2f", d.CostUSD)
+		cost = lang.T(KeyDigestCost, d.CostUSD)
 	}
 	lines := []string{
-		fmt.Sprintf("- %s: %d", TextDigestNew, d.New),
-		fmt.Sprintf("- %s: %d", TextDigestResolved, d.Resolved),
-		fmt.Sprintf("- %s: %d", TextDigestDismissed, d.Dismissed),
-		fmt.Sprintf("- %s: %s", TextDigestFPRate, rate),
-		fmt.Sprintf("- %s: %d, %s", TextDigestReviews, d.Reviews, cost),
+		lang.T(KeyDigestNew, d.New),
+		lang.T(KeyDigestResolved, d.Resolved),
+		lang.T(KeyDigestDismissed, d.Dismissed),
+		lang.T(KeyDigestFPRate, rate),
+		lang.T(KeyDigestReviews, d.Reviews, cost),
 	}
 	return strings.Join(lines, "\n")
 }
@@ -150,28 +137,28 @@ func pathSpan(s string) string {
 var pathDefuser = strings.NewReplacer("`", "\u02cb", "@", "@\u200b", "://", ":\u200b//", "www.", "www\u200b.", "WWW.", "WWW\u200b.", "<", "<\u200b")
 
 // budgetLines are the digest's lines of the budgets covering its repos.
-func budgetLines(bs []DigestBudget) string {
+func budgetLines(lang Language, bs []DigestBudget) string {
 	lines := make([]string, 0, len(bs))
 	for _, b := range bs {
 		var spent, left []string
 		if b.LimitUSD > 0 {
-			spent = append(spent, fmt.Sprintf(TextBudgetAmount, b.SpentUSD, b.LimitUSD))
+			spent = append(spent, lang.budgetAmount(b.SpentUSD, b.LimitUSD))
 			left = append(left, fmt.Sprintf("$%.2f", b.RemainingUSD))
 		}
 		if b.LimitTokens > 0 {
-			spent = append(spent, fmt.Sprintf(TextBudgetTokens, groupThousands(b.SpentTokens), groupThousands(b.LimitTokens)))
+			spent = append(spent, lang.T(KeyBudgetTokens, groupThousands(b.SpentTokens), groupThousands(b.LimitTokens)))
 			left = append(left, groupThousands(b.RemainingTokens))
 		}
-		line := "- " + fmt.Sprintf(TextDigestBudgetLine, oneLine(b.Name), oneLine(b.Period), strings.Join(spent, ", "), strings.Join(left, ", "))
+		line := lang.T(KeyDigestBudgetLine, oneLine(b.Name), lang.budgetPeriod(b.Period), strings.Join(spent, lang.T(KeyListSep)), strings.Join(left, lang.T(KeyListSep)))
 		switch b.State {
 		case "spent":
 			action := oneLine(b.Action)
 			if b.FallbackModel != "" {
 				action += " (" + oneLine(b.FallbackModel) + ")"
 			}
-			line += "; " + fmt.Sprintf(TextDigestBudgetSpent, action, resumeText(b.PeriodEnd, b.Zone))
+			line += lang.T(KeyDigestBudgetSpent, action, resumeText(b.PeriodEnd, b.Zone))
 		case "warning":
-			line += "; " + TextDigestBudgetWarn
+			line += lang.T(KeyDigestBudgetWarn)
 		}
 		lines = append(lines, line)
 	}

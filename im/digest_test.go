@@ -19,7 +19,7 @@ func digestFixture() im.Digest {
 }
 
 func TestBuildDigestWordsTheFigures(t *testing.T) {
-	r := im.BuildDigest(digestFixture())
+	r := im.BuildDigest(digestFixture(), im.LangEnglish)
 	if r.Kind != im.KindDigest || r.Digest == nil || r.Digest.New != 3 || len(r.Problems) != 0 {
 		t.Fatalf("report = %+v", r)
 	}
@@ -36,7 +36,7 @@ func TestBuildDigestWordsTheFigures(t *testing.T) {
 			t.Errorf("missing %q in:\n%s", want, text)
 		}
 	}
-	empty := im.BuildDigest(im.Digest{Name: "d", Period: "p", FalsePositiveRate: -1})
+	empty := im.BuildDigest(im.Digest{Name: "d", Period: "p", FalsePositiveRate: -1}, im.LangEnglish)
 	text = im.PlainText(empty)
 	for _, want := range []string{"every repo", "no open findings; new 0", im.TextDigestNoneOpen, "False-positive rate: no findings reported", "Reviews: 0, cost not priced"} {
 		if !strings.Contains(text, want) {
@@ -51,19 +51,19 @@ func TestBuildDigestListsABoundedNumberOfPaths(t *testing.T) {
 		d.OpenByPath = append(d.OpenByPath, im.DigestPath{Path: "p" + strings.Repeat("x", i), Open: 2, OldestDays: 1})
 	}
 	d.MorePaths = 0
-	text := im.PlainText(im.BuildDigest(d))
+	text := im.PlainText(im.BuildDigest(d, im.LangEnglish))
 	if strings.Count(text, ": 2 open,") != 15 || !strings.Contains(text, "- and 5 more paths (10 open)") {
 		t.Fatalf("paths:\n%s", text)
 	}
 	d.MorePaths = 7
-	if text := im.PlainText(im.BuildDigest(d)); !strings.Contains(text, "- and 12 more paths\n") {
+	if text := im.PlainText(im.BuildDigest(d, im.LangEnglish)); !strings.Contains(text, "- and 12 more paths\n") {
 		t.Fatalf("paths beyond the stored ones:\n%s", text)
 	}
 }
 
 // Paths are committer text: in every dialect they stay inert.
 func TestDigestPathsAreInertInEveryDialect(t *testing.T) {
-	r := im.BuildDigest(digestFixture())
+	r := im.BuildDigest(digestFixture(), im.LangEnglish)
 	for _, d := range []markdown.Dialect{markdown.DingTalk, markdown.WeCom, markdown.Feishu, markdown.Slack} {
 		var all []string
 		for _, b := range markdown.Blocks(r, d) {

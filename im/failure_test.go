@@ -30,7 +30,8 @@ func TestFailedRunMessageInEveryDialect(t *testing.T) {
 		"partial": {partial, []string{"Partial review: the model review failed (" + reason + "), so only the builtin rules ran.", "config/prod.yaml"}},
 	} {
 		rep := im.BuildReport(tc.msg)
-		if rep.Footer != "" || rep.Failure != reason {
+		// A failed run was not reviewed by an agent; the footer names only the run.
+		if rep.Footer != "run 7" || rep.Failure != reason {
 			t.Errorf("%s: footer %q, failure %q", name, rep.Footer, rep.Failure)
 		}
 		for dialect, out := range renderAll(t, rep) {

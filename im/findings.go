@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aicr-dev/aicr/redact"
@@ -157,30 +158,39 @@ type DigestPath struct {
 	OldestDays int `json:"oldest_days"`
 }
 
-// The words of the findings parts, in one place like the report's.
-const (
-	TextNoNewProblems = "No new problems found."
-	TextStillOpen     = "Still open"
-	TextFinding       = "Finding"
+// The English words of the findings parts, for code and tests that
+// name them; the catalogue holds them in every language.
+var (
+	TextNoNewProblems = LangEnglish.T(KeyNoNewProblems)
+	TextStillOpen     = LangEnglish.T(KeyStillOpen)
+	TextFinding       = LangEnglish.T(KeyFinding)
 	TextResolved      = "Resolved"
 	TextEarlierReport = "Earlier report"
-	TextReopened      = "Reopened: it was resolved before and is back."
+	TextReopened      = LangEnglish.T(KeyReopened)
 )
 
-// ActionLabels are the readers' words for each findings.Action.
-var ActionLabels = map[string]string{
-	"useful":         "Useful",
-	"false_positive": "False positive",
-	"wont_fix":       "Won't fix",
-	"accepted_risk":  "Accepted risk",
-	"reopen":         "Reopen",
-}
+// actionKeys are the catalogue's words for each findings.Action.
+var actionKeys = map[string]Key{"useful": KeyActUseful, "false_positive": KeyActFalsePos, "wont_fix": KeyActWontFix,
+	"accepted_risk": KeyActAcceptedRisk, "reopen": KeyActReopen}
 
-// ActionLabel is the label of action, or the action itself when it has
-// none.
-func ActionLabel(action string) string {
-	if l, ok := ActionLabels[action]; ok {
-		return l
+// ActionLabels are the readers' English words for each findings.Action.
+var ActionLabels = func() map[string]string {
+	m := map[string]string{}
+	for a, k := range actionKeys {
+		m[a] = LangEnglish.T(k)
+	}
+	return m
+}()
+
+// ActionLabel is the English label of action, or the action itself when
+// it has none.
+func ActionLabel(action string) string { return LangEnglish.ActionLabel(action) }
+
+// ActionLabel is the label of action in l, or the action itself when it
+// has none.
+func (l Language) ActionLabel(action string) string {
+	if k, ok := actionKeys[action]; ok {
+		return l.T(k)
 	}
 	return action
 }
@@ -283,7 +293,7 @@ func (r *Report) buildTracked(res review.Result, f *Findings) {
 	r.Problems = make([]review.Problem, 0, len(pairs))
 	for _, pr := range pairs {
 		if pr.t.isRepeat(f.Repeat) {
-			r.Repeats = append(r.Repeats, newRepeat(pr.p, pr.t))
+			r.Repeats = append(r.Repeats, newRepeat(r.Language, pr.p, pr.t))
 			continue
 		}
 		e := Entry{FindingID: pr.t.FindingID, Page: SafeLink(pr.t.Page)}
@@ -292,7 +302,7 @@ func (r *Report) buildTracked(res review.Result, f *Findings) {
 		}
 		for _, a := range pr.t.Actions {
 			action := oneLine(a.Action)
-			e.Actions = append(e.Actions, ActionLink{Action: action, Label: ActionLabel(action), URL: SafeLink(a.URL)})
+			e.Actions = append(e.Actions, ActionLink{Action: action, Label: r.Language.ActionLabel(action), URL: SafeLink(a.URL)})
 		}
 		r.Problems = append(r.Problems, pr.p)
 		r.Entries = append(r.Entries, e)
@@ -305,39 +315,41 @@ const maxRepeatMessage = 160
 
 // newRepeat words one repeat's line: "src/a.go:12 [high] message (still
 // open since r120, 3 commits)".
-func newRepeat(p review.Problem, t Tracked) Repeat {
+func newRepeat(lang Language, p review.Problem, t Tracked) Repeat {
 	msg := FirstLine(p.Message)
 	if len([]rune(msg)) > maxRepeatMessage {
 		msg = string([]rune(msg)[:maxRepeatMessage-1]) + "…"
 	}
 	rp := Repeat{FindingID: t.FindingID, File: oneLine(p.File), Line: p.Line, Severity: oneLine(string(p.Severity)),
 		Message: msg, Since: oneLine(t.Since), Commits: t.Commits, Page: SafeLink(t.Page)}
-	rp.Text = fmt.Sprintf("%s [%s] %s (%s)", ProblemLocation(p), rp.Severity, rp.Message, rp.StillOpenText())
+	sev := lang.Words().Severity(review.Severity(rp.Severity))
+	rp.Text = fmt.Sprintf("%s [%s] %s (%s)", ProblemLocation(p), sev, rp.Message, rp.StillOpenText(lang))
 	return rp
 }
 
-// StillOpenText is "still open since r120, 3 commits".
-func (rp Repeat) StillOpenText() string {
-	s := "still open"
-	if rp.Since != "" {
-		s += " since " + rp.Since
+// StillOpenText is "still open since r120, 3 commits" in l.
+func (rp Repeat) StillOpenText(l Language) string {
+	switch {
+	case rp.Since != "" && rp.Commits > 1:
+		return l.T(KeyRepeatSinceCommits, rp.Since, rp.Commits)
+	case rp.Since != "":
+		return l.T(KeyRepeatSince, rp.Since)
+	case rp.Commits > 1:
+		return l.T(KeyRepeatCommits, rp.Commits)
 	}
-	if rp.Commits > 1 {
-		s += fmt.Sprintf(", %d commits", rp.Commits)
-	}
-	return s
+	return l.T(KeyRepeatOpen)
 }
 
 // stillOpenVerdict is the verdict of a tracked review with no new
 // problems: "No new problems found; 2 reported earlier are still open."
-func stillOpenVerdict(n int) string {
+func stillOpenVerdict(lang Language, n int) string {
 	switch n {
 	case 0:
-		return TextNoNewProblems
+		return lang.T(KeyNoNewProblems)
 	case 1:
-		return strings.TrimSuffix(TextNoNewProblems, ".") + "; 1 reported earlier is still open."
+		return lang.T(KeyStillOpen1)
 	}
-	return strings.TrimSuffix(TextNoNewProblems, ".") + fmt.Sprintf("; %d reported earlier are still open.", n)
+	return lang.T(KeyStillOpenN, n)
 }
 
 // SafeLink keeps a link only when it is an absolute http(s) URL with
@@ -358,20 +370,24 @@ func SafeLink(raw string) string {
 // channel, its Followup (Resolved filled in; MessageID and Updated as the
 // daemon found them).
 type Resolution struct {
+	// Language is the channel's, which the resolution is worded in.
+	Language  Language
 	RunID     int64
 	Change    *vcs.Change
 	ChangeURL string
 	Followups []Followup
 }
 
+// ResolvedNote is the English LangEnglish.ResolvedNote.
+func ResolvedNote(revision, author string) string { return LangEnglish.ResolvedNote(revision, author) }
+
 // ResolvedNote is what an edited report says of a finding a change
-// resolved: "Resolved in r3 by bob".
-func ResolvedNote(revision, author string) string {
-	s := TextResolved + " in " + oneLine(revision)
+// resolved, in l: "Resolved in r3 by bob".
+func (l Language) ResolvedNote(revision, author string) string {
 	if a := oneLine(author); a != "" {
-		s += " by " + a
+		return l.T(KeyResolvedInBy, oneLine(revision), a)
 	}
-	return s
+	return l.T(KeyResolvedIn, oneLine(revision))
 }
 
 // BuildResolution is the report telling a channel that findings it was
@@ -379,20 +395,17 @@ func ResolvedNote(revision, author string) string {
 // earlier report and its findings. Every text is sanitized here, as
 // BuildReport does for a review.
 func BuildResolution(in Resolution) Report {
-	r := Report{Kind: KindResolution, RunID: in.RunID, Words: English, ChangeURL: oneLine(in.ChangeURL)}
-	rev := "unknown change"
+	lang := in.Language.Norm()
+	r := Report{Kind: KindResolution, RunID: in.RunID, Language: lang, Words: lang.Words(), ChangeURL: oneLine(in.ChangeURL)}
 	if c := in.Change; c != nil {
 		r.Change = ChangeInfo{VCS: string(c.VCS), Repo: Sanitize(c.Repo), Revision: Sanitize(c.Revision),
-			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description))}
+			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description)), Shelved: c.Shelved}
 		r.Description = FirstLine(r.Change.Description)
-		rev = oneLine(c.Repo) + " " + revisionText(c.VCS, oneLine(c.Revision))
-		if c.Author != "" {
-			rev += " by " + oneLine(c.Author)
-		}
 	}
-	r.Title = "aicr: " + strings.ToLower(TextResolved) + " in " + rev
+	r.Title = lang.T(KeyResolutionTitle, changeTitle(lang, in.Change))
 	if in.RunID > 0 {
-		r.Title += fmt.Sprintf(" (run %d)", in.RunID)
+		// The run is aicr's id, not the reader's name for the change.
+		r.Footer = lang.T(KeyFooterRun, strconv.FormatInt(in.RunID, 10))
 	}
 	n := 0
 	for _, f := range in.Followups {
@@ -403,7 +416,7 @@ func BuildResolution(in Resolution) Report {
 		n += len(f.Resolved)
 		r.Followups = append(r.Followups, f)
 	}
-	r.Verdict = resolvedVerdict(n, len(r.Followups))
+	r.Verdict = resolvedVerdict(lang, n, len(r.Followups))
 	return r
 }
 
@@ -418,40 +431,46 @@ func sanitizeResolved(res Resolved) Resolved {
 }
 
 // resolvedVerdict is "Resolved: 2 findings of 1 earlier report."
-func resolvedVerdict(findings, reports int) string {
-	plural := func(n int, one, many string) string {
+func resolvedVerdict(lang Language, findings, reports int) string {
+	plural := func(n int, one, many Key) string {
 		if n == 1 {
-			return "1 " + one
+			return lang.T(one)
 		}
-		return fmt.Sprintf("%d %s", n, many)
+		return lang.T(many, n)
 	}
-	return TextResolved + ": " + plural(findings, "finding", "findings") + " of " +
-		plural(reports, "earlier report", "earlier reports") + "."
+	return lang.T(KeyResolvedVerdict, plural(findings, KeyResolvedFindings1, KeyResolvedFindingsN),
+		plural(reports, KeyResolvedReports1, KeyResolvedReportsN))
 }
 
-// Text is the resolved finding's line: "src/a.go:12 [high] message
-// (Resolved in r3 by bob)".
-func (res Resolved) Text() string {
+// ResolvedText is a resolved finding's line in r's language: "src/a.go:12
+// [high] message (Resolved in r3 by bob)".
+func (r Report) ResolvedText(res Resolved) string {
 	loc := res.File
 	if res.Line > 0 {
 		loc += fmt.Sprintf(":%d", res.Line)
 	}
-	s := loc + " [" + res.Severity + "] "
+	s := loc + " [" + r.Words.fill(r.Language).Severity(review.Severity(res.Severity)) + "] "
 	if res.Category != "" {
 		s += res.Category + ": "
 	}
-	return s + res.Message + " (" + ResolvedNote(res.Revision, res.Author) + ")"
+	return s + res.Message + " (" + r.Language.ResolvedNote(res.Revision, res.Author) + ")"
 }
 
-// Heading names the earlier report a follow-up is about: "Earlier
-// report: aicr review: main r1 by alice (run 7)".
-func (f Followup) Heading() string {
+// FollowupHeading names the earlier report a follow-up is about, in r's
+// language: "Earlier report: aicr review: main r1 by alice (run 7)".
+func (r Report) FollowupHeading(f Followup) string {
 	title := f.Title
 	if title == "" {
 		title = f.Revision
 	}
-	return TextEarlierReport + ": " + title
+	return r.Language.T(KeyEarlierReport, title)
 }
+
+// Text is the English ResolvedText, for callers without a report.
+func (res Resolved) Text() string { return Report{}.ResolvedText(res) }
+
+// Heading is the English FollowupHeading, for callers without a report.
+func (f Followup) Heading() string { return Report{}.FollowupHeading(f) }
 
 // MarkResolved is a copy of rep (an earlier report as it was stored)
 // with the entries of the resolved findings marked, for platforms that

@@ -28,6 +28,9 @@ type Message struct {
 	Result review.Result
 	// ChangeURL links to the change in a browser; optional.
 	ChangeURL string
+	// RunURL is the run's page on aicr's web page ([web] base_url);
+	// the footer's run links to it. Optional.
+	RunURL string
 	// Author is the change author's chat identities, for mentions; nil
 	// when the VCS user is not mapped.
 	Author *Identity
@@ -64,6 +67,9 @@ type Message struct {
 	// (aligned with Result.Problems): the report shows new and reopened
 	// ones in full, with their links, and repeats as compact lines.
 	Findings *Findings
+	// Language is the language BuildReport words the report in (the
+	// channel's); "" is English.
+	Language Language
 	// Report, when set, is the report planned with the dispatch (the
 	// BuildReport of the fields above under the channel's policy, stored
 	// with the dispatch row): BuildReport returns it as it is, so what a

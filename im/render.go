@@ -42,27 +42,53 @@ func CountBySeverity(ps []review.Problem) map[review.Severity]int {
 	return counts
 }
 
-// CountsText renders the counts most severe first, e.g. "2 critical, 1 high",
-// or "no problems". Unknown severities, which validation should have
-// rejected, are still counted so nothing disappears from the total.
-func CountsText(ps []review.Problem) string {
+// CountsText is the English LangEnglish.CountsText.
+func CountsText(ps []review.Problem) string { return LangEnglish.CountsText(ps) }
+
+// CountsText renders the counts most severe first, e.g. "2 critical, 1
+// high", or "no problems", in l. Unknown severities, which validation
+// should have rejected, are still counted so nothing disappears from the
+// total.
+func (l Language) CountsText(ps []review.Problem) string {
 	if len(ps) == 0 {
-		return "no problems"
+		return l.T(KeyNoProblemsShort)
 	}
-	counts := CountBySeverity(ps)
 	var parts []string
+	for _, c := range l.Counts(ps) {
+		parts = append(parts, c.Text)
+	}
+	return strings.Join(parts, l.ListSep())
+}
+
+// Count is one severity's part of CountsText, for renderers that mark
+// each part in its severity's look (SeverityStyle).
+type Count struct {
+	// Severity is "" for the severities validation should have rejected.
+	Severity review.Severity
+	// Text is "2 critical" in the report's language.
+	Text string
+}
+
+// Counts are the parts of CountsText, most severe first.
+func (l Language) Counts(ps []review.Problem) []Count {
+	counts := CountBySeverity(ps)
+	names := l.severities()
+	var out []Count
 	for i := len(review.Severities) - 1; i >= 0; i-- {
 		s := review.Severities[i]
 		if n := counts[s]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+			out = append(out, Count{Severity: s, Text: l.T(KeyCount, n, names[string(s)])})
 		}
 		delete(counts, s)
 	}
 	if other := sumCounts(counts); other > 0 {
-		parts = append(parts, fmt.Sprintf("%d unknown", other))
+		out = append(out, Count{Text: l.T(KeyCount, other, l.T(KeySevUnknown))})
 	}
-	return strings.Join(parts, ", ")
+	return out
 }
+
+// ListSep joins the items of a list in l: ", " or "，".
+func (l Language) ListSep() string { return l.T(KeyListSep) }
 
 func sumCounts(m map[review.Severity]int) int {
 	n := 0
@@ -124,31 +150,38 @@ func sanitizeProblem(p review.Problem) review.Problem {
 	return p
 }
 
-// Title is the one-line headline of a report, e.g.
-// "aicr review: main r42 by alice (run 7)".
+// Title is the one-line headline of a report, in msg's language, naming
+// the change as its VCS does: "aicr review: main r42 by alice", "…
+// change 1234 …", "… shelved change 1234 …". Internal ids (the run) are
+// not a reader's name for the change: they are in the footer
+// (Report.Footer).
 func Title(msg Message) string {
-	var b strings.Builder
-	b.WriteString("aicr review: ")
-	c := msg.Change
-	if c == nil {
-		b.WriteString("unknown change")
-	} else {
-		b.WriteString(oneLine(c.Repo))
-		b.WriteString(" ")
-		b.WriteString(revisionText(c.VCS, oneLine(c.Revision)))
-		if c.Author != "" {
-			b.WriteString(" by ")
-			b.WriteString(oneLine(c.Author))
-		}
-	}
-	if msg.RunID > 0 {
-		b.WriteString(" (run " + strconv.FormatInt(msg.RunID, 10) + ")")
-	}
-	return b.String()
+	lang := msg.Language.Norm()
+	return lang.T(KeyTitle, changeTitle(lang, msg.Change))
 }
 
-// Subversion users say "r42", Perforce users say "change 12345".
-func revisionText(kind vcs.Kind, rev string) string { return vcs.RevisionText(kind, rev) }
+// changeTitle names a change the way titles do: "main r42 by alice", or
+// "unknown change".
+func changeTitle(lang Language, c *vcs.Change) string {
+	s := lang.T(KeyUnknownChange)
+	if c != nil {
+		s = oneLine(c.Repo) + " " + changeText(lang, c)
+		if a := oneLine(c.Author); a != "" {
+			s = lang.T(KeyChangeBy, s, a)
+		}
+	}
+	return s
+}
+
+// Subversion users say "r42", Perforce users say "change 12345" and
+// "shelved change 12345".
+func changeText(lang Language, c *vcs.Change) string {
+	t := vcs.RevisionText(c.VCS, oneLine(c.Revision))
+	if c.Shelved {
+		t = lang.T(KeyShelvedChange, t)
+	}
+	return t
+}
 
 // oneLine keeps header fields on one line whatever a commit author typed.
 func oneLine(s string) string {
@@ -183,18 +216,19 @@ func RenderText(msg Message) string { return PlainText(BuildReport(msg)) }
 // PlainText is the plain-text dialect of a report, the form the console,
 // file and webhook channels carry. Layout:
 //
-//	aicr review: <repo> <revision> by <author> (run <id>)
+//	aicr review: <repo> <revision> by <author>
 //	<first line of the description, credentials redacted>
 //	Problems: 2 critical, 1 high   (or "No problems found.", or why it was not reviewed)
 //	<change URL>
 //
-//	<file>:<line>[-<end>] [<severity>] <category>: <message>
+//	<icon> <file>:<line>[-<end>] [<severity>] <category>: <message>
 //	    Suggestion: <suggestion>
 //
 //	## <summary title>
 //	<summary markdown>
 //
 //	Left out of the review: <file> (<reason>), ...
+//	Reviewed by <agent> (<model>) · run <id>
 //
 // Lines that do not apply are left out. The output ends with exactly one
 // newline.
@@ -215,7 +249,11 @@ func PlainText(r Report) string {
 	if len(r.Problems) > 0 {
 		b.WriteString("\n")
 		for i, p := range r.Problems {
-			fmt.Fprintf(&b, "%s [%s] ", ProblemLocation(p), oneLine(string(p.Severity)))
+			// The icon every platform shows for the severity (SeverityStyle).
+			if st, ok := SeverityStyle(p.Severity); ok {
+				b.WriteString(st.Icon + " ")
+			}
+			fmt.Fprintf(&b, "%s [%s] ", ProblemLocation(p), oneLine(r.Words.Severity(p.Severity)))
 			if c := oneLine(p.Category); c != "" {
 				b.WriteString(c + ": ")
 			}
@@ -223,15 +261,15 @@ func PlainText(r Report) string {
 			if s := strings.TrimSpace(p.Suggestion); s != "" {
 				b.WriteString("    " + r.Words.Suggestion + ": " + indentRest(s, "    ") + "\n")
 			}
-			plainEntry(&b, r.EntryFor(i))
+			plainEntry(&b, r.Words, r.EntryFor(i))
 		}
 	}
 	if len(r.Repeats) > 0 {
-		b.WriteString("\n" + TextStillOpen + ":\n")
+		b.WriteString("\n" + r.Words.StillOpen + ":\n")
 		for _, rp := range r.Repeats {
 			b.WriteString("  " + rp.Text + "\n")
 			if rp.Page != "" {
-				b.WriteString("    " + TextFinding + ": " + rp.Page + "\n")
+				b.WriteString("    " + r.Words.Finding + ": " + rp.Page + "\n")
 			}
 		}
 	}
@@ -246,7 +284,11 @@ func PlainText(r Report) string {
 		}
 	}
 
-	tail := []string{r.Notice, r.SkipNote(), r.LeftOutLine(), r.Footer}
+	footer := r.Footer
+	if r.RunURL != "" {
+		footer += " " + r.RunURL
+	}
+	tail := []string{r.Notice, r.SkipNote(), r.LeftOutLine(), footer}
 	if slices.ContainsFunc(tail, func(s string) bool { return s != "" }) {
 		b.WriteString("\n")
 		for _, line := range tail {
@@ -276,14 +318,14 @@ func indentRest(s, indent string) string {
 //	Resolved in r3 by bob
 //	Finding: <url>
 //	Useful: <url> | False positive: <url> | Won't fix: <url>
-func plainEntry(b *strings.Builder, e Entry) {
+func plainEntry(b *strings.Builder, w Words, e Entry) {
 	if e.Note != "" {
 		b.WriteString("    " + e.Note + "\n")
 	} else if e.State == ClassReopened {
-		b.WriteString("    " + TextReopened + "\n")
+		b.WriteString("    " + w.Reopened + "\n")
 	}
 	if e.Page != "" {
-		b.WriteString("    " + TextFinding + ": " + e.Page + "\n")
+		b.WriteString("    " + w.Finding + ": " + e.Page + "\n")
 	}
 	var links []string
 	for _, a := range e.Actions {
@@ -298,7 +340,7 @@ func plainEntry(b *strings.Builder, e Entry) {
 
 // plainResolution is the plain-text dialect of a resolution report:
 //
-//	aicr: resolved in <repo> <revision> by <author> (run <id>)
+//	aicr: resolved in <repo> <revision> by <author>
 //	Resolved: 2 findings of 1 earlier report.
 //	<change URL>
 //
@@ -316,13 +358,16 @@ func plainResolution(r Report) string {
 		b.WriteString(r.ChangeURL + "\n")
 	}
 	for _, f := range r.Followups {
-		b.WriteString("\n" + f.Heading() + "\n")
+		b.WriteString("\n" + r.FollowupHeading(f) + "\n")
 		for _, res := range f.Resolved {
-			b.WriteString("  " + res.Text() + "\n")
+			b.WriteString("  " + r.ResolvedText(res) + "\n")
 			if res.Page != "" {
-				b.WriteString("    " + TextFinding + ": " + res.Page + "\n")
+				b.WriteString("    " + r.Words.Finding + ": " + res.Page + "\n")
 			}
 		}
+	}
+	if r.Footer != "" {
+		b.WriteString("\n" + r.Footer + "\n")
 	}
 	return b.String()
 }

@@ -31,23 +31,25 @@ func sampleMessage() Message {
 }
 
 func TestRenderTextGolden(t *testing.T) {
-	want := `aicr review: main r42 by alice (run 7)
+	want := `aicr review: main r42 by alice
 Fix the frobnicator
 Problems: 2 critical, 1 high, 1 low
 https://svn.example.com/r42
 
-a.go:10-12 [critical] security: secret in log
-a.go:20 [critical] security: sql injection
+🔴 a.go:10-12 [critical] security: secret in log
+🔴 a.go:20 [critical] security: sql injection
     Suggestion: use placeholders
     like ?
-b.go:3 [high] bug: nil deref
-a.go:1 [low] style: long line
+🟠 b.go:3 [high] bug: nil deref
+🔵 a.go:1 [low] style: long line
 
 ## Overview
 Mostly fine.
 
 - one
 - two
+
+run 7
 `
 	if got := RenderText(sampleMessage()); got != want {
 		t.Fatalf("RenderText mismatch\n--- got\n%s--- want\n%s", got, want)

@@ -1,7 +1,6 @@
 package im
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -10,42 +9,26 @@ import (
 	"github.com/aicr-dev/aicr/vcs"
 )
 
-// The words every report uses, in one place. Dialects add markup around
-// them, never their own wording: they read them from Report.Words.
-const (
-	TextNoProblems  = "No problems found."
-	TextProblems    = "Problems"
-	TextNotReviewed = "Not reviewed"
-	TextViewChange  = "View change"
-	TextSuggestion  = "Suggestion"
+// The English words of every report, for code and tests that name them;
+// the catalogue (catalog.go) is where they live, in every language, and
+// BuildReport takes them from there in the report's language.
+var (
+	TextNoProblems  = LangEnglish.T(KeyNoProblems)
+	TextProblems    = LangEnglish.T(KeyProblems)
+	TextNotReviewed = LangEnglish.T(KeyNotReviewedLabel)
+	TextViewChange  = LangEnglish.T(KeyViewChange)
+	TextSuggestion  = LangEnglish.T(KeySuggestion)
 	TextLeftOut     = "Left out of the review"
-	TextAuthor      = "Author"
-	TextReviewedBy  = "Reviewed by"
-	TextFailed      = "Review failed."
-	TextCost        = "cost"
-	TextCached      = "cached"
-	TextPartial     = "Partial review"
-	TextFoundSoFar  = "what it found until then is below"
-
-	// The notices of a spent [[budget]] (BudgetSentence): the budget's
-	// name, its period ("day", "month"), what was spent of what limit,
-	// and when reviews go back to the configured model.
-	TextBudgetBuiltinOnly = "The model budget %s for this %s is spent (%s); reviewed with the builtin rules only; model reviews resume at %s."
-	TextBudgetSkip        = "The model budget %s for this %s is spent (%s); the change was not reviewed; reviews resume at %s."
-	TextBudgetFallback    = "The model budget %s for this %s is spent (%s); reviewed with the fallback model %s; the configured model resumes at %s."
-	// TextBudgetAmount is "$4.02 of $5.00"; TextBudgetTokens counts
-	// prompt tokens the same way.
-	TextBudgetAmount = "$%.2f of $%.2f"
-	TextBudgetTokens = "%s of %s prompt tokens"
-	// TextBudgetSpentSkip is the skip line of a change a spent budget
-	// left unreviewed.
-	TextBudgetSpentSkip = "the model budget is spent."
+	TextAuthor      = LangEnglish.T(KeyAuthor)
+	TextReviewedBy  = LangEnglish.T(KeyReviewedBy)
+	TextFailed      = LangEnglish.T(KeyFailed)
 )
 
 // Words are the labels a dialect shows around the report's content. A
 // renderer takes every word it prints from here (or from the sentences
 // BuildReport made: Verdict, Skip, LeftOutLine), so the report reads the
-// same on every platform and changing a word is one edit.
+// same on every platform, in the report's language, and changing a word
+// is one edit of the catalogue.
 type Words struct {
 	// Problems labels the counts ("Problems: 1 high") and problem ranges.
 	Problems string
@@ -57,19 +40,58 @@ type Words struct {
 	Author string
 	// ReviewedBy starts the footer naming the agent and model.
 	ReviewedBy string
-	// Cost labels the review's cost in the footer, Cached the share of
-	// the prompt read from the provider's cache ("cost $0.012 · 84% cached").
-	Cost   string
-	Cached string
-	// Partial starts the notice of a review stopped before it was done
-	// (a per-review cap), FoundSoFar ends it.
-	Partial    string
-	FoundSoFar string
+	// StillOpen heads the repeats' lines; Finding is the text of a
+	// finding's link; Reopened marks a finding that came back.
+	StillOpen string `json:",omitempty"`
+	Finding   string `json:",omitempty"`
+	Reopened  string `json:",omitempty"`
+	// Colon ends a label ("Problems:", "问题："); Label adds it.
+	Colon string `json:",omitempty"`
+	// Severities names each severity ("high": "高"); Severity reads it.
+	Severities map[string]string `json:",omitempty"`
 }
 
-// English is the wording BuildReport uses.
-var English = Words{Problems: TextProblems, Suggestion: TextSuggestion, ViewChange: TextViewChange, Author: TextAuthor,
-	ReviewedBy: TextReviewedBy, Cost: TextCost, Cached: TextCached, Partial: TextPartial, FoundSoFar: TextFoundSoFar}
+// Label is word as a label, with the language's colon.
+func (w Words) Label(word string) string {
+	if w.Colon == "" {
+		return word + ":"
+	}
+	return word + w.Colon
+}
+
+// Severity is sev as the report's language names it; a severity the
+// catalogue does not know shows as it is.
+func (w Words) Severity(sev review.Severity) string {
+	if s, ok := w.Severities[string(sev)]; ok {
+		return s
+	}
+	return string(sev)
+}
+
+// fill completes w with l's words where it has none: a report an older
+// aicr stored has only the first five.
+func (w Words) fill(l Language) Words {
+	d := l.Words()
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&w.Problems, d.Problems}, {&w.Suggestion, d.Suggestion}, {&w.ViewChange, d.ViewChange}, {&w.Author, d.Author},
+		{&w.ReviewedBy, d.ReviewedBy}, {&w.StillOpen, d.StillOpen}, {&w.Finding, d.Finding}, {&w.Reopened, d.Reopened},
+		{&w.Colon, d.Colon},
+	} {
+		if *f.dst == "" {
+			*f.dst = f.src
+		}
+	}
+	if w.Severities == nil {
+		w.Severities = d.Severities
+	}
+	return w
+}
+
+// English is the wording of an English report.
+var English = LangEnglish.Words()
 
 // Report is the neutral report document built once from a Message; the
 // plain-text, Markdown (Feishu, DingTalk, WeCom), Slack and webhook
@@ -79,6 +101,10 @@ var English = Words{Problems: TextProblems, Suggestion: TextSuggestion, ViewChan
 type Report struct {
 	// RunID is the review run, for "aicr audit show <run>" pointers.
 	RunID int64
+	// Language is the language of every word and sentence in it, kept
+	// with the planned report so a retry sends what was planned; "" is
+	// English (a report stored before reports had a language).
+	Language Language `json:",omitempty"`
 	// Words are the labels renderers put around the content.
 	Words Words
 	// Title is the headline (Title).
@@ -113,10 +139,21 @@ type Report struct {
 	ChangeURL string
 	// Author are the author's chat identities, for mentions; may be nil.
 	Author *Identity
-	// Footer names the reviewer: "Reviewed by llm (gpt-4o)"; "" when the
-	// message did not say or the review failed. Every dialect prints it
-	// last.
+	// Footer names the reviewer and the run: "Reviewed by llm (gpt-4o) ·
+	// run 7"; the reviewer is left out when the message did not say or
+	// the review failed, the run when there is none. Every dialect prints
+	// it last; the run is the internal id the title leaves out, for
+	// "aicr audit show".
 	Footer string
+	// RunURL is the run's web page, which the footer's run links to
+	// where the dialect has links; "" without [web] base_url.
+	RunURL string `json:",omitempty"`
+	// RunLabel is the footer's last words naming the run ("run 7"), the
+	// text of that link; "" when there is no run.
+	RunLabel string `json:",omitempty"`
+	// Reviewer is the agent and model that reviewed the change, for
+	// machine formats; zero when unknown or the review failed.
+	Reviewer Reviewer `json:",omitzero"`
 	// Notice says, for a run that failed, what failed, how much of the
 	// review there is, and the commands to inspect and retry the run; ""
 	// for a review that ran whole. Every dialect prints it before the
@@ -153,6 +190,8 @@ type ChangeInfo struct {
 	VCS, Repo, Revision, Author string
 	// Description is the whole description, credentials redacted.
 	Description string
+	// Shelved marks a Perforce shelf (vcs.Change.Shelved).
+	Shelved bool `json:",omitempty"`
 }
 
 // maxLeftOut bounds the files named on the "left out" line; a huge
@@ -163,9 +202,13 @@ const maxLeftOut = 10
 // msg.Report when the message carries its planned report.
 func BuildReport(msg Message) Report {
 	if msg.Report != nil {
-		return *msg.Report
+		r := *msg.Report
+		r.Words = r.Words.fill(r.Language)
+		return r
 	}
-	r := Report{RunID: msg.RunID, Words: English, Title: Title(msg), Author: msg.Author, ChangeURL: oneLine(msg.ChangeURL)}
+	lang := msg.Language.Norm()
+	r := Report{RunID: msg.RunID, Language: lang, Words: lang.Words(), Title: Title(msg), Author: msg.Author,
+		ChangeURL: oneLine(msg.ChangeURL)}
 	res := SanitizeResult(msg.Result)
 	r.Problems, r.SkipReason = res.Problems, res.Skip
 	tracked := msg.Findings != nil && len(msg.Findings.Tracked) == len(msg.Result.Problems)
@@ -183,45 +226,53 @@ func BuildReport(msg Message) Report {
 		// A commit message is posted as written, so credentials pasted into
 		// it are blanked the way code findings never quote them.
 		r.Change = ChangeInfo{VCS: string(c.VCS), Repo: Sanitize(c.Repo), Revision: Sanitize(c.Revision),
-			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description))}
+			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description)), Shelved: c.Shelved}
 		r.Description = FirstLine(r.Change.Description)
-		r.LeftOut, r.LeftOutMore = leftOut(c.Files)
+		r.LeftOut, r.LeftOutMore = leftOut(lang, c.Files)
 	}
 	if res.Skip != nil {
-		r.Skip = SkipSentence(res.Skip.Reason)
+		r.Skip = lang.SkipSentence(res.Skip.Reason)
 	}
 	// The reason quotes a server's answer, which may echo a credential.
 	if r.Failure = redact.Text(oneLine(msg.Failure)); r.Failure != "" {
-		r.Notice = failureNotice(r.Failure, r.RunID, len(r.Problems) > 0)
+		r.Notice = failureNotice(lang, r.Failure, r.RunID, len(r.Problems) > 0)
 	} else if msg.Budget != nil {
 		// A failed run's notice says what failed; a review that ran says
 		// why it ran without the configured model.
 		b := *msg.Budget
-		r.Budget, r.Notice = &b, BudgetSentence(b)
+		r.Budget, r.Notice = &b, lang.BudgetSentence(b)
 	}
 	if r.Stopped = oneLine(msg.Stopped); r.Stopped != "" && r.Failure == "" {
-		r.Notice = r.Words.Partial + ": " + r.Stopped + "; " + r.Words.FoundSoFar + "."
+		r.Notice = lang.T(KeyStoppedNotice, r.Stopped)
 	}
 	// A failed run was not reviewed by the agent the footer would name.
+	var footer []string
 	if agent := oneLine(msg.Reviewer.Agent); agent != "" && r.Failure == "" {
-		r.Footer = r.Words.ReviewedBy + " " + agent
-		if model := oneLine(msg.Reviewer.Model); model != "" {
-			r.Footer += " (" + model + ")"
+		r.Reviewer = Reviewer{Agent: agent, Model: oneLine(msg.Reviewer.Model)}
+		by := lang.T(KeyFooter, agent)
+		if r.Reviewer.Model != "" {
+			by = lang.T(KeyFooterModel, agent, r.Reviewer.Model)
 		}
-		r.Footer += costNote(r.Words, msg.Reviewer)
+		footer = append(footer, by+costNote(lang, msg.Reviewer))
 	}
+	if r.RunID > 0 {
+		r.RunLabel = lang.T(KeyFooterRun, strconv.FormatInt(r.RunID, 10))
+		r.RunURL = SafeLink(msg.RunURL)
+		footer = append(footer, r.RunLabel)
+	}
+	r.Footer = strings.Join(footer, " · ")
 	switch {
 	case len(r.Problems) > 0:
-		r.Counts = CountsText(r.Problems)
-		r.Verdict = r.Words.Problems + ": " + r.Counts
+		r.Counts = lang.CountsText(r.Problems)
+		r.Verdict = lang.T(KeyVerdictProblems, r.Counts)
 	case r.Failure != "":
-		r.Verdict = TextFailed
+		r.Verdict = lang.T(KeyFailed)
 	case tracked && (len(msg.Result.Problems) > 0 || msg.Findings.StillOpen > 0):
-		r.Verdict = stillOpenVerdict(len(r.Repeats) + msg.Findings.StillOpen)
+		r.Verdict = stillOpenVerdict(lang, len(r.Repeats)+msg.Findings.StillOpen)
 	case r.Skip != "":
 		r.Verdict = r.Skip
 	default:
-		r.Verdict = TextNoProblems
+		r.Verdict = lang.T(KeyNoProblems)
 	}
 	return r
 }
@@ -229,13 +280,13 @@ func BuildReport(msg Message) Report {
 // costNote is the footer's " · cost $0.0123 · 84% cached": what the
 // review cost where prices are configured, and the share of its prompt the
 // provider read from its cache where any was; "" when neither is known.
-func costNote(w Words, rv Reviewer) string {
+func costNote(lang Language, rv Reviewer) string {
 	var s string
 	if rv.CostUSD != nil {
-		s += " · " + w.Cost + " $" + formatUSD(*rv.CostUSD)
+		s += " · " + lang.T(KeyFooterCost, formatUSD(*rv.CostUSD))
 	}
 	if rv.PromptTokens > 0 && rv.CachedTokens > 0 {
-		s += fmt.Sprintf(" · %d%% %s", rv.CachedTokens*100/rv.PromptTokens, w.Cached)
+		s += " · " + lang.T(KeyFooterCached, rv.CachedTokens*100/rv.PromptTokens)
 	}
 	return s
 }
@@ -253,14 +304,14 @@ func formatUSD(v float64) string {
 // builtin findings of a partial review come with what failed; a bare
 // notice says the review could not be done. Both name the run's commands,
 // so whoever reads it can see the whole error and retry once it is fixed.
-func failureNotice(reason string, runID int64, partial bool) string {
-	s := "The review could not be completed: " + reason + "."
+func failureNotice(lang Language, reason string, runID int64, partial bool) string {
+	s := lang.T(KeyFailure, reason)
 	if partial {
-		s = "Partial review: the model review failed (" + reason + "), so only the builtin rules ran."
+		s = lang.T(KeyFailurePartial, reason)
 	}
 	if runID > 0 {
 		id := strconv.FormatInt(runID, 10)
-		s += " Inspect it with `aicr audit show " + id + "`; once the cause is fixed, `aicr run retry " + id + "` sends the full review."
+		s = lang.T(KeyFailureCommands, s, id, id)
 	}
 	return s
 }
@@ -275,9 +326,13 @@ func (r Report) SkipNote() string {
 }
 
 // ProblemRange labels the problems from..to (1-based) of the report's,
-// for platforms that post them in batches: "Problems 1–10 of 23".
+// for platforms that post them in batches: "Problems 1–10 of 23". A
+// batch holding every problem is not a range of them: just "Problems".
 func (r Report) ProblemRange(from, to int) string {
-	return fmt.Sprintf("%s %d–%d of %d", r.Words.Problems, from, to, len(r.Problems))
+	if from <= 1 && to >= len(r.Problems) {
+		return r.Words.Problems
+	}
+	return r.Language.T(KeyRange, r.Words.Problems, from, to, len(r.Problems))
 }
 
 // LeftOutLine is the sentence naming the files not reviewed, or "".
@@ -285,38 +340,46 @@ func (r Report) LeftOutLine() string {
 	if len(r.LeftOut) == 0 {
 		return ""
 	}
-	s := TextLeftOut + ": " + strings.Join(r.LeftOut, ", ")
+	list := strings.Join(r.LeftOut, r.Language.T(KeyListSep))
 	if r.LeftOutMore > 0 {
-		s += fmt.Sprintf(" and %d more", r.LeftOutMore)
+		return r.Language.T(KeyLeftOutMore, list, r.LeftOutMore)
 	}
-	return s + "."
+	return r.Language.T(KeyLeftOut, list)
 }
 
+// SkipSentence is the English LangEnglish.SkipSentence.
+func SkipSentence(reason string) string { return LangEnglish.SkipSentence(reason) }
+
 // SkipSentence explains a skip reason to a person. Reasons that mean the
-// reviewer looked and found nothing ("lgtm") are not skips: "".
-func SkipSentence(reason string) string {
+// reviewer looked and found nothing ("lgtm") are not skips: "". A reason
+// the catalogue does not know is the reviewer's own word, shown as it is.
+func (l Language) SkipSentence(reason string) string {
 	reason = oneLine(reason)
 	switch reason {
 	case "lgtm", ReasonNoProblemsSuppressed:
 		return ""
 	case "":
-		return TextNotReviewed + ": the reviewer gave no reason."
+		return l.T(KeySkipNoReason)
 	case "no_reviewable_code":
-		return TextNotReviewed + ": the change has no code to review (only deletions, binaries, directories or excluded files)."
+		return l.T(KeySkipNoCode)
 	case "no_files_in_scope":
-		return TextNotReviewed + ": no file in the change is in the repository's review scope."
+		return l.T(KeySkipNoScope)
 	case "no_output_publisher":
-		return TextNotReviewed + ": the reviewer finished without publishing a result."
+		return l.T(KeySkipNoPublisher)
 	case ReasonBudgetSpent:
-		return TextNotReviewed + ": " + TextBudgetSpentSkip
+		return l.T(KeySkipBudget)
 	}
-	return TextNotReviewed + ": " + strings.ReplaceAll(reason, "_", " ") + "."
+	return l.T(KeySkipOther, strings.ReplaceAll(reason, "_", " "))
 }
+
+// fileSkipKeys are the catalogue's words for vcs.FileChange.Skipped.
+var fileSkipKeys = map[string]Key{vcs.SkipBinary: KeyFileBinary, vcs.SkipExcluded: KeyFileExcluded,
+	vcs.SkipTooLarge: KeyFileTooLarge, vcs.SkipFileCap: KeyFileOverFiles, vcs.SkipReviewBytesCap: KeyFileOverBytes}
 
 // leftOut names the files whose content was not reviewed and why.
 // Deleted files and directories have no content to review, so they are
 // not "left out".
-func leftOut(files []vcs.FileChange) ([]string, int) {
+func leftOut(lang Language, files []vcs.FileChange) ([]string, int) {
 	var out []string
 	more := 0
 	for _, f := range files {
@@ -328,7 +391,10 @@ func leftOut(files []vcs.FileChange) ([]string, int) {
 			more++
 			continue
 		}
-		out = append(out, oneLine(f.Path)+" ("+why+")")
+		if k, ok := fileSkipKeys[why]; ok {
+			why = lang.T(k)
+		}
+		out = append(out, lang.T(KeyLeftOutItem, oneLine(f.Path), why))
 	}
 	return out, more
 }

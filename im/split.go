@@ -67,25 +67,24 @@ func PartLabel(i, n int) string {
 }
 
 // OmittedText is the default note for problems left out.
-func OmittedText(problems int) string { return omittedText(problems, 0) }
+func OmittedText(problems int) string { return omittedText(LangEnglish, problems, 0) }
 
 // OmittedNote is OmittedText pointing at this report's run in the audit
 // trail, for channels that cut the report to their limit.
-func (r Report) OmittedNote(problems int) string { return omittedText(problems, r.RunID) }
+func (r Report) OmittedNote(problems int) string { return omittedText(r.Language, problems, r.RunID) }
 
-func omittedText(problems int, runID int64) string {
+func omittedText(lang Language, problems int, runID int64) string {
 	show := "aicr audit show"
 	if runID > 0 {
 		show += " " + strconv.FormatInt(runID, 10)
 	}
-	if problems == 0 {
-		return "The rest of the report was left out: it reached this channel's message limit. The audit trail has all of it (" + show + ")."
+	switch problems {
+	case 0:
+		return lang.T(KeyOmittedRest, show)
+	case 1:
+		return lang.T(KeyOmitted1, problems, show)
 	}
-	noun := "problems were"
-	if problems == 1 {
-		noun = "problem was"
-	}
-	return fmt.Sprintf("%d more %s left out: the report reached this channel's message limit. The audit trail has the full list (%s).", problems, noun, show)
+	return lang.T(KeyOmittedN, problems, show)
 }
 
 // Split packs blocks, in order, into as few parts as fit, and at most

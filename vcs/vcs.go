@@ -98,6 +98,10 @@ type Change struct {
 	// context or blame request outside it when it is made, not only when
 	// the adapter is asked to answer it. Nil: every path.
 	Scope *Filter `json:"scope,omitempty"`
+	// Shelved marks a Perforce shelf: pending, not submitted. Reports name
+	// it "shelved change N" (ChangeText) and show its description as the
+	// author wrote it.
+	Shelved bool `json:"shelved,omitempty"`
 }
 
 // File returns the change's entry for path.

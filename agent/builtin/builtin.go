@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/aicr-dev/aicr/agent/pass"
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 	"github.com/aicr-dev/aicr/vcs"
@@ -89,7 +90,11 @@ func (a *Agent) review(ctx context.Context, run rundir.Layout) (err error) {
 	if err != nil {
 		return err
 	}
-	res, err := scanChange(ctx, change, run.SrcDir(), a.log)
+	lang, err := outputLanguage(run)
+	if err != nil {
+		return err
+	}
+	res, err := scanChange(ctx, lang, change, run.SrcDir(), a.log)
 	if err != nil {
 		return err
 	}
@@ -142,8 +147,8 @@ func (a *Agent) review(ctx context.Context, run rundir.Layout) (err error) {
 		_, err = sess.call(ctx, review.ToolSkip, map[string]any{"reason": SkipLGTM})
 	default:
 		_, err = sess.call(ctx, review.ToolPublishSummary, map[string]any{
-			"title":    "Builtin checks",
-			"markdown": summaryMarkdown(res, tally),
+			"title":    lang.T(im.KeyBuiltinTitle),
+			"markdown": summaryMarkdown(lang, res, tally),
 		})
 	}
 	return err
@@ -165,7 +170,7 @@ type scanResult struct {
 // scanChange runs the rules over the added lines only: context lines and
 // the rest of the file are not what the change introduced. Files are read
 // through review.ReadSource, so a symlink in src/ cannot lead outside it.
-func scanChange(ctx context.Context, change *vcs.Change, srcDir string, log *slog.Logger) (scanResult, error) {
+func scanChange(ctx context.Context, lang im.Language, change *vcs.Change, srcDir string, log *slog.Logger) (scanResult, error) {
 	var res scanResult
 	for _, fc := range change.Files {
 		if err := ctx.Err(); err != nil {
@@ -187,14 +192,14 @@ func scanChange(ctx context.Context, change *vcs.Change, srcDir string, log *slo
 		for _, r := range fc.Added {
 			for n := max(r.Start, 1); n <= r.End && n <= len(lines); n++ {
 				res.lines++
-				res.findings = append(res.findings, scanLine(fc.Path, n, strings.TrimSuffix(lines[n-1], "\r"))...)
+				res.findings = append(res.findings, scanLineIn(lang, fc.Path, n, strings.TrimSuffix(lines[n-1], "\r"))...)
 			}
 		}
 	}
 	return res, nil
 }
 
-func summaryMarkdown(res scanResult, tally reportTally) string {
+func summaryMarkdown(lang im.Language, res scanResult, tally reportTally) string {
 	counts := map[string]int{}
 	for _, f := range res.findings {
 		counts[f.Kind]++
@@ -204,27 +209,25 @@ func summaryMarkdown(res scanResult, tally reportTally) string {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
+	plural := func(n int, one, many im.Key) string {
+		if n == 1 {
+			return lang.T(one)
+		}
+		return lang.T(many, n)
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Scanned %d added %s in %d %s for hard-coded credentials and merge-conflict markers.\n\n",
-		res.lines, plural(res.lines, "line", "lines"), res.files, plural(res.files, "file", "files"))
+	b.WriteString(lang.T(im.KeyBuiltinScanned, plural(res.lines, im.KeyBuiltinLines1, im.KeyBuiltinLinesN),
+		plural(res.files, im.KeyBuiltinFiles1, im.KeyBuiltinFilesN)) + "\n\n")
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "- %s: %d\n", k, counts[k])
 	}
 	if tally.rejected > 0 {
-		fmt.Fprintf(&b, "\n%d %s could not be recorded.\n", tally.rejected, plural(tally.rejected, "finding", "findings"))
+		b.WriteString("\n" + plural(tally.rejected, im.KeyBuiltinRejected1, im.KeyBuiltinRejectedN) + "\n")
 	}
 	if tally.overLimit > 0 {
-		fmt.Fprintf(&b, "\n%d more %s not reported: the review reached its limit of problems ([agent] max_problems).\n",
-			tally.overLimit, plural(tally.overLimit, "finding", "findings"))
+		b.WriteString("\n" + plural(tally.overLimit, im.KeyBuiltinOverLimit1, im.KeyBuiltinOverLimitN) + "\n")
 	}
 	return b.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // session calls the review tools in process.

@@ -1,10 +1,11 @@
 package builtin
 
 import (
-	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/redact"
 	"github.com/aicr-dev/aicr/review"
 )
@@ -32,12 +33,17 @@ type finding struct {
 // set plus aicr's additions), which the report builder also uses to blank
 // credentials out of commit messages.
 
-const credentialSuggestion = "Remove the value from the source, rotate it, and load it at runtime from the environment or a secrets manager."
-
-// scanLine applies every rule to one added line of file. It reports at
-// most one credential per line: a second one would anchor to the same
-// text under the same category and be a duplicate anyway.
+// scanLine is scanLineIn English.
 func scanLine(file string, lineNo int, text string) []finding {
+	return scanLineIn(im.LangEnglish, file, lineNo, text)
+}
+
+// scanLineIn applies every rule to one added line of file, wording what
+// it finds in lang (the review's output language: its findings sit
+// beside the model's). It reports at most one credential per line: a
+// second one would anchor to the same text under the same category and
+// be a duplicate anyway.
+func scanLineIn(lang im.Language, file string, lineNo int, text string) []finding {
 	var out []finding
 	mk := func(kind string, sev review.Severity, cat, msg, sugg string) finding {
 		return finding{File: file, Line: lineNo, Kind: kind, Severity: sev, Category: cat, Message: msg, Suggestion: sugg}
@@ -51,14 +57,12 @@ func scanLine(file string, lineNo int, text string) []finding {
 		// The message names the rule and the column, never the value:
 		// problems are posted to channels and stored in the audit trail.
 		out = append(out, mk(s.RuleID, sev, CategoryCredential,
-			fmt.Sprintf("Secret-scanner rule %s matched a hard-coded credential at column %d: %s Committed secrets leak to everyone who can read the repository, and stay in its history.",
-				s.RuleID, s.Column, strings.TrimSpace(s.Description)),
-			credentialSuggestion))
+			lang.T(im.KeyBuiltinCredential, s.RuleID, strconv.Itoa(s.Column), strings.TrimSpace(s.Description)),
+			lang.T(im.KeyBuiltinCredentialFix)))
 	}
 	if marker, ok := conflictMarker(file, text); ok {
 		out = append(out, mk("merge-conflict marker", review.SeverityHigh, CategoryMergeConflict,
-			"Unresolved merge-conflict marker "+marker+" committed; the file will not build or behave as intended.",
-			"Resolve the conflict and remove all conflict markers."))
+			lang.T(im.KeyBuiltinConflict, marker), lang.T(im.KeyBuiltinConflictFix)))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 )
 
@@ -111,5 +112,28 @@ func TestScanLineNamesRuleAndColumn(t *testing.T) {
 	if f.Severity != review.SeverityCritical || f.Category != CategoryCredential || f.Kind != "aws-access-token" ||
 		!strings.Contains(f.Message, "rule aws-access-token") || !strings.Contains(f.Message, "at column 12") {
 		t.Errorf("finding %+v", f)
+	}
+}
+
+// A Chinese team's review words the builtin findings and summary in
+// Chinese, like the model's; the rule id and what is quoted stay as they are.
+func TestBuiltinWordsInTheOutputLanguage(t *testing.T) {
+	got := scanLineIn(im.LangChinese, "a.go", 7, `	keyID := "AKIAQWERTYUIOPASDFGH"`)
+	if len(got) != 1 || !strings.HasPrefix(got[0].Message, "密钥扫描规则 aws-access-token 在第 ") ||
+		!strings.HasPrefix(got[0].Suggestion, "从源码中删除该值") {
+		t.Fatalf("zh finding: %+v", got)
+	}
+	conflict := scanLineIn(im.LangChinese, "a.go", 1, "<<<<<<< HEAD")
+	if len(conflict) != 1 || conflict[0].Message != "提交了未解决的合并冲突标记 <<<<<<<；文件将无法构建或无法按预期运行。" {
+		t.Fatalf("zh conflict: %+v", conflict)
+	}
+	res := scanResult{findings: got, files: 1, lines: 3}
+	zh := summaryMarkdown(im.LangChinese, res, reportTally{overLimit: 2})
+	if !strings.HasPrefix(zh, "扫描了 1 个文件中新增的 3 行，") || !strings.Contains(zh, "另有 2 个问题未报告") {
+		t.Errorf("zh summary: %q", zh)
+	}
+	en := summaryMarkdown(im.LangEnglish, res, reportTally{rejected: 1})
+	if !strings.HasPrefix(en, "Scanned 3 added lines in 1 file for hard-coded credentials") || !strings.Contains(en, "1 finding could not be recorded.") {
+		t.Errorf("en summary: %q", en)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/aicr-dev/aicr/agent/prompt"
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/review"
 	"github.com/aicr-dev/aicr/rundir"
 )
@@ -19,7 +21,11 @@ func Scan(ctx context.Context, run rundir.Layout) ([]review.Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := scanChange(ctx, change, run.SrcDir(), slog.New(slog.DiscardHandler))
+	lang, err := outputLanguage(run)
+	if err != nil {
+		return nil, err
+	}
+	res, err := scanChange(ctx, lang, change, run.SrcDir(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, err
 	}
@@ -29,4 +35,15 @@ func Scan(ctx context.Context, run rundir.Layout) ([]review.Problem, error) {
 			Category: f.Category, Message: f.Message, Suggestion: f.Suggestion})
 	}
 	return problems, nil
+}
+
+// outputLanguage is the language the daemon left for the review's text
+// (prompt.WriteOutputLanguage): the builtin findings are worded in it,
+// like the model's.
+func outputLanguage(run rundir.Layout) (im.Language, error) {
+	l, err := prompt.ReadOutputLanguage(run.OutputLanguagePath())
+	if err != nil {
+		return "", err
+	}
+	return im.Language(l).Norm(), nil
 }

@@ -238,9 +238,13 @@ func (a *Agent) setup(run rundir.Layout, p pass.Pass) (Setup, error) {
 	if err != nil {
 		return Setup{}, err
 	}
+	lang, err := prompt.ReadOutputLanguage(run.OutputLanguagePath())
+	if err != nil {
+		return Setup{}, err
+	}
 	mangle := spec.seenName()
 	pr := prompt.BuildScaled(prompt.Input{Change: change, Diff: diff, OperatorRules: a.o.OperatorRules,
-		RepoRules: repoRules, Dismissed: dismissed, Pass: p, Tools: seenNames(mangle)}, a.o.LLM.PromptBudget(), p.Scale())
+		RepoRules: repoRules, Dismissed: dismissed, Pass: p, Tools: seenNames(mangle), OutputLanguage: lang}, a.o.LLM.PromptBudget(), p.Scale())
 	agentDir := run.AgentDir()
 	userFile := run.PassPromptPath(p.Number)
 	if err := os.WriteFile(userFile, []byte(pr.User), 0o600); err != nil {

@@ -111,6 +111,10 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	if err != nil {
 		return stats, err
 	}
+	lang, err := prompt.ReadOutputLanguage(run.OutputLanguagePath())
+	if err != nil {
+		return stats, err
+	}
 	model, secrets, err := a.connect()
 	if err != nil {
 		return stats, err
@@ -122,7 +126,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	}
 	tools := newToolSet(session.Tools())
 	pr := prompt.BuildScaled(prompt.Input{Change: change, Diff: diff, OperatorRules: operatorRules, RepoRules: repoRules,
-		Dismissed: dismissed, Pass: p, Tools: tools.offered}, a.cfg.PromptBudget(), p.Scale())
+		Dismissed: dismissed, Pass: p, Tools: tools.offered, OutputLanguage: lang}, a.cfg.PromptBudget(), p.Scale())
 	log := a.log.With("pass", p.Number, "kind", string(p.Kind))
 	if len(pr.Clipped) > 0 {
 		log.Info("diff clipped to the prompt budget", "files_left_out", len(pr.Clipped), "context_window", a.cfg.ContextWindow)

@@ -350,3 +350,14 @@ func TestRulesFile(t *testing.T) {
 		t.Fatalf("long rules not cut: %d bytes, %v", len(got), err)
 	}
 }
+
+// A shelf's description is the author's alone (issue 27): the revision
+// line is where the model learns the files are shelved, not submitted.
+func TestShelfIsLabelledPending(t *testing.T) {
+	c := svnChange()
+	c.VCS, c.Revision, c.Shelved = vcs.KindP4, "1234", true
+	p := Build(Input{Change: c, Diff: twoFileDiff, Pass: pass.Pass{Number: 1}})
+	if !strings.Contains(p.User, "- Revision: shelved change 1234 (pending, not submitted)\n") {
+		t.Errorf("shelf not labelled as pending:\n%s", p.User)
+	}
+}

@@ -328,7 +328,7 @@ func shareReadOnly(run rundir.Layout) ([]sandbox.Mount, error) {
 		return nil, fmt.Errorf("share src/ with the sandbox: %w", err)
 	}
 	var mounts []sandbox.Mount
-	for _, p := range []string{run.ChangePath(), run.DiffPath(), run.RepoRulesPath(), run.DismissedPath()} {
+	for _, p := range []string{run.ChangePath(), run.DiffPath(), run.RepoRulesPath(), run.DismissedPath(), run.OutputLanguagePath()} {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}

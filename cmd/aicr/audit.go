@@ -328,5 +328,5 @@ func printRunBudget(w io.Writer, b *im.BudgetNotice) {
 	if b == nil {
 		return
 	}
-	fmt.Fprintf(w, "budget: %s spent, action %s: %s\n", im.Sanitize(b.Name), b.Action, im.BudgetSentence(*b))
+	fmt.Fprintf(w, "budget: %s spent, action %s: %s\n", im.Sanitize(b.Name), b.Action, im.LangEnglish.BudgetSentence(*b))
 }

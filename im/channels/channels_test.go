@@ -112,7 +112,7 @@ pth = "x"
 			t.Fatal(err)
 		}
 	}
-	if !strings.Contains(out.String(), "aicr review: unknown change (run 1)") {
+	if !strings.Contains(out.String(), "aicr review: unknown change") {
 		t.Errorf("console output = %q", out.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "reviews", "all.jsonl")); err != nil {

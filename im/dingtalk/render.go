@@ -42,8 +42,8 @@ var (
 // Render fits rep into the messages to send, in order. The author is
 // mentioned in the first part only: one notification per report.
 func Render(rep im.Report, maxParts int) ([]Payload, error) {
-	blocks := markdown.Blocks(rep, markdown.DingTalk)
 	var at At
+	mention := ""
 	if a := rep.Author; a != nil {
 		var mentions []string
 		if mobileRE.MatchString(a.Mobile) {
@@ -54,14 +54,13 @@ func Render(rep im.Report, maxParts int) ([]Payload, error) {
 			at.AtUserIds = []string{a.DingTalkUserID}
 			mentions = append(mentions, "@"+a.DingTalkUserID)
 		}
-		if len(mentions) > 0 {
-			blocks[0].Text += "\n\n" + strings.Join(mentions, " ")
-		}
+		mention = strings.Join(mentions, " ")
 	}
+	blocks := markdown.BlocksMentioning(rep, markdown.DingTalk, mention)
 	build := func(head, body string, first bool) Payload {
 		p := Payload{MsgType: "markdown", Markdown: Markdown{
 			Title: head,
-			Text:  "### " + markdown.Escape(head, markdown.DingTalk) + "\n\n" + body,
+			Text:  "### " + markdown.Literal(head, markdown.DingTalk) + "\n\n" + body,
 		}}
 		if first {
 			p.At = at

@@ -68,10 +68,11 @@ var openIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // Render fits rep into the cards to send, in order. signed says whether
 // timestamp and sign will be added, so they are counted.
 func Render(rep im.Report, signed bool, maxParts int) ([]Payload, error) {
-	blocks := markdown.Blocks(rep, markdown.Feishu)
+	mention := ""
 	if a := rep.Author; a != nil && openIDRE.MatchString(a.FeishuOpenID) {
-		blocks[0].Text = "<at id=" + a.FeishuOpenID + "></at>\n\n" + blocks[0].Text
+		mention = "<at id=" + a.FeishuOpenID + "></at>"
 	}
+	blocks := markdown.BlocksMentioning(rep, markdown.Feishu, mention)
 	template := Template(rep.Problems, rep.Skip != "")
 	build := func(head, body string, _ bool) Payload {
 		return Payload{
@@ -95,21 +96,9 @@ func Render(rep im.Report, signed bool, maxParts int) ([]Payload, error) {
 	return botpost.Fit(rep, blocks, maxParts, fits, build)
 }
 
-// Template is the header colour: the worst severity's, green when the
-// review found nothing, grey when it was skipped.
+// Template is the header colour (im.ReportStyle): the worst severity's,
+// green when the review found nothing, grey when it was skipped. Every
+// colour name of im.Style is one of the card's header templates.
 func Template(problems []review.Problem, skipped bool) string {
-	switch markdown.Worst(problems) {
-	case review.SeverityCritical, review.SeverityHigh:
-		return "red"
-	case review.SeverityMedium:
-		return "orange"
-	case review.SeverityLow:
-		return "yellow"
-	case review.SeverityInfo:
-		return "blue"
-	}
-	if skipped {
-		return "grey"
-	}
-	return "green"
+	return im.ReportStyle(problems, skipped).Colour
 }

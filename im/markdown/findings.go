@@ -15,17 +15,17 @@ import (
 // entryText is what a problem adds for its finding: the note of an
 // edited report or the reopened mark, then its page and its action links
 // on one line.
-func entryText(e im.Entry, d Dialect) string {
+func entryText(e im.Entry, w im.Words, d Dialect) string {
 	var lines []string
 	switch {
 	case e.Note != "":
-		lines = append(lines, "**"+Escape(e.Note, d)+"**")
+		lines = append(lines, "**"+Literal(e.Note, d)+"**")
 	case e.State == im.ClassReopened:
-		lines = append(lines, "*"+Escape(im.TextReopened, d)+"*")
+		lines = append(lines, "*"+Literal(w.Reopened, d)+"*")
 	}
 	var links []string
 	if SafeURL(e.Page) != "" {
-		links = append(links, Link(im.TextFinding, e.Page, d))
+		links = append(links, Link(w.Finding, e.Page, d))
 	}
 	if e.State != "resolved" && e.State != "dismissed" {
 		for _, a := range e.Actions {
@@ -45,11 +45,11 @@ func repeatsBlock(rep im.Report, d Dialect) string {
 	if len(rep.Repeats) == 0 {
 		return ""
 	}
-	items := []string{"**" + Escape(im.TextStillOpen, d) + ":**"}
+	items := []string{"**" + Literal(rep.Words.StillOpen, d) + ":**"}
 	for _, rp := range rep.Repeats {
 		item := "- " + Escape(rp.Text, d)
 		if SafeURL(rp.Page) != "" {
-			item += " " + Link(im.TextFinding, rp.Page, d)
+			item += " " + Link(rep.Words.Finding, rp.Page, d)
 		}
 		items = append(items, item)
 	}
@@ -62,23 +62,26 @@ func repeatsBlock(rep im.Report, d Dialect) string {
 func resolutionBlocks(rep im.Report, d Dialect) []im.Block {
 	var head []string
 	if rep.Description != "" {
-		head = append(head, "> "+Escape(rep.Description, d))
+		head = append(head, "> "+Literal(rep.Description, d))
 	}
-	head = append(head, "**"+Escape(rep.Verdict, d)+"**")
+	head = append(head, "**"+Literal(rep.Verdict, d)+"**")
 	if SafeURL(rep.ChangeURL) != "" {
 		head = append(head, Link(rep.Words.ViewChange, rep.ChangeURL, d))
 	}
 	blocks := []im.Block{{Text: strings.Join(head, "\n\n")}}
 	for _, f := range rep.Followups {
-		items := []string{"**" + Escape(f.Heading(), d) + "**"}
+		items := []string{"**" + Literal(rep.FollowupHeading(f), d) + "**"}
 		for _, r := range f.Resolved {
-			item := "- " + Escape(r.Text(), d)
+			item := "- " + Escape(rep.ResolvedText(r), d)
 			if SafeURL(r.Page) != "" {
-				item += " " + Link(im.TextFinding, r.Page, d)
+				item += " " + Link(rep.Words.Finding, r.Page, d)
 			}
 			items = append(items, item)
 		}
 		blocks = append(blocks, im.Block{Text: strings.Join(items, "\n\n")})
+	}
+	if rep.Footer != "" {
+		blocks = append(blocks, im.Block{Text: Literal(rep.Footer, d)})
 	}
 	return blocks
 }

@@ -85,6 +85,54 @@ func Escape(s string, d Dialect) string {
 	return Defuse(Entities(s, d))
 }
 
+// Literal is Escape for text that must show exactly as typed: a commit
+// subject, an author, a file name, a sentence of aicr's quoting them.
+// On top of Escape, its own emphasis, strikethrough and code characters
+// (*, _, ~, `) and the line starts that would make it a heading, quote or
+// list are neutralised, so "fix *all* the _things_" is not bold inside
+// the report's own markup. The Markdown dialects take CommonMark's
+// backslash escapes; Slack's mrkdwn has none, so there the character is
+// put between zero-width spaces, which stops mrkdwn from seeing it as a
+// word-boundary delimiter and which the reader does not see.
+func Literal(s string, d Dialect) string {
+	s = Escape(s, d)
+	if d == Slack {
+		return slackLiteral.Replace(s)
+	}
+	s = mdLiteral.Replace(s)
+	// A line start is where #, >, +, - and "1." mean a block; the text
+	// sits after aicr's own markers, but a report line may start with it.
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = escapeLineStart(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+var (
+	mdLiteral = strings.NewReplacer("\\", "\\\\", "*", "\\*", "_", "\\_", "~", "\\~", "`", "\\`",
+		"[", "\\[", "|", "\\|")
+	slackLiteral = strings.NewReplacer("*", "\u200b*\u200b", "_", "\u200b_\u200b", "~", "\u200b~\u200b",
+		"`", "\u200b`\u200b")
+)
+
+func escapeLineStart(l string) string {
+	t := strings.TrimLeft(l, " ")
+	ind := l[:len(l)-len(t)]
+	switch {
+	case t == "":
+		return l
+	case strings.ContainsRune("#>+-=", rune(t[0])):
+		return ind + "\\" + t
+	}
+	digits := strings.TrimLeft(t, "0123456789")
+	if len(digits) < len(t) && (strings.HasPrefix(digits, ".") || strings.HasPrefix(digits, ")")) {
+		n := len(t) - len(digits)
+		return ind + t[:n] + "\\" + digits
+	}
+	return l
+}
+
 // Entities neutralises the characters that start d's tags (<at>, <font>,
 // <@userid>, Slack's <url|label> and <!channel>), and nothing else: a URL
 // aicr puts in a link of its own goes through it too.

@@ -41,17 +41,17 @@ func entryActions(e im.Entry) slack.Block {
 // of an edited report ("Resolved in r3 by bob"), the reopened note, and
 // the link to its page; links replaces the buttons where there are none
 // (an incoming webhook has no app to receive clicks).
-func entryText(e im.Entry, links bool) (prefix, suffix string) {
+func entryText(e im.Entry, w im.Words, links bool) (prefix, suffix string) {
 	switch {
 	case e.State == "resolved":
 		prefix = ":white_check_mark: *" + Escape(e.Note) + "*\n"
 	case e.Note != "":
 		prefix = "_" + Escape(e.Note) + "_\n"
 	case e.State == im.ClassReopened:
-		prefix = ":repeat: _" + Escape(im.TextReopened) + "_\n"
+		prefix = ":repeat: _" + Escape(w.Reopened) + "_\n"
 	}
 	var parts []string
-	if l := linkTo(e.Page, im.TextFinding); l != "" {
+	if l := linkTo(e.Page, w.Finding); l != "" {
 		parts = append(parts, l)
 	}
 	if links && e.State != "resolved" {
@@ -71,7 +71,7 @@ func entryText(e im.Entry, links bool) (prefix, suffix string) {
 // the report carries its finding, its buttons.
 func problemBlocks(rep im.Report, i int, buttons bool) []slack.Block {
 	e := rep.EntryFor(i)
-	prefix, suffix := entryText(e, !buttons)
+	prefix, suffix := entryText(e, rep.Words, !buttons)
 	text := ProblemText(rep.Problems[i], rep.Words)
 	if prefix != "" || suffix != "" {
 		text = truncateChars(prefix+text, MaxSectionText-len([]rune(suffix))) + suffix
@@ -92,10 +92,10 @@ func repeatsText(rep im.Report) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("*" + Escape(im.TextStillOpen) + ":*")
+	b.WriteString("*" + Escape(rep.Words.StillOpen) + ":*")
 	for _, rp := range rep.Repeats {
 		b.WriteString("\n• " + Escape(rp.Text))
-		if l := linkTo(rp.Page, im.TextFinding); l != "" {
+		if l := linkTo(rp.Page, rep.Words.Finding); l != "" {
 			b.WriteString(" " + l)
 		}
 	}
@@ -117,14 +117,14 @@ func resolvedText(rep im.Report) string {
 }
 
 // resolvedLines is a follow-up's resolved findings as mrkdwn lines.
-func resolvedLines(f im.Followup) string {
+func resolvedLines(rep im.Report, f im.Followup) string {
 	var b strings.Builder
 	for i, r := range f.Resolved {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(":white_check_mark: " + Escape(r.Text()))
-		if l := linkTo(r.Page, im.TextFinding); l != "" {
+		b.WriteString(":white_check_mark: " + Escape(rep.ResolvedText(r)))
+		if l := linkTo(r.Page, rep.Words.Finding); l != "" {
 			b.WriteString(" " + l)
 		}
 	}
@@ -135,12 +135,12 @@ func resolvedLines(f im.Followup) string {
 // the earlier report it is about: the change that resolved its findings
 // and which.
 func RenderResolutionReply(rep im.Report, f im.Followup) Post {
-	head := "*" + Escape(rep.Title) + "*"
+	head := "*" + Literal(rep.Title) + "*"
 	if l := linkTo(rep.ChangeURL, rep.Words.ViewChange); l != "" {
 		head += " " + l
 	}
 	blocks := []slack.Block{section(head)}
-	for _, chunk := range SplitMrkdwn(resolvedLines(f), MaxSectionText) {
+	for _, chunk := range SplitMrkdwn(resolvedLines(rep, f), MaxSectionText) {
 		if len(blocks) == MaxBlocks {
 			break
 		}
@@ -156,7 +156,7 @@ func RenderResolutionReply(rep im.Report, f im.Followup) Post {
 func RenderResolution(rep im.Report, followups []im.Followup) Post {
 	meta := []string{Escape(rep.Verdict)}
 	if rep.Description != "" {
-		meta = append([]string{"_" + Escape(rep.Description) + "_"}, meta...)
+		meta = append([]string{"_" + Literal(rep.Description) + "_"}, meta...)
 	}
 	if l := linkTo(rep.ChangeURL, rep.Words.ViewChange); l != "" {
 		meta = append(meta, l)
@@ -166,7 +166,7 @@ func RenderResolution(rep im.Report, followups []im.Followup) Post {
 		section(strings.Join(meta, "\n")),
 	}
 	for _, f := range followups {
-		text := "*" + Escape(f.Heading()) + "*\n" + resolvedLines(f)
+		text := "*" + Literal(rep.FollowupHeading(f)) + "*\n" + resolvedLines(rep, f)
 		for _, chunk := range SplitMrkdwn(text, MaxSectionText) {
 			if len(blocks) == MaxBlocks-1 {
 				blocks = append(blocks, section("_"+Escape(rep.OmittedNote(0))+"_"))
@@ -174,6 +174,9 @@ func RenderResolution(rep im.Report, followups []im.Followup) Post {
 			}
 			blocks = append(blocks, section(chunk))
 		}
+	}
+	if rep.Footer != "" && len(blocks) < MaxBlocks {
+		blocks = append(blocks, section(Literal(rep.Footer)))
 	}
 	return Post{Text: Escape(truncateChars(rep.Title+" — "+rep.Verdict, MaxTextChars)), Blocks: blocks}
 }

@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -41,12 +40,20 @@ func Escape(s string) string {
 	return markdown.Escape(s, markdown.Slack)
 }
 
-var severityEmoji = map[review.Severity]string{
-	review.SeverityCritical: ":red_circle:",
-	review.SeverityHigh:     ":large_orange_circle:",
-	review.SeverityMedium:   ":large_yellow_circle:",
-	review.SeverityLow:      ":large_blue_circle:",
-	review.SeverityInfo:     ":white_circle:",
+// Literal is Escape for committer and aicr text that must show as typed:
+// its own *, _, ~ and ` are not mrkdwn (markdown.Literal).
+func Literal(s string) string {
+	return markdown.Literal(s, markdown.Slack)
+}
+
+// counts is the verdict's counts with each severity's icon, as every
+// platform shows them (markdown.Severity).
+func counts(rep im.Report) string {
+	var parts []string
+	for _, c := range rep.Language.Counts(rep.Problems) {
+		parts = append(parts, markdown.Severity(c.Severity, Literal(c.Text), markdown.Slack))
+	}
+	return strings.Join(parts, rep.Language.ListSep())
 }
 
 // RenderSummary is the top-level message: a header, the change line
@@ -59,15 +66,15 @@ func RenderSummary(rep im.Report, mention string, inlineProblems bool) Post {
 
 	var meta []string
 	if rep.Description != "" {
-		meta = append(meta, "_"+Escape(rep.Description)+"_")
+		meta = append(meta, "_"+Literal(rep.Description)+"_")
 	}
-	verdict := Escape(rep.Verdict)
+	verdict := "*" + Literal(rep.Verdict) + "*"
 	if len(problems) > 0 {
-		verdict = "*" + Escape(rep.Words.Problems) + ":* " + Escape(rep.Counts)
+		verdict = "*" + Literal(rep.Words.Label(rep.Words.Problems)) + "* " + counts(rep)
 	}
 	meta = append(meta, verdict)
 	if mention != "" {
-		meta = append(meta, "*"+Escape(rep.Words.Author)+":* "+mention)
+		meta = append(meta, "*"+Literal(rep.Words.Label(rep.Words.Author))+"* "+mention)
 	}
 	if link := linkTo(rep.ChangeURL, rep.Words.ViewChange); link != "" {
 		meta = append(meta, link)
@@ -79,16 +86,16 @@ func RenderSummary(rep im.Report, mention string, inlineProblems bool) Post {
 	}
 	var tail []slack.Block
 	if rep.Notice != "" {
-		tail = append(tail, section(Escape(rep.Notice)))
+		tail = append(tail, section(Literal(rep.Notice)))
 	}
 	if note := rep.SkipNote(); note != "" {
-		tail = append(tail, section(Escape(note)))
+		tail = append(tail, section(Literal(note)))
 	}
 	if line := rep.LeftOutLine(); line != "" {
-		tail = append(tail, section(Escape(line)))
+		tail = append(tail, section(Literal(line)))
 	}
 	if rep.Footer != "" {
-		tail = append(tail, section(Escape(rep.Footer)))
+		tail = append(tail, section(markdown.FooterText(rep, markdown.Slack)))
 	}
 	budget := MaxBlocks - len(blocks) - len(tail)
 	var body []slack.Block
@@ -99,7 +106,7 @@ func RenderSummary(rep im.Report, mention string, inlineProblems bool) Post {
 			continue
 		}
 		if t != "" {
-			md = strings.TrimSpace("*" + Escape(t) + "*\n" + md)
+			md = strings.TrimSpace("*" + Literal(t) + "*\n" + md)
 		}
 		for _, chunk := range SplitMrkdwn(md, MaxSectionText) {
 			body = append(body, section(chunk))
@@ -151,7 +158,7 @@ func RenderReplies(rep im.Report, perReply int) []Post {
 	for i := 0; i < n; i++ {
 		batch := problems[i*perReply : min((i+1)*perReply, len(problems))]
 		from, to := i*perReply+1, i*perReply+len(batch)
-		label := Escape(strings.TrimSpace(rep.ProblemRange(from, to) + " " + im.PartLabel(i+1, n)))
+		label := Literal(strings.TrimSpace(rep.ProblemRange(from, to) + " " + im.PartLabel(i+1, n)))
 		blocks := []slack.Block{slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, label, false, false))}
 		for j := range batch {
 			blocks = append(blocks, problemBlocks(rep, i*perReply+j, true)...)
@@ -161,23 +168,12 @@ func RenderReplies(rep im.Report, perReply int) []Post {
 	return posts
 }
 
-// ProblemText is one problem as a mrkdwn section: severity, location,
-// category, message and suggestion, all escaped, within the section limit.
+// ProblemText is one problem as a mrkdwn section, laid out as on every
+// platform (markdown.ProblemText in the Slack dialect): severity icon and
+// tag, location, category, then the agent's message and suggestion as
+// mrkdwn, within the section limit.
 func ProblemText(p review.Problem, w im.Words) string {
-	var b strings.Builder
-	sev := review.Severity(im.Sanitize(string(p.Severity)))
-	if e := severityEmoji[sev]; e != "" {
-		b.WriteString(e + " ")
-	}
-	fmt.Fprintf(&b, "*%s* `%s`", Escape(string(sev)), Escape(strings.ReplaceAll(im.ProblemLocation(p), "`", "'")))
-	if c := strings.TrimSpace(im.Sanitize(p.Category)); c != "" {
-		b.WriteString(" _" + Escape(c) + "_")
-	}
-	b.WriteString("\n" + Escape(strings.TrimSpace(im.Sanitize(p.Message))))
-	if s := strings.TrimSpace(im.Sanitize(p.Suggestion)); s != "" {
-		b.WriteString("\n*" + Escape(w.Suggestion) + ":* " + Escape(s))
-	}
-	return truncateChars(b.String(), MaxSectionText)
+	return truncateChars(markdown.ProblemText(p, w, markdown.Slack), MaxSectionText)
 }
 
 func section(mrkdwn string) slack.Block {

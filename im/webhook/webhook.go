@@ -85,16 +85,19 @@ func (c *Config) CheckSecrets(baseDir string) error {
 
 // Payload is the JSON body. See docs/webhook.md.
 type Payload struct {
-	Version        int              `json:"version"`
-	IdempotencyKey string           `json:"idempotency_key"`
-	Channel        string           `json:"channel"`
-	RunID          int64            `json:"run_id"`
-	Change         Change           `json:"change"`
-	Author         *im.Identity     `json:"author,omitempty"`
-	Counts         map[string]int   `json:"counts"`
-	Problems       []review.Problem `json:"problems"`
-	Summaries      []review.Summary `json:"summaries"`
-	Skip           *review.Skip     `json:"skip"`
+	Version        int    `json:"version"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Channel        string `json:"channel"`
+	RunID          int64  `json:"run_id"`
+	Change         Change `json:"change"`
+	// Reviewer names the agent and model; absent when unknown or the run
+	// failed (a partial review is the builtin rules').
+	Reviewer  *Reviewer        `json:"reviewer,omitempty"`
+	Author    *im.Identity     `json:"author,omitempty"`
+	Counts    map[string]int   `json:"counts"`
+	Problems  []review.Problem `json:"problems"`
+	Summaries []review.Summary `json:"summaries"`
+	Skip      *review.Skip     `json:"skip"`
 	// Failure is the reason of a run that failed for good ("" for a
 	// review): problems are then only the builtin rules' (a partial review).
 	Failure string `json:"failure,omitempty"`
@@ -124,6 +127,14 @@ type Change struct {
 	Author      string `json:"author"`
 	Description string `json:"description"`
 	URL         string `json:"url,omitempty"`
+	// Shelved is true for a Perforce shelf: pending, not submitted.
+	Shelved bool `json:"shelved,omitempty"`
+}
+
+// Reviewer is who reviewed the change in a Payload.
+type Reviewer struct {
+	Agent string `json:"agent"`
+	Model string `json:"model,omitempty"`
 }
 
 // Channel posts Payloads.
@@ -172,7 +183,8 @@ func NewPayload(rep im.Report, channel, dedupeKey string, sentAt time.Time) Payl
 		Channel:        channel,
 		RunID:          rep.RunID,
 		Change: Change{VCS: rep.Change.VCS, Repo: rep.Change.Repo, Revision: rep.Change.Revision,
-			Author: rep.Change.Author, Description: rep.Change.Description, URL: rep.ChangeURL},
+			Author: rep.Change.Author, Description: rep.Change.Description, URL: rep.ChangeURL,
+			Shelved: rep.Change.Shelved},
 		Author:    rep.Author,
 		Counts:    map[string]int{},
 		Problems:  rep.Problems,
@@ -186,6 +198,9 @@ func NewPayload(rep im.Report, channel, dedupeKey string, sentAt time.Time) Payl
 		Digest:    rep.Digest,
 		Text:      im.PlainText(rep),
 		SentAt:    sentAt.UTC(),
+	}
+	if rep.Reviewer.Agent != "" {
+		p.Reviewer = &Reviewer{Agent: rep.Reviewer.Agent, Model: rep.Reviewer.Model}
 	}
 	if rep.Kind != im.KindReview {
 		p.ReportKind = string(rep.Kind)

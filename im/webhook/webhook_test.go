@@ -184,7 +184,7 @@ func TestPayloadIsTheReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"problems":[]`, `"counts":{}`, `"skip":{"reason":"lgtm"}`, `"text":"aicr review: main r7 by bob (run 4)\ntidy\nNo problems found.\n`} {
+	for _, want := range []string{`"problems":[]`, `"counts":{}`, `"skip":{"reason":"lgtm"}`, `"text":"aicr review: main r7 by bob\ntidy\nNo problems found.\n`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("payload lacks %s:\n%s", want, body)
 		}

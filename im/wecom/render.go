@@ -28,12 +28,13 @@ var userIDRE = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,64}$`)
 // message type has no mentioned_list; the author is mentioned with
 // <@userid> in the first part's content.
 func Render(rep im.Report, maxParts int) ([]Payload, error) {
-	blocks := markdown.Blocks(rep, markdown.WeCom)
+	mention := ""
 	if a := rep.Author; a != nil && userIDRE.MatchString(a.WeComUserID) {
-		blocks[0].Text += "\n<@" + a.WeComUserID + ">"
+		mention = "<@" + a.WeComUserID + ">"
 	}
+	blocks := markdown.BlocksMentioning(rep, markdown.WeCom, mention)
 	content := func(head, body string) string {
-		return "### " + markdown.Escape(head, markdown.WeCom) + "\n" + body
+		return "### " + markdown.Literal(head, markdown.WeCom) + "\n" + body
 	}
 	fits := func(head, body string) bool { return len(content(head, body)) <= MaxContentBytes }
 	build := func(head, body string, _ bool) Payload {

@@ -58,7 +58,7 @@ func ResolutionReport() im.Report {
 					{FindingID: 3, File: "web/__init__.py", Line: 1, Severity: "low", Category: "style",
 						Message: "Click [here](javascript:alert(1)) or <at id=all></at>", Revision: "r43", Author: "bob", Page: link(3, "view")},
 				}},
-			{RunID: 6, Revision: "r41", Title: "aicr review: main r41 by carol (run 6)", Resolved: []im.Resolved{
+			{RunID: 6, Revision: "r41", Title: "aicr review: main r41 by carol", Resolved: []im.Resolved{
 				{FindingID: 9, File: "web/x.go", Line: 4, Severity: "high", Category: "bug",
 					Message: "<!channel> nil map write", Revision: "r43", Author: "bob", Page: link(9, "view")},
 			}},

@@ -15,16 +15,22 @@ func TestIdentifyNamesRunAndPart(t *testing.T) {
 		want       delivery
 	}{
 		{"/api/chat.postMessage", slackForm, delivery{channel: "slack-bot", run: 12, part: 3}},
-		{"/services/T0SOAK/B0SOAK/x", `{"text":"aicr review: alpha r6 by dave (run 15)"}`, delivery{channel: "slack-hook", run: 15, part: 1}},
+		{"/services/T0SOAK/B0SOAK/x", `{"text":"aicr review: alpha r6 by dave — No problems found.","blocks":[{"text":{"text":"Reviewed by llm (m) · run 15"}}]}`, delivery{channel: "slack-hook", run: 15, part: 1, title: "alpha r6 by dave — No problems found."}},
 		{"/hooks/aicr/x", `{"version":1,"run_id":44,"channel":"webhook"}`, delivery{channel: "webhook", run: 44, part: 1}},
-		{"/open-apis/bot/v2/hook/x", `{"card":{"header":{"title":{"content":"aicr review: depot change 6 by carol (run 1) (2/2)"}}}}`, delivery{channel: "feishu", run: 1, part: 2}},
-		{"/robot/send", `{"markdown":{"title":"aicr review: beta r2 by bob (run 2)"}}`, delivery{channel: "dingtalk", run: 2, part: 1}},
-		{"/cgi-bin/webhook/send", `{"markdown":{"content":"### aicr review: beta r2 by bob (run 2) (1/2)\n"}}`, delivery{channel: "wecom", run: 2, part: 1}},
+		{"/open-apis/bot/v2/hook/x", `{"card":{"header":{"title":{"content":"aicr review: depot change 6 by carol (2/2)"}},"body":{"elements":[{"content":"x\n\nrun 1"}]}}}`, delivery{channel: "feishu", run: 1, part: 2, title: "depot change 6 by carol"}},
+		{"/robot/send", `{"markdown":{"title":"aicr review: beta r2 by bob","text":"x\n\nReviewed by llm · run 2"}}`, delivery{channel: "dingtalk", run: 2, part: 1, title: "beta r2 by bob"}},
+		// The first part of a split report: its run is in the last part's footer.
+		{"/cgi-bin/webhook/send", `{"markdown":{"content":"### aicr review: beta r2 by bob (1/2)\n"}}`, delivery{channel: "wecom", run: 0, part: 1, title: "beta r2 by bob"}},
 	} {
 		got, ok := identify(c.path, []byte(c.body))
 		if !ok || got != c.want {
 			t.Errorf("identify(%s) = %+v, %v; want %+v", c.path, got, ok, c.want)
 		}
+	}
+	parts := resolveRuns([]delivery{{channel: "wecom", part: 1, title: "t"}, {channel: "wecom", part: 2, title: "t", run: 9},
+		{channel: "wecom", part: 1, title: "t"}, {channel: "wecom", part: 2, title: "t", run: 10}})
+	if parts[0].run != 9 || parts[2].run != 10 {
+		t.Errorf("resolveRuns: %+v, want the parts before the footer in the run of the part that has it", parts)
 	}
 	if _, ok := identify("/api/conversations.history", nil); ok {
 		t.Error("a history lookup is not a delivery")

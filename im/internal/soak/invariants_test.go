@@ -33,7 +33,6 @@ type received struct {
 }
 
 var (
-	runRE  = regexp.MustCompile(`\(run (\d+)\)`)
 	partRE = regexp.MustCompile(`\((\d+)/(\d+)\)`)
 	// A failed run's delivery (its notice or partial review) carries the
 	// key with "-failure" (delivery: the retry's full report is another
@@ -69,19 +68,48 @@ func (ix index) add(channel string, run int64, part, of int, text string) *recei
 	return r
 }
 
-// byHead files a bot message under the run its head names ("… (run 7)")
-// and its part label ("(2/3)"); a message naming no run is filed under 0.
-func (ix index) byHead(channel, head, text string) {
-	run := int64(0)
-	if m := runRE.FindStringSubmatch(head); m != nil {
-		run, _ = strconv.ParseInt(m[1], 10, 64)
-	}
-	part, of := 1, 1
+// botMsg is one bot message as collect reads it.
+type botMsg struct {
+	d    delivery
+	of   int
+	text string
+}
+
+// byHead reads a bot message's part label ("(2/3)") from its head and
+// its run from its footer; the parts before the last name no run and
+// get theirs from resolveRuns. A message whose run stays unknown is
+// filed under 0.
+func byHead(channel, head, text string) botMsg {
+	b := botMsg{d: delivery{channel: channel, part: 1}, of: 1, text: text}
 	if m := partRE.FindStringSubmatch(head); m != nil {
-		part, _ = strconv.Atoi(m[1])
-		of, _ = strconv.Atoi(m[2])
+		b.d.part, _ = strconv.Atoi(m[1])
+		b.of, _ = strconv.Atoi(m[2])
 	}
-	ix.add(channel, run, part, of, text)
+	b.d.title = strings.TrimSpace(partRE.ReplaceAllString(head, ""))
+	if m := footerRunRE.FindAllStringSubmatch(text, -1); m != nil {
+		b.d.run, _ = strconv.ParseInt(m[len(m)-1][1], 10, 64)
+	}
+	return b
+}
+
+// hookTitle is the title of a Slack incoming-webhook post, which is
+// never split: its footer names the run.
+func hookTitle(body []byte) string {
+	if m := titleRE.FindSubmatch(body); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
+// addBots files bot messages, in arrival order, under their runs.
+func (ix index) addBots(msgs []botMsg) {
+	ds := make([]delivery, len(msgs))
+	for i, m := range msgs {
+		ds[i] = m.d
+	}
+	for i, d := range resolveRuns(ds) {
+		ix.add(d.channel, d.run, d.part, msgs[i].of, msgs[i].text)
+	}
 }
 
 // collect reads what every stand-in accepted, deduplicated by report
@@ -89,6 +117,7 @@ func (ix index) byHead(channel, head, text string) {
 func (s *soak) collect() (index, []string) {
 	ix := index{}
 	var odd []string
+	var bots []botMsg
 	summaries := map[string]string{} // dedupe key → summary ts
 	for _, p := range s.slack.Posts() {
 		if p.Part == 0 {
@@ -114,7 +143,7 @@ func (s *soak) collect() (index, []string) {
 		if isResolution("", string(d.Body)) {
 			continue
 		}
-		ix.byHead("slack-hook", string(d.Body), string(d.Body))
+		bots = append(bots, byHead("slack-hook", hookTitle(d.Body), string(d.Body)))
 	}
 	for _, d := range s.hook.Received() {
 		var body struct {
@@ -133,21 +162,22 @@ func (s *soak) collect() (index, []string) {
 		if isResolution("", c.Card.Header.Title.Content) {
 			continue
 		}
-		ix.byHead("feishu", c.Card.Header.Title.Content, c.Card.Header.Title.Content+"\n"+c.Markdown())
+		bots = append(bots, byHead("feishu", c.Card.Header.Title.Content, c.Card.Header.Title.Content+"\n"+c.Markdown()))
 	}
 	for _, m := range s.ding.Received() {
 		if isResolution("", m.Markdown.Title) {
 			continue
 		}
-		ix.byHead("dingtalk", m.Markdown.Title, m.Markdown.Title+"\n"+m.Markdown.Text)
+		bots = append(bots, byHead("dingtalk", m.Markdown.Title, m.Markdown.Title+"\n"+m.Markdown.Text))
 	}
 	for _, m := range s.wecom.Received() {
 		head, _, _ := strings.Cut(m.Markdown.Content, "\n")
 		if isResolution("", head) {
 			continue
 		}
-		ix.byHead("wecom", head, m.Markdown.Content)
+		bots = append(bots, byHead("wecom", strings.TrimPrefix(head, "### "), m.Markdown.Content))
 	}
+	ix.addBots(bots)
 	if f, err := os.Open(filepath.Join(s.root, "reports.jsonl")); err == nil {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 16<<20)

@@ -112,13 +112,22 @@ type delivery struct {
 	run     int64
 	part    int
 	at      time.Time
+	// title is the report's title without its part label: the parts of
+	// a split report before the last carry no run (it is in the footer),
+	// so they are the run of the next part with their title (resolveRuns).
+	title string
 }
 
 var (
-	headRE     = regexp.MustCompile(`\(run (\d+)\)(?: \((\d+)/(\d+)\))?`)
-	runIDRE    = regexp.MustCompile(`"run_id":(\d+)`)
-	slackMDRE  = regexp.MustCompile(`"dedupe_key":"aicr-(\d+)-slack-bot(?:-failure)?","part":(\d+)`)
-	pathChanRE = map[string]string{"/open-apis/": "feishu", "/robot/": "dingtalk", "/cgi-bin/": "wecom",
+	// A bot message's title, with its part label when split: "aicr
+	// review: beta r2 by bob (1/2)", ended by the JSON string or a line.
+	titleRE = regexp.MustCompile(`aicr review: ([^"\\\n]*?)(?: \((\d+)/(\d+)\))?(?:"|\\n|\n|$)`)
+	// The footer's run: "… · run 7" or a line "run 7" at the end of a
+	// text (a JSON string's or a Markdown body's).
+	footerRunRE = regexp.MustCompile(`(?:· |\\n|\n)run (\d+)(?:"|\\n|\n|$)`)
+	runIDRE     = regexp.MustCompile(`"run_id":(\d+)`)
+	slackMDRE   = regexp.MustCompile(`"dedupe_key":"aicr-(\d+)-slack-bot(?:-failure)?","part":(\d+)`)
+	pathChanRE  = map[string]string{"/open-apis/": "feishu", "/robot/": "dingtalk", "/cgi-bin/": "wecom",
 		"/services/": "slack-hook", "/hooks/": "webhook", "/api/chat.postMessage": "slack-bot"}
 )
 
@@ -146,22 +155,50 @@ func identify(path string, body []byte) (delivery, bool) {
 		}
 		d.part = 1
 	default:
-		if m = headRE.FindSubmatch(body); m == nil {
+		t := titleRE.FindSubmatch(body)
+		if t == nil {
 			return d, false
 		}
+		d.title = string(t[1])
 		d.part = 1
-		if len(m[2]) > 0 {
-			d.part, _ = strconv.Atoi(string(m[2]))
+		if len(t[2]) > 0 {
+			d.part, _ = strconv.Atoi(string(t[2]))
 		}
+		if r := footerRunRE.FindAllSubmatch(body, -1); r != nil {
+			d.run, _ = strconv.ParseInt(string(r[len(r)-1][1]), 10, 64)
+		}
+		return d, true
 	}
 	d.run, _ = strconv.ParseInt(string(m[1]), 10, 64)
 	return d, true
 }
 
+// resolveRuns gives the parts that name no run (all but the last of a
+// split report) the run of the next part of the same channel and title:
+// a report's parts are sent in order, and a resumed one continues with
+// its remaining parts, so the part that ends it, with the footer, comes
+// after them.
+func resolveRuns(ds []delivery) []delivery {
+	type key struct{ channel, title string }
+	next := map[key]int64{}
+	for i := len(ds) - 1; i >= 0; i-- {
+		k := key{ds[i].channel, ds[i].title}
+		if ds[i].title == "" {
+			continue
+		}
+		if ds[i].run > 0 {
+			next[k] = ds[i].run
+		} else {
+			ds[i].run = next[k]
+		}
+	}
+	return ds
+}
+
 func (f *faultHost) deliveries() []delivery {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]delivery(nil), f.accepted...)
+	return resolveRuns(append([]delivery(nil), f.accepted...))
 }
 
 // setMode switches the host between "", "500" and "refuse"; leaving
