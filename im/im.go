@@ -56,6 +56,9 @@ type Message struct {
 	// Stopped is why a review that ran stopped before it was done (a
 	// per-review cap): Result is a partial review, and the report says so.
 	Stopped string
+	// Clipped are the files whose diff did not fit the model's prompt
+	// budget: the report lists them as left out, with why.
+	Clipped []string
 	// Findings, when set, is how Result's problems live across commits
 	// (aligned with Result.Problems): the report shows new and reopened
 	// ones in full, with their links, and repeats as compact lines.

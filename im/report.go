@@ -26,6 +26,7 @@ const (
 	TextCached      = "cached"
 	TextPartial     = "Partial review"
 	TextFoundSoFar  = "what it found until then is below"
+	TextOverBudget  = "diff over the model's prompt budget (agent.llm.context_window); the model was told to read it with fetch_more_context"
 )
 
 // Words are the labels a dialect shows around the report's content. A
@@ -168,6 +169,13 @@ func BuildReport(msg Message) Report {
 			Author: Sanitize(c.Author), Description: redact.Text(Sanitize(c.Description))}
 		r.Description = FirstLine(r.Change.Description)
 		r.LeftOut, r.LeftOutMore = leftOut(c.Files)
+	}
+	for _, p := range msg.Clipped {
+		if len(r.LeftOut) == maxLeftOut {
+			r.LeftOutMore++
+			continue
+		}
+		r.LeftOut = append(r.LeftOut, oneLine(p)+" ("+TextOverBudget+")")
 	}
 	if res.Skip != nil {
 		r.Skip = SkipSentence(res.Skip.Reason)

@@ -25,6 +25,12 @@ func TestReportFooterCostAndStoppedNotice(t *testing.T) {
 	if text := PlainText(r); !strings.Contains(text, r.Notice) || !strings.Contains(text, r.Footer) {
 		t.Errorf("plain text lacks the notice or the footer:\n%s", text)
 	}
+	// Files over the prompt budget are named as left out, and why.
+	msg.Clipped = []string{"src/big.c"}
+	if line := BuildReport(msg).LeftOutLine(); !strings.Contains(line, "src/big.c (diff over the model's prompt budget (agent.llm.context_window)") {
+		t.Errorf("left-out line %q", line)
+	}
+	msg.Clipped = nil
 	// No prices, nothing cached: the footer names the reviewer only.
 	msg.Reviewer = Reviewer{Agent: "llm", Model: "m", PromptTokens: 100}
 	if r := BuildReport(msg); r.Footer != "Reviewed by llm (m)" {

@@ -141,7 +141,7 @@ func TestDBMigrateFromAnOlderSQLiteFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{`DROP TABLE finding_events`, `DROP TABLE findings`, `ALTER TABLE dispatches DROP COLUMN report`, `ALTER TABLE runs DROP COLUMN run_home`, `ALTER TABLE runs DROP COLUMN author`, `DROP TABLE daemons`, `DROP TABLE rate_buckets`,
-		`DROP TABLE run_turns`, `ALTER TABLE runs DROP COLUMN cache_read_tokens`, `ALTER TABLE runs DROP COLUMN cache_write_tokens`, `ALTER TABLE runs DROP COLUMN agent_stopped`,
+		`DROP TABLE run_turns`, `ALTER TABLE runs DROP COLUMN cache_read_tokens`, `ALTER TABLE runs DROP COLUMN cache_write_tokens`, `ALTER TABLE runs DROP COLUMN agent_stopped`, `ALTER TABLE runs DROP COLUMN agent_clipped`,
 		`DELETE FROM schema_migrations WHERE version > 12`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
