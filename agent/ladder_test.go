@@ -519,3 +519,43 @@ func TestLadderFailureKeepsThePrePassFindings(t *testing.T) {
 		t.Errorf("no pre-pass, yet a partial result: %+v (%v)", out.Partial, err)
 	}
 }
+
+// A review that has spent its max_input_tokens_per_review starts no
+// further pass: what the first pass recorded is the result, with the
+// reason, and the pass got the cap as its allowance to stop between turns.
+func TestLadderStopsAtTheReviewCap(t *testing.T) {
+	s := &scripted{t: t, steps: []step{{
+		check: func(t *testing.T, p pass.Pass) {
+			if p.Allowance.PromptTokens != 100 || p.Allowance.CostUSD != 0 {
+				t.Errorf("allowance %+v, want the whole cap of 100 prompt tokens", p.Allowance)
+			}
+		},
+		// A problem and a request for context, but no summary: without the
+		// cap the ladder would run a follow-up and then a repair pass.
+		calls: []review.ToolCall{printlnUB, call(review.ToolFetchMoreContext, map[string]any{"path": "main.go",
+			"range": map[string]int{"start_line": 1, "end_line": 2}, "reason": "more"})},
+	}}}
+	run := newRun(t)
+	// The scripted pass sends 100 prompt tokens: the cap is spent.
+	l := &agent.Ladder{Agent: s, Caps: agent.Caps{MaxPromptTokens: 100}}
+	out, err := l.Run(context.Background(), run, agent.Target{Revision: "7", Replayer: &fakeRepo{files: map[string]string{"main.go": "x\n"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.passes) != 1 || out.Passes != 1 {
+		t.Fatalf("%d passes, want 1", len(s.passes))
+	}
+	if want := "stopped at the review's limit of 100 prompt tokens (agent.max_input_tokens_per_review)"; out.Stopped != want {
+		t.Errorf("stopped %q, want %q", out.Stopped, want)
+	}
+	if len(out.Result.Problems) != 1 || out.Result.Problems[0].Line != 5 {
+		t.Errorf("result %+v, want the first pass's problem", out.Result)
+	}
+	// A cost cap prices the passes at the caps' prices.
+	s = &scripted{t: t, steps: []step{{calls: []review.ToolCall{printlnUB}}}}
+	l = &agent.Ladder{Agent: s, Caps: agent.Caps{MaxCostUSD: 0.0002, Prices: agent.Prices{PerMTokIn: 1, PerMTokOut: 10}}}
+	out, err = l.Run(context.Background(), newRun(t), agent.Target{Revision: "7"})
+	if err != nil || len(s.passes) != 1 || out.Stopped != "stopped at the review's cost limit of $0.0002 (agent.max_cost_per_review)" {
+		t.Errorf("cost cap: %d passes, stopped %q, %v", len(s.passes), out.Stopped, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // AgentStats is what the review agent of one run cost, summed over the
@@ -29,6 +30,10 @@ type AgentStats struct {
 	// (agent.max_cost_per_review)"); what it found was published as a
 	// partial review. Empty: it was not stopped.
 	Stopped string `json:"stopped,omitempty"`
+	// Clipped lists the files whose diff did not fit the model's prompt
+	// budget in the latest attempt (the model could read them with
+	// fetch_more_context); the report names them as left out.
+	Clipped []string `json:"clipped,omitempty"`
 	// PerTurn is every model round trip of every attempt, in order; an
 	// agent that reports only totals has one row per pass with Turn 0.
 	PerTurn []TurnUsage `json:"per_turn,omitempty"`
@@ -65,11 +70,11 @@ func (s *Store) AddAgentStats(ctx context.Context, runID int64, st AgentStats) e
 	res, err := tx.ExecContext(ctx, `UPDATE runs SET agent = ?, agent_model = ?,
 			agent_passes = agent_passes + ?, agent_turns = agent_turns + ?,
 			input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-			cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?, agent_stopped = ?,
+			cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?, agent_stopped = ?, agent_clipped = ?,
 			cost_usd = CASE WHEN CAST(? AS DOUBLE PRECISION) IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END
 		WHERE id = ?`,
 		st.Agent, st.Model, st.Passes, st.Turns, st.InputTokens, st.OutputTokens, st.CacheReadTokens, st.CacheWriteTokens,
-		st.Stopped, cost, cost, runID)
+		st.Stopped, strings.Join(st.Clipped, "\n"), cost, cost, runID)
 	if err != nil {
 		return fmt.Errorf("record agent stats of run %d: %w", runID, err)
 	}
@@ -99,10 +104,11 @@ func (s *Store) AddAgentStats(ctx context.Context, runID int64, st AgentStats) e
 func agentStats(ctx context.Context, q querier, runID int64) (*AgentStats, error) {
 	var st AgentStats
 	var cost sql.NullFloat64
+	var clipped string
 	err := q.QueryRowContext(ctx, `SELECT agent, agent_model, agent_passes, agent_turns, input_tokens,
-			cache_read_tokens, cache_write_tokens, output_tokens, cost_usd, agent_stopped
+			cache_read_tokens, cache_write_tokens, output_tokens, cost_usd, agent_stopped, agent_clipped
 		FROM runs WHERE id = ?`, runID).Scan(&st.Agent, &st.Model, &st.Passes, &st.Turns, &st.InputTokens,
-		&st.CacheReadTokens, &st.CacheWriteTokens, &st.OutputTokens, &cost, &st.Stopped)
+		&st.CacheReadTokens, &st.CacheWriteTokens, &st.OutputTokens, &cost, &st.Stopped, &clipped)
 	if err != nil {
 		return nil, fmt.Errorf("read agent stats: %w", err)
 	}
@@ -111,6 +117,9 @@ func agentStats(ctx context.Context, q querier, runID int64) (*AgentStats, error
 	}
 	if cost.Valid {
 		st.CostUSD = &cost.Float64
+	}
+	if clipped != "" {
+		st.Clipped = strings.Split(clipped, "\n")
 	}
 	rows, err := q.QueryContext(ctx, `SELECT attempt, pass, turn, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens
 		FROM run_turns WHERE run_id = ? ORDER BY attempt, pass, turn`, runID)

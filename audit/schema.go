@@ -524,11 +524,14 @@ var migrations = [][]string{
 	// run_turns keeps every model round trip of every attempt and pass (turn
 	// 0: a pass whose agent reports only totals, as the agent CLIs do).
 	// agent_stopped says why a review stopped before its ladder was done
-	// (a per-review cap), for the partial review's report.
+	// (a per-review cap), for the partial review's report; agent_clipped
+	// the files (newline-separated) whose diff did not fit the model's
+	// prompt budget.
 	{
 		`ALTER TABLE runs ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN agent_stopped TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN agent_clipped TEXT NOT NULL DEFAULT ''`,
 		`CREATE TABLE run_turns (
 			run_id             INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
 			attempt            INTEGER NOT NULL,

@@ -201,7 +201,7 @@ func agentStats(attempt int, out agent.Outcome, prices agent.Prices) audit.Agent
 	s := out.Stats
 	st := audit.AgentStats{Agent: s.Agent, Model: s.Model, Passes: out.Passes, Turns: s.Turns,
 		InputTokens: s.InputTokens, CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens, OutputTokens: s.OutputTokens,
-		Stopped: out.Stopped}
+		Stopped: out.Stopped, Clipped: s.Clipped}
 	if usd, ok := prices.Cost(s); ok {
 		st.CostUSD = &usd
 	}

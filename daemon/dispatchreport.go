@@ -60,7 +60,7 @@ func reportMessage(c *config.Config, run *audit.RunDetail, change *vcs.Change, c
 	if run.Agent != nil {
 		msg.Reviewer = im.Reviewer{Agent: run.Agent.Agent, Model: run.Agent.Model, CostUSD: run.Agent.CostUSD,
 			PromptTokens: run.Agent.PromptTokens(), CachedTokens: run.Agent.CacheReadTokens}
-		msg.Stopped = run.Agent.Stopped
+		msg.Stopped, msg.Clipped = run.Agent.Stopped, run.Agent.Clipped
 	}
 	if repo != nil && repo.ChangeURL != "" {
 		msg.ChangeURL = expandChangeURL(repo.ChangeURL, change)

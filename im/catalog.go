@@ -167,9 +167,10 @@ const (
 	KeyDigestPeriodRange  Key = "digest.period_range"
 
 	// Cost in the footer, and the notice of a review stopped at a cap.
-	KeyFooterCost    Key = "report.footer_cost"
-	KeyFooterCached  Key = "report.footer_cached"
-	KeyStoppedNotice Key = "report.stopped_notice"
+	KeyFileOverPrompt Key = "file.over_prompt_budget"
+	KeyFooterCost     Key = "report.footer_cost"
+	KeyFooterCached   Key = "report.footer_cached"
+	KeyStoppedNotice  Key = "report.stopped_notice"
 
 	// A spent [[budget]]: the report's notice (name, period, amount,
 	// [fallback model,] when reviews resume), its amounts, the skip line

@@ -106,9 +106,10 @@ var english = map[Key]string{
 	KeyDigestCostUnknown:  "cost not priced",
 	KeyDigestPeriodRange:  "%s – %s UTC",
 
-	KeyFooterCost:    "cost $%s",
-	KeyFooterCached:  "%d%% cached",
-	KeyStoppedNotice: "Partial review: %s; what it found until then is below.",
+	KeyFileOverPrompt: "diff over the model's prompt budget (agent.llm.context_window); the model was told to read it with fetch_more_context",
+	KeyFooterCost:     "cost $%s",
+	KeyFooterCached:   "%d%% cached",
+	KeyStoppedNotice:  "Partial review: %s; what it found until then is below.",
 
 	KeyBudgetBuiltinOnly:    "The model budget %s for this %s is spent (%s); reviewed with the builtin rules only; model reviews resume at %s.",
 	KeyBudgetSkip:           "The model budget %s for this %s is spent (%s); the change was not reviewed; reviews resume at %s.",

@@ -106,9 +106,10 @@ var chinese = map[Key]string{
 	KeyDigestCostUnknown:  "未配置价格",
 	KeyDigestPeriodRange:  "%s – %s（UTC）",
 
-	KeyFooterCost:    "费用 $%s",
-	KeyFooterCached:  "%d%% 来自缓存",
-	KeyStoppedNotice: "部分审查：%s；以下是此前发现的问题。",
+	KeyFileOverPrompt: "差异超出模型的提示词预算（agent.llm.context_window）；已告知模型用 fetch_more_context 读取",
+	KeyFooterCost:     "费用 $%s",
+	KeyFooterCached:   "%d%% 来自缓存",
+	KeyStoppedNotice:  "部分审查：%s；以下是此前发现的问题。",
 
 	KeyBudgetBuiltinOnly:    "模型预算 %s 本%s已用完（%s）；本次只用内置规则审查；模型审查将于 %s 恢复。",
 	KeyBudgetSkip:           "模型预算 %s 本%s已用完（%s）；本次变更未审查；审查将于 %s 恢复。",

@@ -63,6 +63,9 @@ type Message struct {
 	// with the builtin rules only, with the fallback model, or not at all;
 	// the report says so in its notice.
 	Budget *BudgetNotice
+	// Clipped are the files whose diff did not fit the model's prompt
+	// budget: the report lists them as left out, with why.
+	Clipped []string
 	// Findings, when set, is how Result's problems live across commits
 	// (aligned with Result.Problems): the report shows new and reopened
 	// ones in full, with their links, and repeats as compact lines.

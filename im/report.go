@@ -230,6 +230,13 @@ func BuildReport(msg Message) Report {
 		r.Description = FirstLine(r.Change.Description)
 		r.LeftOut, r.LeftOutMore = leftOut(lang, c.Files)
 	}
+	for _, p := range msg.Clipped {
+		if len(r.LeftOut) == maxLeftOut {
+			r.LeftOutMore++
+			continue
+		}
+		r.LeftOut = append(r.LeftOut, oneLine(p)+" ("+lang.T(KeyFileOverPrompt)+")")
+	}
 	if res.Skip != nil {
 		r.Skip = lang.SkipSentence(res.Skip.Reason)
 	}

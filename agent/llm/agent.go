@@ -134,6 +134,7 @@ func (a *Agent) Review(ctx context.Context, run rundir.Layout, p pass.Pass) (pas
 	l := &loop{model: model, exec: session, tools: tools, maxTurns: a.cfg.MaxTurns, maxOutputTokens: a.cfg.MaxOutputTokens, log: log,
 		guard: newTurnGuard(p.Allowance, a.cfg.ContextWindow)}
 	stats, err = l.run(ctx, pr.System, Message{Role: RoleUser, Text: pr.User, Stable: pr.Stable})
+	stats.Clipped = pr.Clipped
 	if stats.Model == "" {
 		stats.Model = a.cfg.Model
 	}

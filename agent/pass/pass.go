@@ -6,6 +6,8 @@
 // without an import cycle.
 package pass
 
+import "slices"
+
 // Kind is what a pass is for.
 type Kind string
 
@@ -132,6 +134,10 @@ type Stats struct {
 	// StopContextWindow (the next request would not fit the model's
 	// context); "" when it was not stopped.
 	Stop string `json:"stop,omitempty"`
+	// Clipped lists the files whose diff did not fit the model's prompt
+	// budget (context_window), whole or in part: the model was told to read
+	// them with fetch_more_context, and the report names them.
+	Clipped []string `json:"clipped,omitempty"`
 	// Text is the agent's final prose, kept for the ladder's prose
 	// normalization when no structured result was recorded.
 	Text string `json:"-"`
@@ -154,6 +160,11 @@ func (s *Stats) Add(o Stats) {
 	s.TurnUsage = append(s.TurnUsage, o.TurnUsage...)
 	if o.Stop != "" {
 		s.Stop = o.Stop
+	}
+	for _, c := range o.Clipped {
+		if !slices.Contains(s.Clipped, c) {
+			s.Clipped = append(s.Clipped, c)
+		}
 	}
 }
 

@@ -31,7 +31,7 @@ func TestAuditShowSplitsTokens(t *testing.T) {
 	}
 	cost := 0.0123
 	st := audit.AgentStats{Agent: "llm", Model: "claude-x", Passes: 2, Turns: 3, InputTokens: 1240, CacheReadTokens: 14000, CacheWriteTokens: 7160, OutputTokens: 260,
-		CostUSD: &cost, Stopped: "stopped at the review's cost limit of $0.01 (agent.max_cost_per_review)",
+		CostUSD: &cost, Clipped: []string{"src/big.c", "src/huge.c"}, Stopped: "stopped at the review's cost limit of $0.01 (agent.max_cost_per_review)",
 		PerTurn: []audit.TurnUsage{
 			{Attempt: 1, Pass: 1, Turn: 1, InputTokens: 40, CacheWriteTokens: 7000, OutputTokens: 120},
 			{Attempt: 1, Pass: 1, Turn: 2, InputTokens: 300, CacheReadTokens: 7000, CacheWriteTokens: 160, OutputTokens: 80},

@@ -135,14 +135,14 @@ func TestDBMigrateFromAnOlderSQLiteFile(t *testing.T) {
 	// Back to the schema of the release before PostgreSQL: the migrations
 	// since (findings, whose dispatches rebuild re-applies over the rebuilt
 	// table; dispatches.report; run_home; author; daemons and
-	// rate_buckets; and those after them: the cache token columns, agent_stopped and
-	// run_turns of 18, the budget column of 19) undone, by number.
+	// rate_buckets; and since, the accounting of migration 18 and the budget
+	// column of 19) undone.
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{`DROP TABLE finding_events`, `DROP TABLE findings`, `ALTER TABLE dispatches DROP COLUMN report`, `ALTER TABLE runs DROP COLUMN run_home`, `ALTER TABLE runs DROP COLUMN author`, `DROP TABLE daemons`, `DROP TABLE rate_buckets`,
-		`DROP TABLE run_turns`, `ALTER TABLE runs DROP COLUMN cache_read_tokens`, `ALTER TABLE runs DROP COLUMN cache_write_tokens`, `ALTER TABLE runs DROP COLUMN agent_stopped`, `ALTER TABLE runs DROP COLUMN budget`,
+		`DROP TABLE run_turns`, `ALTER TABLE runs DROP COLUMN cache_read_tokens`, `ALTER TABLE runs DROP COLUMN cache_write_tokens`, `ALTER TABLE runs DROP COLUMN agent_stopped`, `ALTER TABLE runs DROP COLUMN agent_clipped`, `ALTER TABLE runs DROP COLUMN budget`,
 		`DELETE FROM schema_migrations WHERE version > 12`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
