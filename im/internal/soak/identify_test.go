@@ -16,6 +16,7 @@ func TestIdentifyNamesRunAndPart(t *testing.T) {
 	}{
 		{"/api/chat.postMessage", slackForm, delivery{channel: "slack-bot", run: 12, part: 3}},
 		{"/services/T0SOAK/B0SOAK/x", `{"text":"aicr review: alpha r6 by dave — No problems found.","blocks":[{"text":{"text":"Reviewed by llm (m) · run 15"}}]}`, delivery{channel: "slack-hook", run: 15, part: 1, title: "alpha r6 by dave — No problems found."}},
+		{"/services/T0SOAK/B0SOAK/x", `{"text":"aicr review: depot change 11 by bob — Problems: 1 critical","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"Partial review: …"}},{"type":"section","text":{"type":"mrkdwn","text":"run 18"}}]}`, delivery{channel: "slack-hook", run: 18, part: 1, title: "depot change 11 by bob — Problems: 1 critical"}},
 		{"/hooks/aicr/x", `{"version":1,"run_id":44,"channel":"webhook"}`, delivery{channel: "webhook", run: 44, part: 1}},
 		{"/open-apis/bot/v2/hook/x", `{"card":{"header":{"title":{"content":"aicr review: depot change 6 by carol (2/2)"}},"body":{"elements":[{"content":"x\n\nrun 1"}]}}}`, delivery{channel: "feishu", run: 1, part: 2, title: "depot change 6 by carol"}},
 		{"/robot/send", `{"markdown":{"title":"aicr review: beta r2 by bob","text":"x\n\nReviewed by llm · run 2"}}`, delivery{channel: "dingtalk", run: 2, part: 1, title: "beta r2 by bob"}},

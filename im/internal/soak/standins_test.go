@@ -122,9 +122,10 @@ var (
 	// A bot message's title, with its part label when split: "aicr
 	// review: beta r2 by bob (1/2)", ended by the JSON string or a line.
 	titleRE = regexp.MustCompile(`aicr review: ([^"\\\n]*?)(?: \((\d+)/(\d+)\))?(?:"|\\n|\n|$)`)
-	// The footer's run: "… · run 7" or a line "run 7" at the end of a
-	// text (a JSON string's or a Markdown body's).
-	footerRunRE = regexp.MustCompile(`(?:· |\\n|\n)run (\d+)(?:"|\\n|\n|$)`)
+	// The footer's run: "… · run 7", a line "run 7" at the end of a
+	// text (a JSON string's or a Markdown body's), or a JSON string of
+	// its own (a failed run's Slack footer block names no reviewer).
+	footerRunRE = regexp.MustCompile(`(?:· |\\n|\n|")run (\d+)(?:"|\\n|\n|$)`)
 	runIDRE     = regexp.MustCompile(`"run_id":(\d+)`)
 	slackMDRE   = regexp.MustCompile(`"dedupe_key":"aicr-(\d+)-slack-bot(?:-failure)?","part":(\d+)`)
 	pathChanRE  = map[string]string{"/open-apis/": "feishu", "/robot/": "dingtalk", "/cgi-bin/": "wecom",
