@@ -15,7 +15,7 @@ type Report struct {
 }
 
 // settleLanguages reads [report] language, each [[channel]] language
-// (defaulting to [report]'s) and [agent] output_language into their
+// and [web] language (defaulting to [report]'s) and [agent] output_language into their
 // catalogue form ("zh_CN" becomes "zh-CN"). A channel's bad value is left
 // as typed, for its table's Validate to name.
 func (c *Config) settleLanguages() []fieldProblem {
@@ -25,6 +25,13 @@ func (c *Config) settleLanguages() []fieldProblem {
 		out = append(out, fieldProblem{"report.language", err.Error()})
 	}
 	c.Report.Language = report
+	if c.Web.Language == "" {
+		c.Web.Language = report
+	} else if l, err := im.ParseLanguage(string(c.Web.Language)); err != nil {
+		out = append(out, fieldProblem{"web.language", err.Error()})
+	} else {
+		c.Web.Language = l
+	}
 	for i := range c.Channels {
 		ch := &c.Channels[i].ChannelConfig
 		if ch.Language == "" {

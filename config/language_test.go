@@ -108,3 +108,29 @@ func TestBadLanguages(t *testing.T) {
 		}
 	}
 }
+
+// The web page is in [web] language, else [report]'s; a bad one is an
+// error naming web.language.
+func TestWebLanguage(t *testing.T) {
+	for _, c := range []struct {
+		tables string
+		want   im.Language
+	}{
+		{"", im.LangEnglish},
+		{"[report]\nlanguage = \"zh-CN\"", im.LangChinese},
+		{"[report]\nlanguage = \"zh-CN\"\n[web]\nlanguage = \"en\"", im.LangEnglish},
+		{"[web]\nlanguage = \"zh_cn\"", im.LangChinese},
+	} {
+		cfg, err := loadLanguages(t, c.tables, "")
+		if err != nil {
+			t.Fatalf("%q: %v", c.tables, err)
+		}
+		if cfg.Web.Language != c.want {
+			t.Errorf("%q: web language %q, want %q", c.tables, cfg.Web.Language, c.want)
+		}
+	}
+	_, err := loadLanguages(t, "[web]\nlanguage = \"fr\"", "")
+	if err == nil || !strings.Contains(err.Error(), `web.language: unknown language "fr": use "en" or "zh-CN"`) {
+		t.Errorf("bad [web] language: %v", err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/secret"
 	"github.com/aicr-dev/aicr/weblink"
 )
@@ -46,6 +47,10 @@ type Web struct {
 	LinkKeyFile string `toml:"link_key_file"`
 	// LinkTTL is how long a finding link works (default 90 days).
 	LinkTTL time.Duration `toml:"link_ttl"`
+	// Language is the language of the page's every word ("en" or
+	// "zh-CN"; default [report] language); a reader's ?lang= overrides
+	// it for their browser.
+	Language im.Language `toml:"language"`
 }
 
 // Enabled reports whether the daemon serves the web page.

@@ -16,7 +16,7 @@ func TestReportFooterCostAndStoppedNotice(t *testing.T) {
 		Reviewer: Reviewer{Agent: "llm", Model: "claude-x", CostUSD: &cost, PromptTokens: 20000, CachedTokens: 16800},
 		Stopped:  "stopped at the review's cost limit of $0.01 (agent.max_cost_per_review)"}
 	r := BuildReport(msg)
-	if want := "Reviewed by llm (claude-x) · cost $0.01234 · 84% cached"; r.Footer != want {
+	if want := "Reviewed by llm (claude-x) · cost $0.01234 · 84% cached · run 9"; r.Footer != want {
 		t.Errorf("footer %q, want %q", r.Footer, want)
 	}
 	if want := "Partial review: stopped at the review's cost limit of $0.01 (agent.max_cost_per_review); what it found until then is below."; r.Notice != want || r.Stopped == "" {
@@ -33,11 +33,12 @@ func TestReportFooterCostAndStoppedNotice(t *testing.T) {
 	msg.Clipped = nil
 	// No prices, nothing cached: the footer names the reviewer only.
 	msg.Reviewer = Reviewer{Agent: "llm", Model: "m", PromptTokens: 100}
-	if r := BuildReport(msg); r.Footer != "Reviewed by llm (m)" {
+	if r := BuildReport(msg); r.Footer != "Reviewed by llm (m) · run 9" {
 		t.Errorf("unpriced footer %q", r.Footer)
 	}
 	msg.Failure = "model refused the key"
-	if r := BuildReport(msg); strings.Contains(r.Notice, "Partial review: stopped") || r.Footer != "" {
+	// The run id stays in the footer, where the report keeps internal ids.
+	if r := BuildReport(msg); strings.Contains(r.Notice, "Partial review: stopped") || r.Footer != "run 9" {
 		t.Errorf("failed run: notice %q footer %q", r.Notice, r.Footer)
 	}
 }

@@ -27,7 +27,7 @@ func (s *server) findingAct(w http.ResponseWriter, r *http.Request) {
 	}
 	a := findings.Action(r.PostFormValue("action"))
 	if !a.Valid() {
-		s.fail(w, r, http.StatusBadRequest, "Unknown action", "The form named no action aicr knows ("+strconv.Quote(text(string(a)))+").")
+		s.fail(w, r, http.StatusBadRequest, s.t(r, im.KeyWebErrUnknownAction), s.t(r, im.KeyWebErrUnknownActionMsg, strconv.Quote(text(string(a)))))
 		return
 	}
 	if !s.act(w, r, f, a, user, "web") {
@@ -51,11 +51,12 @@ func (s *server) act(w http.ResponseWriter, r *http.Request, f findings.Finding,
 	_, err := s.store.ActOnFinding(r.Context(), f.ID, findings.Act{Action: a, Actor: actor, Via: findings.ViaWeb, Note: note, At: s.now()})
 	switch {
 	case errors.Is(err, findings.ErrConflict):
-		s.fail(w, r, http.StatusConflict, "Nothing to do",
-			actionLabels[a]+" does not apply to this finding now: it is "+strings.ToLower(stateLabel(f.State))+". Reload its page to see where it stands.")
+		l := s.lang(r)
+		s.fail(w, r, http.StatusConflict, l.T(im.KeyWebErrNothingToDo),
+			l.T(im.KeyWebErrNotApplicable, actLabel(l, a), strings.ToLower(stateLabel(l, f.State))))
 		return false
 	case errors.Is(err, findings.ErrNotFound):
-		s.fail(w, r, http.StatusNotFound, "No such finding", "The finding was removed meanwhile.")
+		s.fail(w, r, http.StatusNotFound, s.t(r, im.KeyWebErrNoFinding), s.t(r, im.KeyWebErrRemoved))
 		return false
 	case err != nil:
 		s.storeFailed(w, r, err)
@@ -78,25 +79,22 @@ type linkParams struct {
 func (s *server) checkLink(w http.ResponseWriter, r *http.Request) (linkParams, bool) {
 	action := r.PathValue("action")
 	if action != weblink.ActionView && !findings.Action(action).Valid() {
-		s.fail(w, r, http.StatusNotFound, "Not found", "There is no such action on findings.")
+		s.fail(w, r, http.StatusNotFound, s.t(r, im.KeyWebErrNotFound), s.t(r, im.KeyWebErrNoAction))
 		return linkParams{}, false
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		s.fail(w, r, http.StatusNotFound, "Not found", "A finding link names the finding by its number.")
+		s.fail(w, r, http.StatusNotFound, s.t(r, im.KeyWebErrNotFound), s.t(r, im.KeyWebErrLinkNumber))
 		return linkParams{}, false
 	}
 	q := r.URL.Query()
 	exp, sig := q.Get("exp"), q.Get("sig")
 	switch err := s.signer.Verify(id, action, exp, sig, s.now()); {
 	case errors.Is(err, weblink.ErrExpired):
-		s.fail(w, r, http.StatusForbidden, "This link has expired",
-			"Links in aicr's reports work for a limited time ([web] link_ttl), and this one's time is over. "+
-				"Use the link in a newer report, or sign in to aicr's web page to find the finding.")
+		s.fail(w, r, http.StatusForbidden, s.t(r, im.KeyWebErrLinkExpired), s.t(r, im.KeyWebErrLinkExpiredMsg))
 		return linkParams{}, false
 	case err != nil:
-		s.fail(w, r, http.StatusForbidden, "This link is not valid",
-			"The link was altered or cut short, or another aicr installation signed it. Copy the whole link from the report again.")
+		s.fail(w, r, http.StatusForbidden, s.t(r, im.KeyWebErrLinkInvalid), s.t(r, im.KeyWebErrLinkInvalidMsg))
 		return linkParams{}, false
 	}
 	f, ok := s.loadFinding(w, r)
@@ -114,13 +112,13 @@ func (s *server) linkPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := lp.finding
-	v, err := s.findingView(r.Context(), f)
+	v, err := s.findingView(r.Context(), s.lang(r), f)
 	if err != nil {
 		s.storeFailed(w, r, err)
 		return
 	}
 	v.Link = true
-	v.Done = actionDone[findings.Action(r.URL.Query().Get("done"))]
+	v.Done = doneText(s.lang(r), r.URL.Query().Get("done"))
 	if lp.action == weblink.ActionView {
 		// The view link's holder may take the actions a report offers:
 		// sign their links now, relative, so the forms post to this host.
@@ -133,9 +131,10 @@ func (s *server) linkPage(w http.ResponseWriter, r *http.Request) {
 		v.Confirm = &confirmView{Action: a, URL: s.prefix + r.URL.Path + "?" + url.Values{"exp": {r.URL.Query().Get("exp")}, "sig": {r.URL.Query().Get("sig")}}.Encode(),
 			CSRF: s.csrfToken(lp.binding)}
 	} else if v.Done == "" {
-		v.Notice = actionLabels[a] + " does not apply to this finding now: it is " + strings.ToLower(stateLabel(f.State)) + "."
+		l := s.lang(r)
+		v.Notice = l.T(im.KeyWebNoticeNotApplicable, actLabel(l, a), strings.ToLower(stateLabel(l, f.State)))
 	}
-	s.render(w, r, http.StatusOK, "finding", page{Title: "Finding " + strconv.FormatInt(f.ID, 10), Data: v})
+	s.render(w, r, http.StatusOK, "finding", page{Title: s.t(r, im.KeyWebTitleFinding, strconv.FormatInt(f.ID, 10)), Data: v})
 }
 
 // linkAct is a signed action link's POST: the action, by "link" and the
@@ -146,7 +145,7 @@ func (s *server) linkAct(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if lp.action == weblink.ActionView {
-		s.fail(w, r, http.StatusMethodNotAllowed, "Nothing to send", "A finding's page link only shows the finding.")
+		s.fail(w, r, http.StatusMethodNotAllowed, s.t(r, im.KeyWebErrNothingToSend), s.t(r, im.KeyWebErrViewLinkPost))
 		return
 	}
 	if !s.formOK(w, r, lp.binding) {

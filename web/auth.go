@@ -49,7 +49,7 @@ func (s *server) authed(h http.HandlerFunc) http.HandlerFunc {
 		case config.WebAuthProxy:
 			var msg string
 			if user, msg = s.proxyUser(r); user == "" {
-				s.fail(w, r, http.StatusUnauthorized, "Sign-in required", msg)
+				s.fail(w, r, http.StatusUnauthorized, s.t(r, im.KeyWebErrSignInRequired), msg)
 				return
 			}
 		case config.WebAuthToken:
@@ -58,8 +58,7 @@ func (s *server) authed(h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		default:
-			s.fail(w, r, http.StatusUnauthorized, "Sign-in required",
-				`This page needs [web] auth = "proxy" or "token" in aicr's configuration; only signed finding links work without it.`)
+			s.fail(w, r, http.StatusUnauthorized, s.t(r, im.KeyWebErrSignInRequired), s.t(r, im.KeyWebErrAuthOff))
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
@@ -71,13 +70,11 @@ func (s *server) authed(h http.HandlerFunc) http.HandlerFunc {
 func (s *server) proxyUser(r *http.Request) (user, why string) {
 	addr := remoteAddr(r)
 	if !s.trusted(addr) {
-		return "", "This page is signed in through the shop's reverse proxy, and this request did not come through it (it came from " +
-			addr.String() + ", which is not in [web] trusted_proxies). Open the page at its usual address."
+		return "", s.t(r, im.KeyWebErrUntrusted, addr.String())
 	}
 	user = cleanName(r.Header.Get(s.cfg.UserHeader))
 	if user == "" {
-		return "", "The reverse proxy did not name a signed-in user in the " + s.cfg.UserHeader +
-			" header. Sign in through the proxy, or set [web] user_header to the header it sets."
+		return "", s.t(r, im.KeyWebErrNoUser, s.cfg.UserHeader)
 	}
 	return user, ""
 }
@@ -188,14 +185,14 @@ func (s *server) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) renderLogin(w http.ResponseWriter, r *http.Request, status int, next, msg string) {
-	s.render(w, r, status, "login", page{Title: "Sign in", Data: map[string]string{
+	s.render(w, r, status, "login", page{Title: s.t(r, im.KeyWebTitleSignIn), Data: map[string]string{
 		"Next": safeNext(next), "CSRF": s.csrfToken("login"), "Error": msg,
 	}})
 }
 
 func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Auth != config.WebAuthToken {
-		s.fail(w, r, http.StatusNotFound, "Not found", `Sign-in with a token is off: [web] auth is not "token".`)
+		s.fail(w, r, http.StatusNotFound, s.t(r, im.KeyWebErrNotFound), s.t(r, im.KeyWebErrTokenOff))
 		return
 	}
 	if !s.formOK(w, r, "login") {
@@ -206,7 +203,7 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	got := strings.TrimSpace(r.PostFormValue("token"))
 	if token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 		s.log.Info("web sign-in refused", "remote", s.clientAddr(r))
-		s.renderLogin(w, r, http.StatusUnauthorized, next, "That token is not the one in aicr's configuration.")
+		s.renderLogin(w, r, http.StatusUnauthorized, next, s.t(r, im.KeyWebErrWrongToken))
 		return
 	}
 	exp := strconv.FormatInt(s.now().Add(sessionTTL).Unix(), 10)

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/aicr-dev/aicr/findings"
+	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/weblink"
 )
 
@@ -220,4 +221,42 @@ func linkPages(t *testing.T, ctx context.Context, fx *fixture, base, dir string)
 		t.Errorf("expired link page says %q", h1)
 	}
 	shot(t, ctx, dir, "link-expired")
+}
+
+// A Chinese team's signed link in a real browser: the finding page in
+// zh-CN (<html lang>, state, sections), its action link's confirm form
+// and the confirmation, all in Chinese, through the form's CSRF token.
+func TestChineseFindingInChromium(t *testing.T) {
+	fx := newFixtureIn(t, "token", im.LangChinese)
+	srv := httptest.NewServer(fx.handler(nil))
+	defer srv.Close()
+	ctx, dir := browser(t), artifacts(t)
+
+	resp := step(t, ctx, "open a finding link", chromedp.NavigateResponse(srv.URL+fx.link(fx.login, weblink.ActionView, fx.now)))
+	checkPage(t, "zh finding", resp, 200)
+	if lang := step(t, ctx, "read the page's language", chromedp.Evaluate[string](`document.documentElement.lang`)); lang != "zh-CN" {
+		t.Errorf("<html lang> = %q", lang)
+	}
+	if st := step(t, ctx, "read the state", chromedp.TextContent(chromedp.CSS(".head .state"))); st != "未解决" {
+		t.Errorf("state: %q", st)
+	}
+	h2 := step(t, ctx, "read the sections", chromedp.Evaluate[string](`[...document.querySelectorAll("h2")].map(e => e.textContent).join("|")`))
+	if h2 != "代码|操作|历史" {
+		t.Errorf("sections: %q", h2)
+	}
+	shot(t, ctx, dir, "finding-zh")
+	resp = navigate(t, ctx, "click false positive", chromedp.Click(chromedp.CSS(`.actions a.button:nth-child(2)`)))
+	checkPage(t, "zh confirm", resp, 200)
+	if h := step(t, ctx, "read the question", chromedp.TextContent(chromedp.CSS("section.act h2"))); h != "误报？" {
+		t.Errorf("confirm heading: %q", h)
+	}
+	resp = navigate(t, ctx, "confirm", chromedp.Click(chromedp.CSS(`button[name="confirm"]`)))
+	checkPage(t, "zh after confirming", resp, 200)
+	if done := step(t, ctx, "read the confirmation", chromedp.TextContent(chromedp.CSS(".done"))); !strings.Contains(done, "已作为误报驳回") {
+		t.Errorf("confirmation: %q", done)
+	}
+	if f, _ := fx.store.GetFinding(ctx, fx.login); f.State != findings.StateDismissed || f.Dismissal != findings.ActionFalsePositive {
+		t.Errorf("stored after the zh link: %s %s", f.State, f.Dismissal)
+	}
+	shot(t, ctx, dir, "finding-zh-done")
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aicr-dev/aicr/im"
 )
 
 // csrfTTL is how long a form's token works: long enough to read a
@@ -39,16 +41,15 @@ func (s *server) csrfValid(binding, token string) bool {
 // page bound to binding; it answers the request itself when not.
 func (s *server) formOK(w http.ResponseWriter, r *http.Request, binding string) bool {
 	if err := r.ParseForm(); err != nil {
-		s.fail(w, r, http.StatusBadRequest, "Bad form", "The form could not be read: "+err.Error())
+		s.fail(w, r, http.StatusBadRequest, s.t(r, im.KeyWebErrBadForm), s.t(r, im.KeyWebErrBadFormMsg, err.Error()))
 		return false
 	}
 	if !s.sameOrigin(r) {
-		s.fail(w, r, http.StatusForbidden, "Refused", "The form was sent from another site; open the page here and send it again.")
+		s.fail(w, r, http.StatusForbidden, s.t(r, im.KeyWebErrRefused), s.t(r, im.KeyWebErrCrossSite))
 		return false
 	}
 	if !s.csrfValid(binding, r.PostFormValue("csrf")) {
-		s.fail(w, r, http.StatusForbidden, "Form expired",
-			"The form's security token is missing, expired or belongs to another page. Reload the page and send the form again.")
+		s.fail(w, r, http.StatusForbidden, s.t(r, im.KeyWebErrFormExpired), s.t(r, im.KeyWebErrFormExpiredMsg))
 		return false
 	}
 	return true

@@ -72,6 +72,13 @@ func Login(w http.ResponseWriter, r *http.Request) {
 
 func newFixture(t *testing.T, auth string) *fixture {
 	t.Helper()
+	return newFixtureIn(t, auth, im.LangEnglish)
+}
+
+// newFixtureIn is newFixture with its page and its stored reports in
+// lang.
+func newFixtureIn(t *testing.T, auth string, lang im.Language) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	fx := &fixture{t: t, dataDir: filepath.Join(dir, "data"), now: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
 	store, err := audit.Open(context.Background(), filepath.Join(fx.dataDir, "aicr.db"))
@@ -86,9 +93,10 @@ func newFixture(t *testing.T, auth string) *fixture {
 	tokenFile := filepath.Join(dir, "web-token")
 	fx.write(tokenFile, testToken+"\n")
 	fx.cfg = config.Web{Listen: "127.0.0.1:0", BaseURL: "http://aicr.test", Auth: auth, UserHeader: "X-Forwarded-User",
-		TrustedProxies: []string{"127.0.0.1", "::1"}, TokenFile: tokenFile, LinkTTL: 24 * time.Hour}
+		TrustedProxies: []string{"127.0.0.1", "::1"}, TokenFile: tokenFile, LinkTTL: 24 * time.Hour, Language: lang}
 
 	msg := imtest.Message()
+	msg.Language = lang
 	// The README's screenshots show these, in a font every machine has.
 	msg.Result.Problems[0].Message = "The error from s.Check is dropped: a wrong password still starts a session."
 	msg.Result.Problems[1].Message = "A database password is committed in plain text."
@@ -100,6 +108,7 @@ func newFixture(t *testing.T, auth string) *fixture {
 	fx.login, fx.hostile = outA.Seen[0].Finding.ID, outA.Seen[3].Finding.ID
 	var outB findings.Outcome
 	hm := imtest.HostileMessage()
+	hm.Language = lang
 	// Its file name is no path src/ can hold: the run kept none.
 	fx.runB, outB = fx.review(hm, nil, false)
 	fx.evilFile = outB.Seen[0].Finding.ID

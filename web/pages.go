@@ -70,7 +70,7 @@ func (s *server) findingPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v, err := s.findingView(r.Context(), f)
+	v, err := s.findingView(r.Context(), s.lang(r), f)
 	if err != nil {
 		s.storeFailed(w, r, err)
 		return
@@ -78,8 +78,8 @@ func (s *server) findingPage(w http.ResponseWriter, r *http.Request) {
 	v.Actions = applicable(f.State)
 	v.CSRF = s.csrfToken(userBinding(viewer(r), f.ID))
 	v.FormAction = s.prefix + "/findings/" + strconv.FormatInt(f.ID, 10) + "/act"
-	v.Done = actionDone[findings.Action(r.URL.Query().Get("done"))]
-	s.render(w, r, http.StatusOK, "finding", page{Title: "Finding " + strconv.FormatInt(f.ID, 10), Data: v})
+	v.Done = doneText(s.lang(r), r.URL.Query().Get("done"))
+	s.render(w, r, http.StatusOK, "finding", page{Title: s.t(r, im.KeyWebTitleFinding, strconv.FormatInt(f.ID, 10)), Data: v})
 }
 
 func userBinding(user string, id int64) string {
@@ -90,12 +90,12 @@ func userBinding(user string, id int64) string {
 func (s *server) loadFinding(w http.ResponseWriter, r *http.Request) (findings.Finding, bool) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		s.fail(w, r, http.StatusNotFound, "No such finding", "A finding's address ends in its number, like /findings/12.")
+		s.fail(w, r, http.StatusNotFound, s.t(r, im.KeyWebErrNoFinding), s.t(r, im.KeyWebErrFindingAddr))
 		return findings.Finding{}, false
 	}
 	f, err := s.store.GetFinding(r.Context(), id)
 	if errors.Is(err, findings.ErrNotFound) {
-		s.fail(w, r, http.StatusNotFound, "No such finding", "Finding "+strconv.FormatInt(id, 10)+" does not exist (retention may have removed it).")
+		s.fail(w, r, http.StatusNotFound, s.t(r, im.KeyWebErrNoFinding), s.t(r, im.KeyWebErrFindingGone, strconv.FormatInt(id, 10)))
 		return f, false
 	}
 	if err != nil {
@@ -107,56 +107,56 @@ func (s *server) loadFinding(w http.ResponseWriter, r *http.Request) (findings.F
 
 func (s *server) storeFailed(w http.ResponseWriter, r *http.Request, err error) {
 	s.log.Error("web: read the store", "path", r.URL.Path, "err", err)
-	s.fail(w, r, http.StatusInternalServerError, "Something went wrong", "aicr could not read its database; the daemon's log says why.")
+	s.fail(w, r, http.StatusInternalServerError, s.t(r, im.KeyWebErrWentWrong), s.t(r, im.KeyWebErrStore))
 }
 
-func (s *server) findingView(ctx context.Context, f findings.Finding) (*findingView, error) {
+func (s *server) findingView(ctx context.Context, l im.Language, f findings.Finding) (*findingView, error) {
 	hist, err := s.store.FindingHistory(ctx, f.ID)
 	if err != nil {
 		return nil, err
 	}
 	v := &findingView{F: f, Now: s.now(), History: hist, RevName: revName("")}
-	s.fillExcerpt(ctx, v)
+	s.fillExcerpt(ctx, l, v)
 	return v, nil
 }
 
 // fillExcerpt reads the anchored lines from the source the last review
 // that reported the finding kept in its run's src/; retention drops
 // src/ once the run's reports are delivered, and the page then says so.
-func (s *server) fillExcerpt(ctx context.Context, v *findingView) {
+func (s *server) fillExcerpt(ctx context.Context, l im.Language, v *findingView) {
 	f := v.F
 	run, err := s.store.GetRun(ctx, f.LastRunID)
 	if err != nil {
 		if !errors.Is(err, audit.ErrNotFound) {
 			s.log.Warn("web: read a finding's run", "finding", f.ID, "run", f.LastRunID, "err", err)
 		}
-		v.ExcerptNote = "The code is not shown: run " + strconv.FormatInt(f.LastRunID, 10) + " is no longer recorded."
+		v.ExcerptNote = l.T(im.KeyWebNoteRunGone, strconv.FormatInt(f.LastRunID, 10))
 		return
 	}
 	v.RevName = revName(run.VCS)
 	rev := v.RevName(run.Revision)
 	switch {
 	case f.Line <= 0:
-		v.ExcerptNote = "The finding is about the whole file, not particular lines."
+		v.ExcerptNote = l.T(im.KeyWebNoteWholeFile)
 		return
 	case run.RunDir == "" || !run.SourcesDroppedAt.IsZero() || !run.RunDirPrunedAt.IsZero():
-		v.ExcerptNote = "The code of " + rev + " is gone: aicr removes a run's copy of the source once its reports are delivered. The finding's message is below."
+		v.ExcerptNote = l.T(im.KeyWebNoteSrcDropped, rev)
 		return
 	}
 	data, err := review.ReadSource(rundir.New(run.RunDir).SrcDir(), f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		v.ExcerptNote = "The code of " + rev + " is gone: the run's copy of the file was removed. The finding's message is below."
+		v.ExcerptNote = l.T(im.KeyWebNoteFileGone, rev)
 		return
 	}
 	if err != nil {
 		s.log.Warn("web: read a finding's source", "finding", f.ID, "run", run.ID, "err", err)
-		v.ExcerptNote = "The code of " + rev + " could not be read (the daemon's log says why). The finding's message is below."
+		v.ExcerptNote = l.T(im.KeyWebNoteUnreadable, rev)
 		return
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	end := max(f.EndLine, f.Line)
 	if f.Line > len(lines) {
-		v.ExcerptNote = "Line " + strconv.Itoa(f.Line) + " is past the end of the file as " + rev + " has it."
+		v.ExcerptNote = l.T(im.KeyWebNotePastEnd, strconv.Itoa(f.Line), rev)
 		return
 	}
 	from, to := max(1, f.Line-excerptContext), min(len(lines), end+excerptContext)
@@ -165,7 +165,7 @@ func (s *server) fillExcerpt(ctx context.Context, v *findingView) {
 		line := strings.TrimSuffix(lines[n-1], "\r")
 		v.Excerpt = append(v.Excerpt, codeLine{N: n, Text: visibleCode(line), Anchor: n >= f.Line && n <= end})
 	}
-	v.ExcerptNote = f.Path + " as " + rev + " has it"
+	v.ExcerptNote = l.T(im.KeyWebNoteExcerpt, f.Path, rev)
 }
 
 // redactLines redacts credentials in lines[from-1:to] (1-based, both
@@ -258,12 +258,12 @@ func (s *server) findingList(w http.ResponseWriter, r *http.Request) {
 	case st.Valid():
 		f.States = []findings.State{st}
 	default:
-		s.fail(w, r, http.StatusBadRequest, "Bad filter", "state must be active, open, reopened, resolved or dismissed; got "+strconv.Quote(lf.State)+".")
+		s.fail(w, r, http.StatusBadRequest, s.t(r, im.KeyWebErrBadFilter), s.t(r, im.KeyWebErrBadState, strconv.Quote(lf.State)))
 		return
 	}
 	if lf.Severity != "" {
 		if f.Severity = review.Severity(lf.Severity); !f.Severity.Valid() {
-			s.fail(w, r, http.StatusBadRequest, "Bad filter", "severity must be info, low, medium, high or critical; got "+strconv.Quote(lf.Severity)+".")
+			s.fail(w, r, http.StatusBadRequest, s.t(r, im.KeyWebErrBadFilter), s.t(r, im.KeyWebErrBadSeverity, strconv.Quote(lf.Severity)))
 			return
 		}
 	}
@@ -290,7 +290,7 @@ func (s *server) findingList(w http.ResponseWriter, r *http.Request) {
 		s.storeFailed(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "findings", page{Title: "Findings", Data: v})
+	s.render(w, r, http.StatusOK, "findings", page{Title: s.t(r, im.KeyWebNavFindings), Data: v})
 }
 
 // pageParam reads a non-negative paging parameter, answering 400 itself.
@@ -301,7 +301,7 @@ func (s *server) pageParam(w http.ResponseWriter, r *http.Request, name string) 
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 0 {
-		s.fail(w, r, http.StatusBadRequest, "Bad page", name+" must be a whole number, got "+strconv.Quote(raw)+".")
+		s.fail(w, r, http.StatusBadRequest, s.t(r, im.KeyWebErrBadPage), s.t(r, im.KeyWebErrPageParam, name, strconv.Quote(raw)))
 		return 0, false
 	}
 	return n, true
@@ -343,7 +343,7 @@ func (s *server) runList(w http.ResponseWriter, r *http.Request) {
 		v.Next = s.prefix + "/runs?" + withParam(r.URL.Query(), "before", strconv.FormatInt(runs[len(runs)-1].ID, 10))
 	}
 	v.Runs = runs
-	s.render(w, r, http.StatusOK, "runs", page{Title: "Runs", Data: v})
+	s.render(w, r, http.StatusOK, "runs", page{Title: s.t(r, im.KeyWebNavRuns), Data: v})
 }
 
 // runView is a run's page: the report as its dispatches stored it (the
@@ -372,12 +372,12 @@ type dispatchRow struct {
 func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		s.fail(w, r, http.StatusNotFound, "No such run", "A run's address ends in its number, like /runs/12.")
+		s.fail(w, r, http.StatusNotFound, s.t(r, im.KeyWebErrNoRun), s.t(r, im.KeyWebErrRunAddr))
 		return
 	}
 	run, err := s.store.GetRun(r.Context(), id)
 	if errors.Is(err, audit.ErrNotFound) {
-		s.fail(w, r, http.StatusNotFound, "No such run", "Run "+strconv.FormatInt(id, 10)+" does not exist (retention may have removed it).")
+		s.fail(w, r, http.StatusNotFound, s.t(r, im.KeyWebErrNoRun), s.t(r, im.KeyWebErrRunGone, strconv.FormatInt(id, 10)))
 		return
 	}
 	if err != nil {
@@ -405,7 +405,7 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.storeFailed(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "run", page{Title: "Run " + strconv.FormatInt(id, 10), Data: v})
+	s.render(w, r, http.StatusOK, "run", page{Title: s.t(r, im.KeyWebTitleRun, strconv.FormatInt(id, 10)), Data: v})
 }
 
 // reportProblems are the stored report's problems with their findings,

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -13,9 +14,11 @@ import (
 	"github.com/aicr-dev/aicr/findings"
 	"github.com/aicr-dev/aicr/im"
 	"github.com/aicr-dev/aicr/redact"
+	"github.com/aicr-dev/aicr/review"
 )
 
-// page is what the layout renders around a page's own Data.
+// page is what the layout renders around a page's own Data. Its
+// methods give the templates the words of its language.
 type page struct {
 	Title string
 	// User is the signed-in viewer ("" on a signed link's page, which
@@ -25,18 +28,20 @@ type page struct {
 	Logout string
 	// Base is base_url's path, which every link and form starts with.
 	Base string
+	// Lang is the language of every word aicr writes on the page.
+	Lang im.Language
 	Data any
 }
 
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	p.User, p.Base = viewer(r), s.prefix
+	p.User, p.Base, p.Lang = viewer(r), s.prefix, s.lang(r)
 	if p.User != "" && s.cfg.Auth == "token" {
 		p.Logout = s.csrfToken("logout")
 	}
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "layout", p); err != nil {
 		s.log.Error("web: render page", "page", name, "err", err)
-		http.Error(w, "the page could not be rendered; see the daemon's log", http.StatusInternalServerError)
+		http.Error(w, p.Lang.T(im.KeyWebErrRender), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -44,24 +49,71 @@ func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name
 	_, _ = w.Write(buf.Bytes())
 }
 
-// fail answers with a page that says what went wrong and what to do.
+// fail answers with a page that says what went wrong and what to do;
+// title and msg are in the request's language.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
-	s.render(w, r, status, "error", page{Title: title, Data: map[string]any{"Status": status, "Message": msg}})
+	s.render(w, r, status, "error", page{Title: title, Data: map[string]any{"Status": strconv.Itoa(status), "Message": msg}})
+}
+
+// T is the catalogue's key in the page's language. Templates name keys
+// by their string; TestTemplateKeysExist checks every one is there.
+func (p page) T(key string, args ...any) string { return p.Lang.T(im.Key(key), args...) }
+
+// HTMLLang is the page's language as <html lang> takes it.
+func (p page) HTMLLang() string { return string(p.Lang.Norm()) }
+
+// Enum is the word of an enumerated value (a state, a status) in the
+// page's language: key "web.<kind>.<value>", else the value as stored,
+// so a value a newer aicr wrote still shows.
+func (p page) Enum(kind string, v any) string {
+	return enumWord(p.Lang, kind, fmt.Sprint(v))
+}
+
+func enumWord(l im.Language, kind, v string) string {
+	key := im.Key("web." + kind + "." + v)
+	if _, ok := im.CatalogueFormat(im.LangEnglish, key); ok {
+		return l.T(key)
+	}
+	return v
+}
+
+// State, Event, Act and Sev are the words of a finding's state, a
+// history event, an action and a severity.
+func (p page) State(st findings.State) string    { return stateLabel(p.Lang, st) }
+func (p page) Event(k findings.EventKind) string { return enumWord(p.Lang, "event", string(k)) }
+func (p page) Act(a findings.Action) string      { return actLabel(p.Lang, a) }
+func (p page) Sev(sev review.Severity) string    { return sevLabel(p.Lang, sev) }
+func (p page) When(t time.Time) string           { return when(p.Lang, t) }
+func (p page) Ago(now, t time.Time) string       { return ago(p.Lang, now, t) }
+func (p page) LeftOut(files []string, more int) string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = text(f)
+	}
+	list := strings.Join(names, p.Lang.T(im.KeyListSep))
+	if more > 0 {
+		return p.Lang.T(im.KeyLeftOutMore, list, more)
+	}
+	return p.Lang.T(im.KeyLeftOut, list)
+}
+
+// Cost is an agent's work on a run: its passes, turns and tokens.
+func (p page) Cost(passes, turns, in, out int) string {
+	if passes == 1 {
+		return p.Lang.T(im.KeyWebCost1, turns, in, out)
+	}
+	return p.Lang.T(im.KeyWebCostN, passes, turns, in, out)
 }
 
 var funcs = template.FuncMap{
-	"text":       text,
-	"when":       when,
-	"ago":        ago,
-	"stateLabel": stateLabel,
-	"actLabel":   func(a findings.Action) string { return actionLabels[a] },
-	"eventLabel": eventLabel,
-	"lower":      strings.ToLower,
-	"add":        func(a, b int) int { return a + b },
-	"usd":        func(v *float64) string { return fmt.Sprintf("$%.4f", *v) },
-	"fenced":     fenced,
-	"httpURL":    httpURL,
-	"rev":        func(kind, rev string) string { return revName(kind)(rev) },
+	"text":    text,
+	"lower":   strings.ToLower,
+	"add":     func(a, b int) int { return a + b },
+	"usd":     func(v *float64) string { return fmt.Sprintf("$%.4f", *v) },
+	"fenced":  fenced,
+	"httpURL": httpURL,
+	"rev":     func(kind, rev string) string { return revName(kind)(rev) },
+	"id":      func(id int64) string { return strconv.FormatInt(id, 10) },
 }
 
 // httpURL is u when it is an absolute http(s) URL with a host, else "":
@@ -100,78 +152,74 @@ func fenced(s string) snippet {
 // and then only ever escaped by html/template.
 func text(s string) string { return redact.Text(im.Sanitize(s)) }
 
-func when(t time.Time) string {
+// when is t in UTC as l writes a date and time, marked UTC since
+// readers sit in different zones.
+func when(l im.Language, t time.Time) string {
 	if t.IsZero() {
 		return "–"
 	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
+	return l.DateTime(t.UTC()) + " UTC"
 }
 
-func ago(now, t time.Time) string {
+func ago(l im.Language, now, t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
 	d := now.Sub(t)
 	switch {
 	case d < time.Minute:
-		return "just now"
+		return l.T(im.KeyWebJustNow)
 	case d < time.Hour:
-		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+		return l.T(im.KeyWebMinAgo, int(d.Minutes()))
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h ago", int(d.Hours()))
+		return l.T(im.KeyWebHAgo, int(d.Hours()))
 	}
-	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+	return l.T(im.KeyWebDaysAgo, int(d.Hours()/24))
 }
 
-var actionLabels = map[findings.Action]string{
-	findings.ActionUseful:        "Useful",
-	findings.ActionFalsePositive: "False positive",
-	findings.ActionWontFix:       "Won't fix",
-	findings.ActionAcceptedRisk:  "Accepted risk",
-	findings.ActionReopen:        "Reopen",
+var actionKeys = map[findings.Action]im.Key{
+	findings.ActionUseful:        im.KeyActUseful,
+	findings.ActionFalsePositive: im.KeyActFalsePos,
+	findings.ActionWontFix:       im.KeyActWontFix,
+	findings.ActionAcceptedRisk:  im.KeyActAcceptedRisk,
+	findings.ActionReopen:        im.KeyActReopen,
+}
+
+func actLabel(l im.Language, a findings.Action) string {
+	if k, ok := actionKeys[a]; ok {
+		return l.T(k)
+	}
+	return string(a)
 }
 
 // actionDone is what a confirmation says an action did.
-var actionDone = map[findings.Action]string{
-	findings.ActionUseful:        "Thanks: counted as useful.",
-	findings.ActionFalsePositive: "Dismissed as a false positive. It will not be reported again in this repository.",
-	findings.ActionWontFix:       "Dismissed as won't fix. It will not be reported again in this repository.",
-	findings.ActionAcceptedRisk:  "Dismissed as an accepted risk. It will not be reported again in this repository.",
-	findings.ActionReopen:        "Reopened.",
+var actionDone = map[findings.Action]im.Key{
+	findings.ActionUseful:        im.KeyWebDoneUseful,
+	findings.ActionFalsePositive: im.KeyWebDoneFalsePositive,
+	findings.ActionWontFix:       im.KeyWebDoneWontFix,
+	findings.ActionAcceptedRisk:  im.KeyWebDoneAcceptedRisk,
+	findings.ActionReopen:        im.KeyWebDoneReopen,
 }
 
-func stateLabel(st findings.State) string {
-	switch st {
-	case findings.StateOpen:
-		return "Open"
-	case findings.StateReopened:
-		return "Reopened"
-	case findings.StateResolved:
-		return "Resolved"
-	case findings.StateDismissed:
-		return "Dismissed"
+func doneText(l im.Language, a string) string {
+	if k, ok := actionDone[findings.Action(a)]; ok {
+		return l.T(k)
 	}
-	return string(st)
+	return ""
 }
 
-func eventLabel(k findings.EventKind) string {
-	switch k {
-	case findings.EventReported:
-		return "First reported"
-	case findings.EventSeen:
-		return "Reported again"
-	case findings.EventResolved:
-		return "Resolved"
-	case findings.EventReopened:
-		return "Reopened"
-	case findings.EventDismissed:
-		return "Dismissed"
-	case findings.EventUseful:
-		return "Marked useful"
-	case findings.EventMoved:
-		return "File moved"
+func stateLabel(l im.Language, st findings.State) string { return enumWord(l, "state", string(st)) }
+
+var sevKeys = map[review.Severity]im.Key{
+	review.SeverityCritical: im.KeySevCritical, review.SeverityHigh: im.KeySevHigh, review.SeverityMedium: im.KeySevMedium,
+	review.SeverityLow: im.KeySevLow, review.SeverityInfo: im.KeySevInfo,
+}
+
+func sevLabel(l im.Language, sev review.Severity) string {
+	if k, ok := sevKeys[sev]; ok {
+		return l.T(k)
 	}
-	return string(k)
+	return string(sev)
 }
 
 // applicable lists the actions that apply to a finding in st, in the

@@ -122,7 +122,7 @@ func New(o Options) http.Handler {
 	if err := o.Validate(); err != nil {
 		log.Error("web page not served", "err", err)
 		return secureHeaders(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			http.Error(w, "aicr's web page is not configured: "+err.Error(), http.StatusServiceUnavailable)
+			http.Error(w, o.Config.Language.T(im.KeyWebErrNotConfigured, err.Error()), http.StatusServiceUnavailable)
 		}))
 	}
 	s := &server{store: o.Store, cfg: o.Config, signer: o.Signer, log: log, now: o.Now,
@@ -161,10 +161,50 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /f/{id}/{action}", s.linkPage)
 	mux.HandleFunc("POST /f/{id}/{action}", s.linkAct)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, http.StatusNotFound, "Not found", "There is no page at this address.")
+		s.fail(w, r, http.StatusNotFound, s.t(r, im.KeyWebErrNotFound), s.t(r, im.KeyWebErrNoPage))
 	})
-	return secureHeaders(s.stripPrefix(mux))
+	return secureHeaders(s.stripPrefix(s.language(mux)))
 }
+
+// langCookie keeps a reader's ?lang= choice for the pages they open
+// next, so the page's links, forms and redirects need not carry it.
+const langCookie = "aicr_lang"
+
+type langKey struct{}
+
+// language settles the request's language: ?lang= (remembered in a
+// cookie), else the cookie, else [web] language. A value aicr does not
+// write is ignored there, as a link someone mistyped should still
+// open the page, in the configured language.
+func (s *server) language(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l := s.cfg.Language.Norm()
+		if c, err := r.Cookie(langCookie); err == nil {
+			if v, err := im.ParseLanguage(c.Value); err == nil && c.Value != "" {
+				l = v
+			}
+		}
+		if q := r.URL.Query().Get("lang"); q != "" {
+			if v, err := im.ParseLanguage(q); err == nil {
+				l = v
+				http.SetCookie(w, &http.Cookie{Name: langCookie, Value: string(v), Path: s.prefix + "/", MaxAge: 365 * 24 * 3600,
+					HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure || r.TLS != nil})
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), langKey{}, l)))
+	})
+}
+
+// lang is the language of r's page.
+func (s *server) lang(r *http.Request) im.Language {
+	if l, ok := r.Context().Value(langKey{}).(im.Language); ok {
+		return l
+	}
+	return s.cfg.Language.Norm()
+}
+
+// t is key in r's language.
+func (s *server) t(r *http.Request, key im.Key, args ...any) string { return s.lang(r).T(key, args...) }
 
 // stripPrefix serves base_url's path whether or not the reverse proxy
 // strips it.

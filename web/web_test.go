@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -326,9 +327,10 @@ func TestFindingListFilters(t *testing.T) {
 func TestRunPage(t *testing.T) {
 	fx := newFixture(t, "proxy")
 	h := fx.handler(nil)
-	page := fx.do(h, "GET", "/runs/"+strconv.FormatInt(fx.runA, 10), "", proxyUser).Body.String()
+	// As a reader sees it: "+" from the catalogue is escaped as &#43;.
+	page := html.UnescapeString(fx.do(h, "GET", "/runs/"+strconv.FormatInt(fx.runA, 10), "", proxyUser).Body.String())
 	for _, want := range []string{"team-slack", "feishu", "sign match fail", "As stored for channel team-slack", "qwen2.5-coder",
-		"12000 input + 800 output tokens", "$0.0123", "Mostly fine; one **critical** problem", `href="/findings/` + strconv.FormatInt(fx.login, 10) + `"`, "hard-coded-credential"} {
+		"2 passes, 7 turns, 12,000 input + 800 output tokens", "$0.0123", "Mostly fine; one **critical** problem", `href="/findings/` + strconv.FormatInt(fx.login, 10) + `"`, "hard-coded-credential"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("run page lacks %q", want)
 		}
