@@ -27,20 +27,13 @@ func (m *openAIChat) Turn(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	// The loop runs every call of an answer, so an answer may hold all of
-	// them; a server that refuses the field is asked again without it,
-	// and never again with it.
-	parallel := len(req.Tools) > 0 && !m.o.Quirks.parallelOff()
-	if parallel {
-		params.ParallelToolCalls = openai.Bool(true)
-	}
-	resp, err := m.turn(ctx, params)
-	if parallel && refusesParallel(err) {
-		m.o.Quirks.setParallelOff()
+	return parallelTurn(m.o.Quirks, len(req.Tools) > 0, func(parallel bool) (Response, error) {
 		params.ParallelToolCalls = param.Opt[bool]{}
-		resp, err = m.turn(ctx, params)
-	}
-	return resp, err
+		if parallel {
+			params.ParallelToolCalls = openai.Bool(true)
+		}
+		return m.turn(ctx, params)
+	})
 }
 
 func (m *openAIChat) turn(ctx context.Context, params openai.ChatCompletionNewParams) (Response, error) {

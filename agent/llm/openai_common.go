@@ -62,3 +62,18 @@ func cachedUsage(prompt, cached, output int64) Usage {
 	cached = min(max(cached, 0), prompt)
 	return Usage{Input: int(prompt - cached), CacheRead: int(cached), Output: int(output)}
 }
+
+// parallelTurn makes one turn on an OpenAI API, asking for parallel tool
+// calls when the request offers tools: the loop runs every call of an
+// answer, so one answer may hold a whole review. A server that refuses the
+// field (a 400 naming it) is asked once more without it, and never again
+// with it (q remembers, across passes).
+func parallelTurn(q *Quirks, tools bool, ask func(parallel bool) (Response, error)) (Response, error) {
+	parallel := tools && !q.parallelOff()
+	resp, err := ask(parallel)
+	if parallel && refusesParallel(err) {
+		q.setParallelOff()
+		resp, err = ask(false)
+	}
+	return resp, err
+}

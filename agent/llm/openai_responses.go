@@ -26,18 +26,13 @@ func (m *openAIResponses) Turn(ctx context.Context, req Request) (Response, erro
 	if err != nil {
 		return Response{}, err
 	}
-	// As for Chat: all calls of a review may come in one answer.
-	parallel := len(req.Tools) > 0 && !m.o.Quirks.parallelOff()
-	if parallel {
-		params.ParallelToolCalls = openai.Bool(true)
-	}
-	resp, err := m.turn(ctx, params)
-	if parallel && refusesParallel(err) {
-		m.o.Quirks.setParallelOff()
+	return parallelTurn(m.o.Quirks, len(req.Tools) > 0, func(parallel bool) (Response, error) {
 		params.ParallelToolCalls = param.Opt[bool]{}
-		resp, err = m.turn(ctx, params)
-	}
-	return resp, err
+		if parallel {
+			params.ParallelToolCalls = openai.Bool(true)
+		}
+		return m.turn(ctx, params)
+	})
 }
 
 func (m *openAIResponses) turn(ctx context.Context, params responses.ResponseNewParams) (Response, error) {
