@@ -77,15 +77,7 @@ func (c *Config) validateBudgets() []fieldProblem {
 	names := map[string]bool{}
 	for i, b := range c.Budgets {
 		key := fmt.Sprintf("budget[%d]", i)
-		switch {
-		case b.Name == "":
-			add(key+".name", `missing; give the budget a name (name = "daily")`)
-		case !repoNameRE.MatchString(b.Name):
-			add(key+".name", "must be 1-64 letters, digits, '.', '_' or '-', got %q", b.Name)
-		case names[b.Name]:
-			add(key+".name", "duplicate budget name %q", b.Name)
-		}
-		names[b.Name] = true
+		checkTableName(add, key, "budget", "daily", b.Name, names)
 		if !c.Agent.UsesModel() {
 			add(key, "limits model reviews, but [agent] kind = %q uses no model; remove the [[budget]] or configure a model agent", c.Agent.Kind)
 		}

@@ -43,15 +43,7 @@ func (c *Config) validateDigests(channels, declared map[string]bool) []fieldProb
 	names := map[string]bool{}
 	for i, d := range c.Digests {
 		key := fmt.Sprintf("digest[%d]", i)
-		switch {
-		case d.Name == "":
-			add(key+".name", `missing; give the digest a name (name = "weekly")`)
-		case !repoNameRE.MatchString(d.Name):
-			add(key+".name", "must be 1-64 letters, digits, '.', '_' or '-', got %q", d.Name)
-		case names[d.Name]:
-			add(key+".name", "duplicate digest name %q", d.Name)
-		}
-		names[d.Name] = true
+		checkTableName(add, key, "digest", "weekly", d.Name, names)
 		switch {
 		case d.Channel == "":
 			add(key+".channel", "missing; name the [[channel]] the digest goes to")
@@ -79,4 +71,19 @@ func (c *Config) validateDigests(channels, declared map[string]bool) []fieldProb
 		}
 	}
 	return out
+}
+
+// checkTableName checks the name of one [[digest]] or [[budget]] table
+// (key names it): set, well formed, and unique among names, which it
+// records.
+func checkTableName(add func(key, format string, args ...any), key, kind, example, name string, names map[string]bool) {
+	switch {
+	case name == "":
+		add(key+".name", "missing; give the %s a name (name = %q)", kind, example)
+	case !repoNameRE.MatchString(name):
+		add(key+".name", "must be 1-64 letters, digits, '.', '_' or '-', got %q", name)
+	case names[name]:
+		add(key+".name", "duplicate %s name %q", kind, name)
+	}
+	names[name] = true
 }
