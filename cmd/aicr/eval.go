@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -161,12 +162,15 @@ func evalRun(ctx context.Context, opts *EvalOptions) error {
 		return err
 	}
 	out := newExporter(f.IOStreams, opts.Format)
-	errOut := termSafe(f.IOStreams.ErrOut)
+	// Cases run in parallel: their progress lines and the daemon's log
+	// lines share stderr (and its terminal filter, which holds a split
+	// rune between writes), so both write through one lock.
+	errOut := &lockedWriter{w: termSafe(f.IOStreams.ErrOut)}
 	progress := func(col string, repeat int, run *eval.CaseRun) {
 		fmt.Fprintf(errOut, "%s #%d %s: %s, %d problem(s), %s\n", col, repeat, run.CaseID, run.Status, len(run.Problems), run.Cost.Wall.Round(1e6))
 	}
 	rep, err := eval.Evaluate(ctx, suite, plan, eval.Options{Parallel: opts.Parallel, AicrBinary: exe,
-		Logger: f.VerbLogger(slog.LevelWarn), Progress: progress})
+		Logger: verbLoggerTo(errOut, slog.LevelWarn), Progress: progress})
 	if err != nil {
 		return err
 	}
@@ -232,4 +236,16 @@ func loadEvalSuite(opts *EvalOptions) (*eval.Suite, error) {
 		return nil, asUsage(fmt.Errorf("suite %s: %w", opts.Suite, err))
 	}
 	return s, nil
+}
+
+// lockedWriter serializes the Writes of several goroutines to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -119,7 +119,12 @@ func (f *Factory) ReadOnlyStore(ctx context.Context) (*audit.Store, error) {
 // stderr, even when stderr is not a terminal, so no JSON log line lands
 // among the verb's human output. The daemon logs JSON (Logger).
 func (f *Factory) VerbLogger(level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(f.IOStreams.ErrOut, &slog.HandlerOptions{Level: level,
+	return verbLoggerTo(f.IOStreams.ErrOut, level)
+}
+
+// verbLoggerTo is VerbLogger's logger writing to w.
+func verbLoggerTo(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
 				return slog.Attr{}
