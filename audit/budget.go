@@ -36,10 +36,9 @@ func (s *Store) SpendIn(ctx context.Context, repos []string, since, until time.T
 	where := []string{"started_at >= ?", "started_at < ?", "(" + promptTokensExpr + " > 0 OR output_tokens > 0 OR cost_usd > 0)"}
 	args := []any{formatTime(since), formatTime(until)}
 	if len(repos) > 0 {
-		where = append(where, "repo IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(repos)), ", ")+")")
-		for _, r := range repos {
-			args = append(args, r)
-		}
+		in, repoArgs := stringList(repos)
+		where = append(where, "repo IN ("+in+")")
+		args = append(args, repoArgs...)
 	}
 	var sp Spend
 	var cost sql.NullFloat64

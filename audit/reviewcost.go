@@ -26,10 +26,9 @@ func (s *Store) ReviewCostIn(ctx context.Context, repos []string, since, until t
 	where := []string{"finished_at >= ?", "finished_at < ?", "status IN ('succeeded', 'failed')", "dry_run = 0"}
 	args := []any{formatTime(since), formatTime(until)}
 	if len(repos) > 0 {
-		where = append(where, "repo IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(repos)), ", ")+")")
-		for _, r := range repos {
-			args = append(args, r)
-		}
+		in, repoArgs := stringList(repos)
+		where = append(where, "repo IN ("+in+")")
+		args = append(args, repoArgs...)
 	}
 	var c ReviewCost
 	var cost sql.NullFloat64
